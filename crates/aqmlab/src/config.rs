@@ -1,0 +1,385 @@
+//! The scenario: everything a run needs, as deserialized from JSON (the Python layer turns the
+//! user's TOML into this, applying presets and units). `validate` checks every field and
+//! names the first bad one; nothing runs on an invalid scenario.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::aqm::config::AqmConfig;
+use crate::tcp::config::TcpConfig;
+
+/// A configuration problem: which field, its value, and what is allowed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub field: String,
+    pub value: String,
+    pub allowed: String,
+}
+
+impl ConfigError {
+    pub fn new(
+        field: impl Into<String>,
+        value: impl fmt::Display,
+        allowed: impl Into<String>,
+    ) -> Self {
+        ConfigError {
+            field: field.into(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} = {}: expected {}",
+            self.field, self.value, self.allowed
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: String,
+    pub seed: u64,
+    /// Simulated time to run.
+    pub duration_s: f64,
+    /// Initial period excluded from every metric.
+    #[serde(default)]
+    pub warmup_s: f64,
+    pub topology: Topology,
+    /// Bottleneck queue, in both directions unless `queue_reverse` is given.
+    pub queue: AqmConfig,
+    /// Queue of the reverse direction (right → left) of the bottleneck.
+    #[serde(default)]
+    pub queue_reverse: Option<AqmConfig>,
+    pub tcp: TcpConfig,
+    #[serde(default)]
+    pub rtt: RttConfig,
+    pub traffic: Vec<TrafficConfig>,
+    #[serde(default)]
+    pub measure: MeasureConfig,
+}
+
+/// A dumbbell: hosts on the left and on the right, each on its own access link to its router,
+/// and the bottleneck link between the two routers.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub bottleneck_mbps: f64,
+    pub bottleneck_delay_ms: f64,
+    pub access_mbps: f64,
+    pub access_delay_ms: f64,
+    /// Drop-tail limit of every access-link queue (packets); the studies size these so that
+    /// they never drop.
+    pub access_queue_packets: u64,
+    pub left_hosts: u32,
+    pub right_hosts: u32,
+    /// Independent random loss probability on the bottleneck, left → right and right → left.
+    #[serde(default)]
+    pub loss_rate: f64,
+    #[serde(default)]
+    pub loss_rate_reverse: f64,
+}
+
+/// Per-connection minimum RTT added by delay boxes (like dummynet / ns-2 DelayBox). A
+/// connection's sampled value `d` is split evenly: `d/2` is added to each packet as it leaves
+/// the client's host and `d/2` as it leaves the server's host, so every segment and every ACK
+/// of the connection sees the same extra round-trip time `d` on top of the topology's
+/// propagation delays.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RttConfig {
+    /// No extra delay: RTT from the topology alone.
+    #[default]
+    None,
+    Constant {
+        rtt_ms: f64,
+    },
+    Uniform {
+        min_ms: f64,
+        max_ms: f64,
+    },
+    /// Empirical CDF: `points` are `(rtt_ms, cumulative probability)`, increasing in both,
+    /// the last probability 1; sampled by inverse transform with linear interpolation.
+    Empirical {
+        points: Vec<(f64, f64)>,
+        #[serde(default)]
+        source: String,
+    },
+    /// RTT by host pair: `rtt_ms[i][j]` for client host `i mod rows`, server host `j mod cols`.
+    Matrix {
+        rtt_ms: Vec<Vec<f64>>,
+    },
+}
+
+/// Which side of the dumbbell a population of clients sits on.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    #[default]
+    Left,
+    Right,
+}
+
+/// Direction of a bulk transfer relative to its client (the host that opens the connection).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The server sends (after the client's request).
+    #[default]
+    Download,
+    /// The client sends.
+    Upload,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficConfig {
+    /// `flows` TCP transfers of `bytes` bytes (absent = infinite, a greedy source), started at
+    /// `start_s` plus a uniform jitter in `[0, start_jitter_s)`.
+    Bulk {
+        flows: u32,
+        #[serde(default)]
+        bytes: Option<u64>,
+        #[serde(default)]
+        request_bytes: u64,
+        #[serde(default)]
+        direction: Direction,
+        #[serde(default)]
+        client_side: Side,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        start_jitter_s: f64,
+    },
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MeasureConfig {
+    /// Instantaneous queue sampling period (Study A: 3 ms).
+    pub queue_sample_ms: f64,
+    /// Aggregation window of queue samples (mean, variance, min, max).
+    pub queue_window_ms: f64,
+    /// Throughput reporting interval on the bottleneck.
+    pub interval_s: f64,
+    /// Keep one row per connection.
+    pub connections: bool,
+}
+
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig {
+            queue_sample_ms: 3.0,
+            queue_window_ms: 100.0,
+            interval_s: 1.0,
+            connections: true,
+        }
+    }
+}
+
+fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::new(field, v, "a number > 0"))
+    }
+}
+
+fn non_negative(field: &str, v: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::new(field, v, "a number ≥ 0"))
+    }
+}
+
+fn probability(field: &str, v: f64) -> Result<(), ConfigError> {
+    if (0.0..1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(field, v, "a probability in [0, 1)"))
+    }
+}
+
+impl Scenario {
+    pub fn from_json(s: &str) -> Result<Self, String> {
+        let sc: Scenario = serde_json::from_str(s).map_err(|e| e.to_string())?;
+        sc.validate().map_err(|e| e.to_string())?;
+        Ok(sc)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        positive("duration_s", self.duration_s)?;
+        non_negative("warmup_s", self.warmup_s)?;
+        if self.warmup_s >= self.duration_s {
+            return Err(ConfigError::new(
+                "warmup_s",
+                self.warmup_s,
+                "less than duration_s",
+            ));
+        }
+        let t = &self.topology;
+        positive("topology.bottleneck_mbps", t.bottleneck_mbps)?;
+        positive("topology.access_mbps", t.access_mbps)?;
+        non_negative("topology.bottleneck_delay_ms", t.bottleneck_delay_ms)?;
+        non_negative("topology.access_delay_ms", t.access_delay_ms)?;
+        if t.access_queue_packets == 0 {
+            return Err(ConfigError::new(
+                "topology.access_queue_packets",
+                0,
+                "an integer ≥ 1",
+            ));
+        }
+        if t.left_hosts == 0 || t.left_hosts > 1_000_000 {
+            return Err(ConfigError::new(
+                "topology.left_hosts",
+                t.left_hosts,
+                "an integer in 1..=1000000",
+            ));
+        }
+        if t.right_hosts == 0 || t.right_hosts > 1_000_000 {
+            return Err(ConfigError::new(
+                "topology.right_hosts",
+                t.right_hosts,
+                "an integer in 1..=1000000",
+            ));
+        }
+        probability("topology.loss_rate", t.loss_rate)?;
+        probability("topology.loss_rate_reverse", t.loss_rate_reverse)?;
+        self.queue.validate("queue")?;
+        if let Some(q) = &self.queue_reverse {
+            q.validate("queue_reverse")?;
+        }
+        self.tcp.validate("tcp")?;
+        self.validate_rtt()?;
+        if self.traffic.is_empty() {
+            return Err(ConfigError::new(
+                "traffic",
+                "[]",
+                "at least one [[traffic]] entry",
+            ));
+        }
+        for (i, tr) in self.traffic.iter().enumerate() {
+            let p = format!("traffic[{i}]");
+            match tr {
+                TrafficConfig::Bulk {
+                    flows,
+                    bytes,
+                    start_s,
+                    start_jitter_s,
+                    ..
+                } => {
+                    if *flows == 0 || *flows > 10_000_000 {
+                        return Err(ConfigError::new(
+                            format!("{p}.flows"),
+                            flows,
+                            "an integer in 1..=10000000",
+                        ));
+                    }
+                    if *bytes == Some(0) {
+                        return Err(ConfigError::new(
+                            format!("{p}.bytes"),
+                            0,
+                            "an integer ≥ 1, or absent for a greedy source",
+                        ));
+                    }
+                    non_negative(&format!("{p}.start_s"), *start_s)?;
+                    non_negative(&format!("{p}.start_jitter_s"), *start_jitter_s)?;
+                },
+            }
+        }
+        let m = &self.measure;
+        positive("measure.queue_sample_ms", m.queue_sample_ms)?;
+        positive("measure.queue_window_ms", m.queue_window_ms)?;
+        if m.queue_window_ms < m.queue_sample_ms {
+            return Err(ConfigError::new(
+                "measure.queue_window_ms",
+                m.queue_window_ms,
+                "≥ measure.queue_sample_ms",
+            ));
+        }
+        positive("measure.interval_s", m.interval_s)?;
+        Ok(())
+    }
+
+    fn validate_rtt(&self) -> Result<(), ConfigError> {
+        match &self.rtt {
+            RttConfig::None => Ok(()),
+            RttConfig::Constant { rtt_ms } => non_negative("rtt.rtt_ms", *rtt_ms),
+            RttConfig::Uniform { min_ms, max_ms } => {
+                non_negative("rtt.min_ms", *min_ms)?;
+                if !(max_ms.is_finite() && max_ms >= min_ms) {
+                    return Err(ConfigError::new(
+                        "rtt.max_ms",
+                        max_ms,
+                        format!("a number ≥ rtt.min_ms ({min_ms})"),
+                    ));
+                }
+                Ok(())
+            },
+            RttConfig::Empirical { points, .. } => {
+                if points.len() < 2 {
+                    return Err(ConfigError::new(
+                        "rtt.points",
+                        points.len(),
+                        "at least 2 (rtt_ms, cdf) points",
+                    ));
+                }
+                for (i, w) in points.windows(2).enumerate() {
+                    if !(w[1].0 >= w[0].0 && w[1].1 >= w[0].1) {
+                        return Err(ConfigError::new(
+                            format!("rtt.points[{}]", i + 1),
+                            format!("{:?}", w[1]),
+                            "values and probabilities non-decreasing",
+                        ));
+                    }
+                }
+                let (v0, p0) = points[0];
+                if v0 < 0.0 || !(0.0..=1.0).contains(&p0) {
+                    return Err(ConfigError::new(
+                        "rtt.points[0]",
+                        format!("{:?}", points[0]),
+                        "rtt ≥ 0 and probability in [0, 1]",
+                    ));
+                }
+                let last = points[points.len() - 1].1;
+                if (last - 1.0).abs() > 1e-9 {
+                    return Err(ConfigError::new(
+                        "rtt.points",
+                        last,
+                        "a last cumulative probability of 1",
+                    ));
+                }
+                Ok(())
+            },
+            RttConfig::Matrix { rtt_ms } => {
+                if rtt_ms.is_empty() || rtt_ms[0].is_empty() {
+                    return Err(ConfigError::new("rtt.rtt_ms", "[]", "a non-empty matrix"));
+                }
+                let cols = rtt_ms[0].len();
+                for (i, row) in rtt_ms.iter().enumerate() {
+                    if row.len() != cols {
+                        return Err(ConfigError::new(
+                            format!("rtt.rtt_ms[{i}]"),
+                            row.len(),
+                            format!("{cols} columns like row 0"),
+                        ));
+                    }
+                    for (j, v) in row.iter().enumerate() {
+                        non_negative(&format!("rtt.rtt_ms[{i}][{j}]"), *v)?;
+                    }
+                }
+                Ok(())
+            },
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! The network: links, queues and the topology.
+
+pub mod queue;

@@ -1,0 +1,141 @@
+//! Packets and the slab that holds them.
+//!
+//! Packets live in one `PacketStore` and travel through the network as `PktId` indices, so
+//! that forwarding copies four bytes, not a header, and no packet is allocated on the hot path
+//! once the slab has grown to the peak number in flight.
+
+use crate::units::Time;
+
+pub type PktId = u32;
+
+/// TCP header flags (RFC 793 §3.1, RFC 3168 §6.1 for ECE/CWR).
+pub mod flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// The IP ECN field (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+}
+
+impl Ecn {
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
+/// Transport carried by a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Proto {
+    #[default]
+    Tcp,
+    Udp,
+}
+
+/// Maximum number of SACK blocks a packet can carry (RFC 2018 allows 4 without timestamps).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// One packet. Sequence numbers are 64-bit byte offsets from the connection's ISS (= 0), so
+/// they never wrap within a simulation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    /// Connection (or UDP flow) index.
+    pub conn: u32,
+    /// Route index in the topology's route table, and the position along it.
+    pub route: u32,
+    pub hop: u8,
+    /// True when travelling from the connection's initiator (client) to its acceptor (server).
+    pub to_server: bool,
+    pub proto: Proto,
+    pub flags: u8,
+    pub ecn: Ecn,
+    /// Bytes on the wire: payload + IP/TCP headers (+ options).
+    pub size: u32,
+    /// Payload bytes.
+    pub len: u32,
+    pub seq: u64,
+    pub ack: u64,
+    /// SACK blocks `[start, end)`, most recent first (RFC 2018 §4).
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    pub sack_n: u8,
+    /// True for a retransmitted segment (for accounting only; TCP does not read it).
+    pub retransmit: bool,
+    /// Extra one-way delay the connection's delay box adds at the first link (ns).
+    pub flow_delay: Time,
+    /// Time the packet entered the queue it is in (sojourn time for CoDel/PIE).
+    pub enqueued_at: Time,
+    /// Hash of the flow's 5-tuple surrogate, for flow-queueing disciplines.
+    pub flow_hash: u32,
+}
+
+impl Packet {
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+
+    /// Sequence space the segment occupies: payload plus one each for SYN and FIN.
+    #[inline]
+    pub fn seq_len(&self) -> u64 {
+        self.len as u64 + self.has(flags::SYN) as u64 + self.has(flags::FIN) as u64
+    }
+}
+
+/// Slab of packets with a free list.
+#[derive(Default)]
+pub struct PacketStore {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+    live: usize,
+    peak: usize,
+}
+
+impl PacketStore {
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PktId
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: PktId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets currently allocated (in queues, on links or in delay boxes).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+}

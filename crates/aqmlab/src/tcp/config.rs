@@ -1,0 +1,248 @@
+//! TCP end-system parameters and the presets of the studies' stacks.
+//!
+//! Sources: model-facts §7 (shared/reference) summarising 4.4BSD-Lite2 `tcp_timer.c`,
+//! `tcp_input.c`, `tcp_output.c`, FreeBSD 2.x `tcp_timer.h`, ns-2.35 `tcp.cc`/`tcp-full.cc`
+//! and RFC 5681 / 6298 / 3390.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+use crate::units::{Time, MS, SEC};
+
+/// Loss-recovery algorithm. Only `Reno` is built in this version; `NewReno` (RFC 6582) and
+/// `Sack` (RFC 6675) plug into `tcp::recovery`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    Reno,
+}
+
+/// How the RTT estimator and the retransmit timer see time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerModel {
+    /// BSD: a global clock ticks every `tick`; RTTs are counted in ticks (`t_rtt` starts at 1),
+    /// the retransmit timer is a tick counter, so it fires on a tick boundary; the minimum RTO
+    /// is applied after the backoff; the backoff is kept until a new RTT sample.
+    Bsd,
+    /// ns-2 Full-TCP: RTTs measured in ticks against a free-running clock with a random phase
+    /// per connection; the timer fires exactly `max(rto, min_rto)·backoff` after it is set; the
+    /// backoff is reset by any ACK of new data.
+    Ns2,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Maximum segment payload (bytes).
+    pub mss: u32,
+    /// IP + TCP header bytes per packet (40 without options).
+    pub header_bytes: u32,
+    /// Receiver window advertised by every endpoint (bytes); the sender's window is
+    /// `min(cwnd, rwnd)`.
+    pub rwnd: u32,
+    /// Initial congestion window in segments; 0 selects RFC 3390
+    /// (`min(4·MSS, max(2·MSS, 4380))`).
+    pub initial_window: u32,
+    /// Initial slow-start threshold in bytes (BSD: effectively unlimited).
+    pub initial_ssthresh: u64,
+    pub recovery: Recovery,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupack_threshold: u32,
+    /// Delayed ACKs: acknowledge every second full segment, others after the delayed-ACK timer.
+    pub delayed_ack: bool,
+    /// Period of the (global) delayed-ACK clock: BSD's fast timer, 200 ms.
+    pub delack_interval_ms: f64,
+    /// Nagle's algorithm (RFC 896).
+    pub nagle: bool,
+    pub timer_model: TimerModel,
+    /// Timer granularity: BSD's 500 ms slow tick, ns-2's `tcpTick_` 10 ms.
+    pub tick_ms: f64,
+    pub min_rto_s: f64,
+    pub max_rto_s: f64,
+    /// RTO before any RTT sample (the SYN's first timeout).
+    pub initial_rto_s: f64,
+    /// Multipliers of the RTO for the 1st, 2nd... retransmission of the same segment
+    /// (BSD `tcp_backoff[]`); the last value repeats.
+    pub backoff: Vec<u32>,
+    /// Multipliers used while the connection is being opened (SYN / SYN-ACK); empty = `backoff`.
+    pub syn_backoff: Vec<u32>,
+    /// Consecutive timeouts after which the connection is dropped (BSD `TCP_MAXRXTSHIFT` 12).
+    pub max_retries: u32,
+    /// Give up opening a connection after this long (BSD `TCPTV_KEEP_INIT`, 75 s).
+    pub connect_timeout_s: f64,
+    /// Take an RTT sample from the SYN / SYN-ACK exchange (BSD does; ns-2 Full-TCP does not).
+    pub rtt_sample_from_syn: bool,
+}
+
+impl TcpConfig {
+    /// FreeBSD 2.2.8 Reno as used in Study A (Christiansen et al. 2001): 16 KB window, delayed
+    /// ACKs, Nagle, IW 1, 500 ms ticks, 1 s minimum RTO, SYN first retransmitted after ≈6 s
+    /// (`srtt + 2·rttvar` with rttvar = 3 s), 4.4BSD backoff table.
+    pub fn freebsd_228() -> Self {
+        TcpConfig {
+            mss: 1460,
+            header_bytes: 40,
+            rwnd: 16 * 1024,
+            initial_window: 1,
+            initial_ssthresh: 1_073_725_440, // TCP_MAXWIN << TCP_MAX_WINSHIFT
+            recovery: Recovery::Reno,
+            dupack_threshold: 3,
+            delayed_ack: true,
+            delack_interval_ms: 200.0,
+            nagle: true,
+            timer_model: TimerModel::Bsd,
+            tick_ms: 500.0,
+            min_rto_s: 1.0,
+            max_rto_s: 64.0,
+            initial_rto_s: 6.0,
+            backoff: vec![1, 2, 4, 8, 16, 32, 64],
+            syn_backoff: vec![],
+            max_retries: 12,
+            connect_timeout_s: 75.0,
+            rtt_sample_from_syn: true,
+        }
+    }
+
+    /// ns-2 Full-TCP as configured in Study C (Weigle et al. 2005): IW 2, 10 ms tick, min RTO
+    /// 1 s, initial RTO 6 s, no delayed ACK, segment payload 1420 bytes.
+    pub fn ns2_fulltcp() -> Self {
+        TcpConfig {
+            mss: 1420,
+            header_bytes: 40,
+            rwnd: 16 * 1024,
+            initial_window: 2,
+            initial_ssthresh: 1_073_725_440,
+            recovery: Recovery::Reno,
+            dupack_threshold: 3,
+            delayed_ack: false,
+            delack_interval_ms: 100.0,
+            nagle: true,
+            timer_model: TimerModel::Ns2,
+            tick_ms: 10.0,
+            min_rto_s: 1.0,
+            max_rto_s: 60.0,
+            initial_rto_s: 6.0,
+            backoff: vec![1, 2, 4, 8, 16, 32, 64],
+            syn_backoff: vec![],
+            max_retries: 12,
+            connect_timeout_s: 75.0,
+            rtt_sample_from_syn: false,
+        }
+    }
+
+    /// A preset by name, as written in scenarios (`[tcp] preset = "..."`).
+    pub fn preset(name: &str) -> Option<Self> {
+        match name {
+            "freebsd-2.2.8" => Some(Self::freebsd_228()),
+            "ns2-fulltcp" => Some(Self::ns2_fulltcp()),
+            _ => None,
+        }
+    }
+
+    pub const PRESETS: &'static [&'static str] = &["freebsd-2.2.8", "ns2-fulltcp"];
+
+    pub fn tick(&self) -> Time {
+        (self.tick_ms * MS as f64).round() as Time
+    }
+    pub fn delack_interval(&self) -> Time {
+        (self.delack_interval_ms * MS as f64).round() as Time
+    }
+    pub fn min_rto(&self) -> Time {
+        (self.min_rto_s * SEC as f64).round() as Time
+    }
+    pub fn max_rto(&self) -> Time {
+        (self.max_rto_s * SEC as f64).round() as Time
+    }
+    pub fn initial_rto(&self) -> Time {
+        (self.initial_rto_s * SEC as f64).round() as Time
+    }
+
+    /// Initial congestion window in bytes (RFC 3390 when `initial_window` is 0).
+    pub fn initial_cwnd(&self) -> u64 {
+        let mss = self.mss as u64;
+        if self.initial_window == 0 {
+            (4 * mss).min((2 * mss).max(4380))
+        } else {
+            self.initial_window as u64 * mss
+        }
+    }
+
+    pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
+        let err = |f: &str, v: &dyn std::fmt::Display, a: &str| {
+            Err(ConfigError::new(format!("{p}.{f}"), v, a))
+        };
+        if !(64..=65_495).contains(&self.mss) {
+            return err("mss", &self.mss, "an integer in 64..=65495 (bytes)");
+        }
+        if self.header_bytes > 120 {
+            return err("header_bytes", &self.header_bytes, "an integer in 0..=120");
+        }
+        if self.rwnd < self.mss {
+            return err("rwnd", &self.rwnd, "at least one MSS (bytes)");
+        }
+        if self.initial_window > 64 {
+            return err(
+                "initial_window",
+                &self.initial_window,
+                "0 (RFC 3390) or 1..=64 segments",
+            );
+        }
+        if self.initial_ssthresh < 2 * self.mss as u64 {
+            return err(
+                "initial_ssthresh",
+                &self.initial_ssthresh,
+                "at least 2·MSS bytes",
+            );
+        }
+        if self.dupack_threshold == 0 {
+            return err("dupack_threshold", &self.dupack_threshold, "an integer ≥ 1");
+        }
+        if !(self.delack_interval_ms > 0.0 && self.delack_interval_ms < 500.0) {
+            return err(
+                "delack_interval_ms",
+                &self.delack_interval_ms,
+                "a time in (0, 500) ms (RFC 1122 §4.2.3.2)",
+            );
+        }
+        if !(self.tick_ms >= 0.001 && self.tick_ms <= 1000.0) {
+            return err("tick_ms", &self.tick_ms, "a time in [0.001, 1000] ms");
+        }
+        if !(self.min_rto_s > 0.0 && self.min_rto_s <= self.max_rto_s) {
+            return err("min_rto_s", &self.min_rto_s, "a time > 0 and ≤ max_rto_s");
+        }
+        if !(self.initial_rto_s > 0.0 && self.initial_rto_s <= 600.0) {
+            return err("initial_rto_s", &self.initial_rto_s, "a time in (0, 600] s");
+        }
+        if self.max_rto_s > 3600.0 {
+            return err("max_rto_s", &self.max_rto_s, "a time ≤ 3600 s");
+        }
+        if self.backoff.is_empty() || self.backoff.iter().any(|&b| b == 0 || b > 4096) {
+            return err(
+                "backoff",
+                &format!("{:?}", self.backoff),
+                "a non-empty list of integers in 1..=4096",
+            );
+        }
+        if self.syn_backoff.iter().any(|&b| b == 0 || b > 4096) {
+            return err(
+                "syn_backoff",
+                &format!("{:?}", self.syn_backoff),
+                "integers in 1..=4096",
+            );
+        }
+        if self.max_retries == 0 || self.max_retries > 64 {
+            return err("max_retries", &self.max_retries, "an integer in 1..=64");
+        }
+        if !(self.connect_timeout_s > 0.0) {
+            return err("connect_timeout_s", &self.connect_timeout_s, "a time > 0 s");
+        }
+        Ok(())
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        Self::freebsd_228()
+    }
+}
