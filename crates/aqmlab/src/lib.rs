@@ -15,8 +15,10 @@
 pub mod aqm;
 pub mod config;
 pub mod engine;
+pub mod measure;
 pub mod net;
 pub mod packet;
 pub mod rng;
+pub mod sim;
 pub mod tcp;
 pub mod units;

@@ -1,0 +1,5 @@
+//! Measurement: record tables streamed out of the simulation.
+
+pub mod table;
+
+pub use table::{Column, Table};
