@@ -1,1 +1,88 @@
-fn main() {}
+//! Engine benchmark (run with `cargo bench -p aqmlab`): 100 long-lived FreeBSD-Reno flows over
+//! a 100 Mb/s bottleneck, RTT 100 ms, drop-tail buffer of one bandwidth-delay product
+//! (833 packets of 1500 bytes), 60 simulated seconds. Prints bottleneck packets forwarded per
+//! wall-second, events per wall-second and simulated seconds per wall-second.
+//! `AQMLAB_BENCH_SECONDS` overrides the simulated duration.
+
+use std::time::Instant;
+
+use aqmlab::aqm::config::AqmConfig;
+use aqmlab::aqm::QueueUnit;
+use aqmlab::config::{
+    Direction, MeasureConfig, RttConfig, Scenario, Side, Topology, TrafficConfig,
+};
+use aqmlab::sim::Simulation;
+use aqmlab::tcp::config::TcpConfig;
+use aqmlab::units::secs;
+
+fn main() {
+    let duration: f64 = std::env::var("AQMLAB_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60.0);
+    let sc = Scenario {
+        name: "bench-100-flows-100mbps".into(),
+        seed: 1,
+        duration_s: duration,
+        warmup_s: 0.0,
+        topology: Topology {
+            bottleneck_mbps: 100.0,
+            bottleneck_delay_ms: 0.0,
+            access_mbps: 1000.0,
+            access_delay_ms: 0.0,
+            access_queue_packets: 10_000,
+            left_hosts: 100,
+            right_hosts: 100,
+            loss_rate: 0.0,
+            loss_rate_reverse: 0.0,
+        },
+        queue: AqmConfig::Droptail {
+            limit: 833,
+            unit: QueueUnit::Packets,
+        },
+        queue_reverse: None,
+        tcp: TcpConfig {
+            rwnd: 1 << 20,
+            ..TcpConfig::freebsd_228()
+        },
+        rtt: RttConfig::Constant { rtt_ms: 100.0 },
+        traffic: vec![TrafficConfig::Bulk {
+            flows: 100,
+            bytes: None,
+            request_bytes: 0,
+            direction: Direction::Download,
+            client_side: Side::Left,
+            start_s: 0.0,
+            start_jitter_s: 1.0,
+        }],
+        measure: MeasureConfig::default(),
+    };
+    let mut sim = Simulation::new(sc).expect("valid benchmark scenario");
+    let t0 = Instant::now();
+    let end = sim.end_time();
+    let mut t = 0;
+    while !sim.finished() {
+        t += secs(10.0);
+        sim.run_until(t.min(end));
+        drop(sim.drain());
+    }
+    drop(sim.finish());
+    let wall = t0.elapsed().as_secs_f64();
+    let st = sim.engine_stats();
+    let s = sim.summary();
+    println!("scenario: 100 greedy flows, 100 Mb/s bottleneck, RTT 100 ms, 833-packet drop-tail, {duration} s");
+    println!("wall time                 {wall:.3} s");
+    println!("bottleneck packets        {}", st.bottleneck_packets);
+    println!(
+        "bottleneck packets/wall-s {:.3} M",
+        st.bottleneck_packets as f64 / wall / 1e6
+    );
+    println!(
+        "events/wall-s             {:.3} M",
+        st.events as f64 / wall / 1e6
+    );
+    println!("simulated s/wall-s        {:.2}", duration / wall);
+    println!("utilization (data dir.)   {:.4}", s.reverse.utilization);
+    println!("loss rate (data dir.)     {:.5}", s.reverse.loss_rate);
+    println!("peak packets in flight    {}", st.peak_packets_in_flight);
+}

@@ -51,6 +51,8 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 pub struct Packet {
     /// Connection (or UDP flow) index.
     pub conn: u32,
+    /// Generation of the connection slot, so a late packet of an ended connection is ignored.
+    pub gen: u32,
     /// Route index in the topology's route table, and the position along it.
     pub route: u32,
     pub hop: u8,

@@ -1,3 +1,6 @@
 //! The network: links, queues and the topology.
 
+pub mod delaybox;
+pub mod link;
 pub mod queue;
+pub mod topology;

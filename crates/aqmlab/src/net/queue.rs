@@ -20,6 +20,9 @@ pub struct QueueStats {
     pub drops_overflow: u64,
     pub drop_bytes: u64,
     pub marks: u64,
+    /// Largest occupancy ever reached (checked against the limit by tests).
+    pub peak_packets: u32,
+    pub peak_bytes: u64,
     /// Runs of consecutive drops (a run ends at the next accepted packet): histogram by length,
     /// index = run length (index 0 unused), the last bin collects longer runs.
     pub drop_runs: Vec<u64>,
@@ -108,6 +111,8 @@ impl Queue {
                 self.len.packets += 1;
                 self.len.bytes += pkt.size as u64;
                 self.fifo.push_back(id);
+                self.stats.peak_packets = self.stats.peak_packets.max(self.len.packets);
+                self.stats.peak_bytes = self.stats.peak_bytes.max(self.len.bytes);
                 self.stats.end_run();
                 Offer::Queued
             },

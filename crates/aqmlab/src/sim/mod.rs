@@ -5,11 +5,78 @@
 //! the records produced so far, and `finish()` once `finished()`, which closes the books
 //! (unfinished connections are reported as such) and returns the last records.
 
+mod app;
+mod monitor;
+mod records;
+
+use std::collections::HashMap;
+
 use serde::Serialize;
 
-use crate::config::{ConfigError, Scenario};
+use crate::config::{ConfigError, Scenario, Side, TrafficConfig};
+use crate::engine::Scheduler;
 use crate::measure::Table;
-use crate::units::{secs, Time};
+use crate::net::delaybox::RttSampler;
+use crate::net::link::{Link, LinkId};
+use crate::net::queue::Queue;
+use crate::net::topology::{Dumbbell, Path};
+use crate::packet::{Packet, PacketStore, PktId};
+use crate::rng::{Rng, StreamKind};
+use crate::tcp::{Endpoint, Outbox};
+use crate::units::{millis, secs, BitsPerSec, Time};
+
+use app::{App, AppAction};
+use monitor::Monitor;
+use records::{BottleneckRows, ConnectionRows, QueueRows};
+
+pub use monitor::DirectionSummary;
+
+/// Simulation events. Components are named by index; payloads stay small and `Copy`.
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The link finished serializing its packet.
+    TxDone(LinkId),
+    /// A packet reaches the node at the end of its current link.
+    Arrive(PktId),
+    /// A TCP timer of endpoint `side` (0 client, 1 server) of connection slot `slot`.
+    Timer { slot: u32, side: u8, gen: u32 },
+    /// A traffic source starts flow `flow`.
+    Start { source: u32, flow: u32 },
+    /// A queue discipline's periodic update.
+    QueueTick(LinkId),
+    /// Queue sampling for the monitors.
+    Sample,
+    /// End of a reporting interval.
+    Interval,
+    /// End of the warm-up period: metrics start here.
+    Warmup,
+}
+
+/// One connection: both endpoints, the application driving them, and its record so far.
+struct Conn {
+    gen: u32,
+    active: bool,
+    id: u64,
+    ep: [Endpoint; 2],
+    /// Earliest pending timer event per endpoint (lazy timers: see `arm_timer`).
+    timer_at: [Option<Time>; 2],
+    /// Path ids client → server and server → client.
+    paths: [u32; 2],
+    flow_delay: Time,
+    flow_hash: u32,
+    app: App,
+    source: u32,
+    flow: u32,
+    client_host: u32,
+    server_host: u32,
+    client_left: bool,
+    base_rtt: Time,
+    start: Time,
+    established: Option<Time>,
+    first_byte: Option<Time>,
+    last_byte: Option<Time>,
+    aborted: bool,
+}
 
 /// Engine counters, for progress displays and benchmarks.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -18,36 +85,221 @@ pub struct EngineStats {
     pub sim_time_s: f64,
     pub bottleneck_packets: u64,
     pub peak_packets_in_flight: u64,
+    pub connections_opened: u64,
+    pub active_connections: u64,
+    /// Packets that reached their destination host, and those that arrived for a connection
+    /// that had already ended.
+    pub delivered_packets: u64,
+    pub stale_packets: u64,
+}
+
+/// Whole-run totals after the warm-up.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub measured_s: f64,
+    pub forward: DirectionSummary,
+    pub reverse: DirectionSummary,
+    pub connections_started: u64,
+    pub connections_completed: u64,
+    pub connections_aborted: u64,
+    pub connections_unfinished: u64,
+    pub bytes_written: u64,
+    pub bytes_delivered: u64,
 }
 
 pub struct Simulation {
-    scenario: Scenario,
-    now: Time,
+    sc: Scenario,
+    sched: Scheduler<Ev>,
+    pkts: PacketStore,
+    links: Vec<Link>,
+    topo: Dumbbell,
+    paths: Vec<Path>,
+    path_ids: HashMap<(u32, u32), u32>,
+    conns: Vec<Conn>,
+    free_slots: Vec<u32>,
+    next_conn_id: u64,
+    out: Outbox,
+    rtt: RttSampler,
     end: Time,
+    warmup: Time,
+    monitors: [Monitor; 2],
+    conn_rows: ConnectionRows,
+    bneck_rows: BottleneckRows,
+    queue_rows: QueueRows,
+    summary: Summary,
+    finished_books: bool,
+    trace: Option<Vec<TraceEntry>>,
+    delivered_packets: u64,
+    stale_packets: u64,
+}
+
+/// A segment sent by an endpoint, for traces and tests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceEntry {
+    pub t: Time,
+    pub conn: u64,
+    /// 0 = client, 1 = server.
+    pub side: u8,
+    pub seq: u64,
+    pub ack: u64,
+    pub len: u32,
+    pub flags: u8,
+    pub retransmit: bool,
 }
 
 impl Simulation {
     pub fn new(scenario: Scenario) -> Result<Self, ConfigError> {
         scenario.validate()?;
-        let end = secs(scenario.duration_s);
-        Ok(Simulation {
-            scenario,
-            now: 0,
+        let sc = scenario;
+        let topo = Dumbbell {
+            left: sc.topology.left_hosts,
+            right: sc.topology.right_hosts,
+        };
+        let seed = sc.seed;
+        let mean_pkt = sc.tcp.mss + sc.tcp.header_bytes;
+        let access_rate = BitsPerSec::from_mbps(sc.topology.access_mbps);
+        let access_delay = millis(sc.topology.access_delay_ms);
+        let mut links = Vec::with_capacity(topo.link_count());
+        for l in 0..2 * topo.hosts() {
+            let access = crate::aqm::config::AqmConfig::Droptail {
+                limit: sc.topology.access_queue_packets,
+                unit: crate::aqm::QueueUnit::Packets,
+            };
+            let q = Queue::new(
+                access.build(access_rate, mean_pkt),
+                Rng::stream(seed, StreamKind::Queue, l as u64 + 2),
+            );
+            let uplink = l % 2 == 0;
+            links.push(Link::new(
+                access_rate,
+                access_delay,
+                q,
+                0.0,
+                Rng::stream(seed, StreamKind::LinkLoss, l as u64),
+                uplink,
+            ));
+        }
+        let b_rate = BitsPerSec::from_mbps(sc.topology.bottleneck_mbps);
+        let b_delay = millis(sc.topology.bottleneck_delay_ms);
+        let rev_cfg = sc.queue_reverse.clone().unwrap_or_else(|| sc.queue.clone());
+        for (dir, (qcfg, loss)) in [
+            (&sc.queue, sc.topology.loss_rate),
+            (&rev_cfg, sc.topology.loss_rate_reverse),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            // Queue streams 0 and 1 belong to the bottleneck: the same across queue managers.
+            let q = Queue::new(
+                qcfg.build(b_rate, mean_pkt),
+                Rng::stream(seed, StreamKind::Queue, dir as u64),
+            );
+            let lid = topo.link_count() as u64 - 2 + dir as u64;
+            links.push(Link::new(
+                b_rate,
+                b_delay,
+                q,
+                loss,
+                Rng::stream(seed, StreamKind::LinkLoss, lid),
+                false,
+            ));
+        }
+        let end = secs(sc.duration_s);
+        let warmup = secs(sc.warmup_s);
+        let mut sim = Simulation {
+            sched: Scheduler::new(),
+            pkts: PacketStore::default(),
+            links,
+            topo,
+            paths: Vec::new(),
+            path_ids: HashMap::new(),
+            conns: Vec::new(),
+            free_slots: Vec::new(),
+            next_conn_id: 0,
+            out: Outbox::default(),
+            rtt: RttSampler::new(&sc.rtt),
             end,
-        })
+            warmup,
+            monitors: [
+                Monitor::new("forward", &sc.measure),
+                Monitor::new("reverse", &sc.measure),
+            ],
+            conn_rows: ConnectionRows::default(),
+            bneck_rows: BottleneckRows::default(),
+            queue_rows: QueueRows::default(),
+            summary: Summary::default(),
+            finished_books: false,
+            trace: None,
+            delivered_packets: 0,
+            stale_packets: 0,
+            sc,
+        };
+        sim.schedule_sources();
+        for dir in 0..2 {
+            let lid = sim.bottleneck(dir);
+            if let Some(p) = sim.links[lid as usize].queue.aqm.tick_period() {
+                sim.sched.at(p, Ev::QueueTick(lid));
+            }
+        }
+        sim.sched.at(0, Ev::Sample);
+        sim.sched.at(sim.monitors[0].interval, Ev::Interval);
+        sim.sched.at(warmup, Ev::Warmup);
+        Ok(sim)
+    }
+
+    fn bottleneck(&self, dir: usize) -> LinkId {
+        if dir == 0 {
+            self.topo.forward()
+        } else {
+            self.topo.reverse()
+        }
+    }
+
+    fn schedule_sources(&mut self) {
+        for (s, tr) in self.sc.traffic.iter().enumerate() {
+            match tr {
+                TrafficConfig::Bulk {
+                    flows,
+                    start_s,
+                    start_jitter_s,
+                    ..
+                } => {
+                    for f in 0..*flows {
+                        let mut r = Rng::substream(
+                            self.sc.seed,
+                            StreamKind::TrafficSource,
+                            s as u64,
+                            f as u64,
+                        );
+                        let t = secs(start_s + start_jitter_s * r.uniform());
+                        self.sched.at(
+                            t,
+                            Ev::Start {
+                                source: s as u32,
+                                flow: f,
+                            },
+                        );
+                    }
+                },
+            }
+        }
     }
 
     pub fn scenario(&self) -> &Scenario {
-        &self.scenario
+        &self.sc
     }
 
     /// Runs every event up to `t` (capped at the end of the run).
     pub fn run_until(&mut self, t: Time) {
-        self.now = t.min(self.end);
+        let until = t.min(self.end);
+        while let Some(ev) = self.sched.pop_until(until) {
+            self.dispatch(ev);
+        }
+        self.sched.advance_to(until);
     }
 
     pub fn now(&self) -> Time {
-        self.now
+        self.sched.now()
     }
 
     pub fn end_time(&self) -> Time {
@@ -55,25 +307,505 @@ impl Simulation {
     }
 
     pub fn finished(&self) -> bool {
-        self.now >= self.end
+        self.sched.now() >= self.end
     }
 
-    /// Records produced since the last drain, one batch per table (possibly empty).
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::TxDone(l) => self.on_tx_done(l),
+            Ev::Arrive(p) => self.on_arrive(p),
+            Ev::Timer { slot, side, gen } => self.on_timer(slot, side, gen),
+            Ev::Start { source, flow } => self.start_flow(source, flow),
+            Ev::QueueTick(l) => {
+                let now = self.sched.now();
+                let link = &mut self.links[l as usize];
+                let len = link.queue.len();
+                link.queue.aqm.on_tick(now, len);
+                if let Some(p) = link.queue.aqm.tick_period() {
+                    self.sched.at(now + p, Ev::QueueTick(l));
+                }
+            },
+            Ev::Sample => {
+                for dir in 0..2 {
+                    let q = &self.links[self.bottleneck(dir) as usize].queue;
+                    self.monitors[dir].sample(self.sched.now(), q, &mut self.queue_rows);
+                }
+                let p = self.monitors[0].sample_period;
+                self.sched.after(p, Ev::Sample);
+            },
+            Ev::Interval => {
+                let now = self.sched.now();
+                for dir in 0..2 {
+                    let link = &self.links[self.bottleneck(dir) as usize];
+                    self.monitors[dir].interval(now, link, &mut self.bneck_rows);
+                }
+                let p = self.monitors[0].interval;
+                self.sched.after(p, Ev::Interval);
+            },
+            Ev::Warmup => {
+                for dir in 0..2 {
+                    let link = &self.links[self.bottleneck(dir) as usize];
+                    self.monitors[dir].start_measuring(self.sched.now(), link);
+                }
+            },
+        }
+    }
+
+    // ----- network -----
+
+    #[inline]
+    fn send_on(&mut self, link: LinkId, id: PktId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        l.queue.enqueue(now, id, &mut self.pkts);
+        if l.in_service.is_none() {
+            self.start_tx(link);
+        }
+    }
+
+    #[inline]
+    fn start_tx(&mut self, link: LinkId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        if let Some(id) = l.queue.dequeue(now, &mut self.pkts) {
+            let tx = l.rate.tx_time(self.pkts.get(id).size);
+            l.in_service = Some(id);
+            l.busy_time += tx;
+            self.sched.at(now + tx, Ev::TxDone(link));
+        }
+    }
+
+    #[inline]
+    fn on_tx_done(&mut self, link: LinkId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        let id = l
+            .in_service
+            .take()
+            .expect("TxDone without a packet in service");
+        let p = self.pkts.get(id);
+        l.tx_packets += 1;
+        l.tx_bytes += p.size as u64;
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
+        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
+            l.lost += 1;
+            self.pkts.free(id);
+        } else {
+            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
+            self.sched.at(now + l.delay + extra, Ev::Arrive(id));
+        }
+        self.start_tx(link);
+    }
+
+    #[inline]
+    fn on_arrive(&mut self, id: PktId) {
+        let p = self.pkts.get_mut(id);
+        p.hop += 1;
+        let path = self.paths[p.route as usize];
+        let hop = p.hop;
+        if hop < path.len {
+            self.send_on(path.links[hop as usize], id);
+        } else {
+            let pkt = *p;
+            self.pkts.free(id);
+            self.deliver(&pkt);
+        }
+    }
+
+    fn path_id(&mut self, src: u32, dst: u32) -> u32 {
+        if let Some(&id) = self.path_ids.get(&(src, dst)) {
+            return id;
+        }
+        let id = self.paths.len() as u32;
+        self.paths.push(self.topo.path(src, dst));
+        self.path_ids.insert((src, dst), id);
+        id
+    }
+
+    /// Propagation RTT of the topology between two hosts (no serialization, no delay box).
+    fn path_rtt(&self, src: u32, dst: u32) -> Time {
+        let fwd = self.topo.path(src, dst);
+        let rev = self.topo.path(dst, src);
+        let sum = |p: Path| {
+            (0..p.len as usize)
+                .map(|i| self.links[p.links[i] as usize].delay)
+                .sum::<Time>()
+        };
+        sum(fwd) + sum(rev)
+    }
+
+    // ----- connections -----
+
+    fn start_flow(&mut self, source: u32, flow: u32) {
+        let TrafficConfig::Bulk {
+            bytes,
+            request_bytes,
+            direction,
+            client_side,
+            ..
+        } = self.sc.traffic[source as usize].clone();
+        let (client_host, server_host) = match client_side {
+            Side::Left => (self.topo.left_host(flow), self.topo.right_host(flow)),
+            Side::Right => (self.topo.right_host(flow), self.topo.left_host(flow)),
+        };
+        let app = App::bulk(direction, bytes, request_bytes);
+        self.open(source, flow, client_host, server_host, app);
+    }
+
+    /// Opens a connection from `client_host` to `server_host`. Its delay-box RTT and timer
+    /// phase come from streams of the flow's identity `(source, flow)`, so they do not depend
+    /// on the order in which connections happen to open (common random numbers).
+    fn open(&mut self, source: u32, flow: u32, client_host: u32, server_host: u32, app: App) {
+        let now = self.sched.now();
+        let seed = self.sc.seed;
+        let mut rtt_rng = Rng::substream(seed, StreamKind::DelayBox, source as u64, flow as u64);
+        let side_index = |h: u32, topo: &Dumbbell| if topo.is_left(h) { h } else { h - topo.left };
+        let extra = self.rtt.sample(
+            &mut rtt_rng,
+            side_index(client_host, &self.topo),
+            side_index(server_host, &self.topo),
+        );
+        let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, flow as u64);
+        let tick = self.sc.tcp.tick();
+        let phases = [clock.below(tick), clock.below(tick)];
+        let phases = match self.sc.tcp.timer_model {
+            crate::tcp::config::TimerModel::Bsd => [0, 0],
+            crate::tcp::config::TimerModel::Ns2 => phases,
+        };
+        let paths = [
+            self.path_id(client_host, server_host),
+            self.path_id(server_host, client_host),
+        ];
+        let base_rtt = self.path_rtt(client_host, server_host) + extra;
+        let id = self.next_conn_id;
+        self.next_conn_id += 1;
+        let cfg = &self.sc.tcp;
+        let conn = Conn {
+            gen: 0,
+            active: true,
+            id,
+            ep: [Endpoint::new(cfg, phases[0]), Endpoint::new(cfg, phases[1])],
+            timer_at: [None, None],
+            paths,
+            flow_delay: extra / 2,
+            flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
+            app,
+            source,
+            flow,
+            client_host,
+            server_host,
+            client_left: self.topo.is_left(client_host),
+            base_rtt,
+            start: now,
+            established: None,
+            first_byte: None,
+            last_byte: None,
+            aborted: false,
+        };
+        let slot = if let Some(s) = self.free_slots.pop() {
+            let gen = self.conns[s as usize].gen.wrapping_add(1);
+            self.conns[s as usize] = Conn { gen, ..conn };
+            s
+        } else {
+            self.conns.push(conn);
+            (self.conns.len() - 1) as u32
+        };
+        if now >= self.warmup {
+            self.summary.connections_started += 1;
+        }
+        let c = &mut self.conns[slot as usize];
+        c.ep[1].listen(now);
+        self.out.clear();
+        c.ep[0].connect(now, &self.sc.tcp, &mut self.out);
+        self.after_call(slot, 0);
+    }
+
+    fn deliver(&mut self, pkt: &Packet) {
+        let slot = pkt.conn;
+        self.delivered_packets += 1;
+        let c = &mut self.conns[slot as usize];
+        if !c.active || c.gen != pkt.gen {
+            self.stale_packets += 1;
+            return; // a late packet of a connection that has ended
+        }
+        let side = pkt.to_server as usize;
+        self.out.clear();
+        c.ep[side].on_segment(self.sched.now(), &self.sc.tcp, pkt, &mut self.out);
+        self.after_call(slot, side);
+    }
+
+    fn on_timer(&mut self, slot: u32, side: u8, gen: u32) {
+        let now = self.sched.now();
+        let c = &mut self.conns[slot as usize];
+        if !c.active || c.gen != gen {
+            return;
+        }
+        let side = side as usize;
+        if c.timer_at[side] == Some(now) {
+            c.timer_at[side] = None;
+        }
+        self.out.clear();
+        c.ep[side].on_timer(now, &self.sc.tcp, &mut self.out);
+        self.after_call(slot, side);
+    }
+
+    /// After an endpoint call: transmit its segments, let the application react (which may
+    /// produce more segments), re-arm timers, and retire the connection when both ends are done.
+    fn after_call(&mut self, slot: u32, side: usize) {
+        let now = self.sched.now();
+        loop {
+            self.transmit(slot, side);
+            let c = &mut self.conns[slot as usize];
+            if self.out.aborted {
+                c.aborted = true;
+                self.retire(slot);
+                return;
+            }
+            if self.out.established && side == 0 && c.established.is_none() {
+                c.established = Some(now);
+            }
+            if self.out.delivered > 0 && side == c.app.receiver_side() && c.first_byte.is_none() {
+                c.first_byte = Some(now);
+            }
+            let action = c.app.on_event(side, &self.out);
+            if c.last_byte.is_none() && c.app.transfer_complete() {
+                c.last_byte = Some(now);
+            }
+            self.out.clear();
+            let cfg = &self.sc.tcp;
+            match action {
+                AppAction::None => break,
+                AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
+                AppAction::WriteClose(b) => {
+                    c.ep[side].write(now, cfg, b, &mut self.out);
+                    self.transmit(slot, side);
+                    self.out.clear();
+                    let c = &mut self.conns[slot as usize];
+                    c.ep[side].close(now, &self.sc.tcp, &mut self.out);
+                },
+                AppAction::Close => c.ep[side].close(now, cfg, &mut self.out),
+            }
+        }
+        let c = &self.conns[slot as usize];
+        if c.ep[0].is_done() && c.ep[1].is_done() {
+            self.retire(slot);
+            return;
+        }
+        self.arm_timer(slot, 0);
+        self.arm_timer(slot, 1);
+    }
+
+    /// Puts the outbox's segments on the wire from endpoint `side` of `slot`.
+    fn transmit(&mut self, slot: u32, side: usize) {
+        if self.out.segs.is_empty() {
+            return;
+        }
+        let c = &self.conns[slot as usize];
+        let hdr = self.sc.tcp.header_bytes;
+        let route = c.paths[side];
+        let first_link = self.paths[route as usize].links[0];
+        let template = Packet {
+            conn: slot,
+            route,
+            to_server: side == 0,
+            flow_delay: c.flow_delay,
+            flow_hash: c.flow_hash,
+            gen: c.gen,
+            ..Default::default()
+        };
+        for i in 0..self.out.segs.len() {
+            let s = self.out.segs[i];
+            let p = Packet {
+                flags: s.flags,
+                size: s.len + hdr,
+                len: s.len,
+                seq: s.seq,
+                ack: s.ack,
+                retransmit: s.retransmit,
+                ..template
+            };
+            if let Some(tr) = &mut self.trace {
+                let conn = self.conns[slot as usize].id;
+                let t = self.sched.now();
+                tr.push(TraceEntry {
+                    t,
+                    conn,
+                    side: side as u8,
+                    seq: s.seq,
+                    ack: s.ack,
+                    len: s.len,
+                    flags: s.flags,
+                    retransmit: s.retransmit,
+                });
+            }
+            let id = self.pkts.alloc(p);
+            self.send_on(first_link, id);
+        }
+        self.out.segs.clear();
+    }
+
+    /// Lazy timers: keep at most the earliest deadline scheduled. A deadline that moved later
+    /// (the retransmit timer restarted by every ACK) costs nothing until the old event fires.
+    fn arm_timer(&mut self, slot: u32, side: usize) {
+        let c = &mut self.conns[slot as usize];
+        if let Some(d) = c.ep[side].next_deadline() {
+            if c.timer_at[side].is_none_or(|s| d < s) {
+                c.timer_at[side] = Some(d);
+                self.sched.at(
+                    d,
+                    Ev::Timer {
+                        slot,
+                        side: side as u8,
+                        gen: c.gen,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Writes the connection's record and frees its slot.
+    fn retire(&mut self, slot: u32) {
+        let now = self.sched.now();
+        self.record(slot, Some(now));
+        let c = &mut self.conns[slot as usize];
+        c.active = false;
+        self.free_slots.push(slot);
+    }
+
+    fn record(&mut self, slot: u32, closed: Option<Time>) {
+        let c = &self.conns[slot as usize];
+        let r = &mut self.conn_rows;
+        let s = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
+        let completed = c.app.transfer_complete() && !c.aborted;
+        r.conn_id.push(c.id);
+        r.source.push(c.source as u64);
+        r.flow.push(c.flow as u64);
+        r.client_side
+            .push(if c.client_left { "left" } else { "right" }.to_string());
+        r.client_host.push(c.client_host as u64);
+        r.server_host.push(c.server_host as u64);
+        r.base_rtt_ms.push(c.base_rtt as f64 * 1e-6);
+        r.start_s.push(c.start as f64 * 1e-9);
+        r.established_s.push(s(c.established));
+        r.first_byte_s.push(s(c.first_byte));
+        r.last_byte_s.push(s(c.last_byte));
+        r.closed_s.push(s(closed));
+        r.request_bytes.push(c.app.request_bytes());
+        r.response_bytes.push(c.app.response_bytes());
+        r.bytes_delivered.push(c.app.bytes_received());
+        r.completed.push(completed);
+        r.aborted.push(c.aborted);
+        let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
+        r.syn_retransmits
+            .push(a.syn_retransmits + b.syn_retransmits);
+        r.fin_retransmits
+            .push(a.fin_retransmits + b.fin_retransmits);
+        r.data_retransmits
+            .push(a.data_retransmits + b.data_retransmits);
+        r.timeouts.push(a.timeouts + b.timeouts);
+        r.fast_retransmits
+            .push(a.fast_retransmits + b.fast_retransmits);
+        r.segments_sent.push(a.segments + b.segments);
+        let m = [c.ep[0].min_rtt_sample, c.ep[1].min_rtt_sample]
+            .into_iter()
+            .filter(|&x| x > 0)
+            .min();
+        r.min_rtt_sample_ms
+            .push(m.map_or(f64::NAN, |x| x as f64 * 1e-6));
+        if c.start >= self.warmup {
+            let sm = &mut self.summary;
+            if c.aborted {
+                sm.connections_aborted += 1;
+            } else if completed {
+                sm.connections_completed += 1;
+            } else if closed.is_none() {
+                sm.connections_unfinished += 1;
+            }
+            sm.bytes_written += c.app.bytes_expected();
+            sm.bytes_delivered += c.app.bytes_received();
+        }
+    }
+
+    /// Records produced since the last drain, one batch per table.
     pub fn drain(&mut self) -> Vec<Table> {
-        Vec::new()
+        vec![
+            self.conn_rows.take(),
+            self.bneck_rows.take(),
+            self.queue_rows.take(),
+        ]
     }
 
     /// Ends the run: reports connections still open as unfinished and returns the last records.
     pub fn finish(&mut self) -> Vec<Table> {
-        Vec::new()
+        if !self.finished_books {
+            self.finished_books = true;
+            for slot in 0..self.conns.len() as u32 {
+                if self.conns[slot as usize].active {
+                    self.record(slot, None);
+                }
+            }
+            let now = self.sched.now();
+            for dir in 0..2 {
+                let link = &self.links[self.bottleneck(dir) as usize];
+                self.monitors[dir].close(now, link, &mut self.bneck_rows, &mut self.queue_rows);
+            }
+            self.summary.measured_s = (now.saturating_sub(self.warmup)) as f64 * 1e-9;
+            self.summary.forward = self.monitors[0].summary.clone();
+            self.summary.reverse = self.monitors[1].summary.clone();
+        }
+        self.drain()
     }
 
-    /// Whole-run totals (bottleneck counters per direction, connection counts), as JSON.
+    /// Whole-run totals (after `finish`), as a struct.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// Whole-run totals as JSON.
     pub fn summary_json(&self) -> String {
-        "{}".to_string()
+        serde_json::to_string(&self.summary).expect("summary serializes")
     }
 
     pub fn engine_stats(&self) -> EngineStats {
-        EngineStats::default()
+        EngineStats {
+            events: self.sched.executed(),
+            sim_time_s: self.sched.now() as f64 * 1e-9,
+            bottleneck_packets: self.links[self.topo.forward() as usize].tx_packets
+                + self.links[self.topo.reverse() as usize].tx_packets,
+            peak_packets_in_flight: self.pkts.peak() as u64,
+            connections_opened: self.next_conn_id,
+            active_connections: self.conns.iter().filter(|c| c.active).count() as u64,
+            delivered_packets: self.delivered_packets,
+            stale_packets: self.stale_packets,
+        }
+    }
+
+    /// Records every segment sent from now on (see `trace`).
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+
+    pub fn trace(&self) -> &[TraceEntry] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
+    /// Scripts losses on a link (tests and teaching): see `ScriptedLoss`.
+    pub fn script_loss(&mut self, link: LinkId, loss: crate::net::link::ScriptedLoss) {
+        self.links[link as usize].scripted.push(loss);
+    }
+
+    /// Read access for tests and tools: a link (see `net::topology` for numbering).
+    pub fn link(&self, id: LinkId) -> &Link {
+        &self.links[id as usize]
+    }
+
+    pub fn topology(&self) -> Dumbbell {
+        self.topo
+    }
+
+    /// Packets currently in the network (queues, links, delay boxes).
+    pub fn packets_in_network(&self) -> usize {
+        self.pkts.live()
     }
 }

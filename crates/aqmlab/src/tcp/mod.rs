@@ -1,3 +1,8 @@
 //! TCP: a BSD / ns-2 Full-TCP style implementation.
 
 pub mod config;
+pub mod endpoint;
+pub mod reassembly;
+pub mod rtt;
+
+pub use endpoint::{Counters, Endpoint, Outbox, Seg, State};

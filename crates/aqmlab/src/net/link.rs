@@ -1,0 +1,88 @@
+//! A one-way link: an output queue, a transmitter of fixed rate and a propagation delay.
+//!
+//! One event per packet per link: `TxDone` when the last bit has been serialized; the packet
+//! then arrives at the far end `delay` later (plus the connection's delay-box delay on links
+//! that leave a host). The queue holds packets waiting; the one being serialized is on the link.
+
+use super::queue::Queue;
+use crate::packet::PktId;
+use crate::rng::Rng;
+use crate::units::{BitsPerSec, Time};
+
+pub type LinkId = u32;
+
+pub struct Link {
+    pub rate: BitsPerSec,
+    pub delay: Time,
+    pub queue: Queue,
+    /// Packet being serialized, if any.
+    pub in_service: Option<PktId>,
+    /// Independent loss probability for packets on this link (lossy-path studies, tests).
+    pub loss: f64,
+    pub loss_rng: Rng,
+    /// Links leaving a host add the connection's per-flow delay (delay box at the edge).
+    pub adds_flow_delay: bool,
+    /// Completed transmissions.
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Packets lost to `loss`.
+    pub lost: u64,
+    /// Time the transmitter has been busy, accumulated (for utilization).
+    pub busy_time: Time,
+    /// Scripted losses (tests, teaching): drop the next `count` packets that match.
+    pub scripted: Vec<ScriptedLoss>,
+}
+
+/// Drops the next `count` packets carrying sequence number `seq` (a SYN when `syn`, else a
+/// data segment), whatever their connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScriptedLoss {
+    pub seq: u64,
+    pub syn: bool,
+    pub count: u32,
+}
+
+impl Link {
+    /// Whether a scripted loss takes this packet (and consumes one of its drops).
+    #[inline]
+    pub fn scripted_drop(&mut self, p: &crate::packet::Packet) -> bool {
+        for s in self.scripted.iter_mut() {
+            let kind = if s.syn {
+                p.has(crate::packet::flags::SYN)
+            } else {
+                p.len > 0
+            };
+            if s.count > 0 && kind && p.seq == s.seq {
+                s.count -= 1;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl Link {
+    pub fn new(
+        rate: BitsPerSec,
+        delay: Time,
+        queue: Queue,
+        loss: f64,
+        loss_rng: Rng,
+        adds_flow_delay: bool,
+    ) -> Self {
+        Link {
+            rate,
+            delay,
+            queue,
+            in_service: None,
+            loss,
+            loss_rng,
+            adds_flow_delay,
+            tx_packets: 0,
+            tx_bytes: 0,
+            lost: 0,
+            busy_time: 0,
+            scripted: Vec::new(),
+        }
+    }
+}

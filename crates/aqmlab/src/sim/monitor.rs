@@ -1,0 +1,249 @@
+//! Bottleneck monitor, one per direction: counters per reporting interval, the queue sampled
+//! every few milliseconds (Study A samples every 3 ms) and aggregated per window, and the
+//! whole-run totals after the warm-up.
+
+use serde::Serialize;
+
+use super::records::{BottleneckRows, QueueRows};
+use crate::config::MeasureConfig;
+use crate::net::link::Link;
+use crate::net::queue::Queue;
+use crate::units::{millis, secs, Time};
+
+/// Post-warm-up totals of one bottleneck direction.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DirectionSummary {
+    pub arrivals: u64,
+    pub departures: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub drops_early: u64,
+    pub drops_forced: u64,
+    pub drops_overflow: u64,
+    pub marks: u64,
+    pub link_losses: u64,
+    /// Bits that finished transmission per second of measured time.
+    pub throughput_mbps: f64,
+    /// Fraction of measured time the transmitter was busy.
+    pub utilization: f64,
+    /// Queue drops / packets arriving at the queue.
+    pub loss_rate: f64,
+    pub mean_queue_pkts: f64,
+    pub mean_queue_bytes: f64,
+    pub max_queue_pkts: u64,
+    pub queue_samples: u64,
+    /// Histogram of runs of consecutive drops at the queue, index = run length.
+    pub drop_runs: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Snapshot {
+    arrivals: u64,
+    departures: u64,
+    tx_packets: u64,
+    tx_bytes: u64,
+    drops_early: u64,
+    drops_forced: u64,
+    drops_overflow: u64,
+    marks: u64,
+    lost: u64,
+    at: Time,
+}
+
+impl Snapshot {
+    fn of(link: &Link, at: Time) -> Self {
+        let s = &link.queue.stats;
+        Snapshot {
+            arrivals: s.arrivals,
+            departures: s.departures,
+            tx_packets: link.tx_packets,
+            tx_bytes: link.tx_bytes,
+            drops_early: s.drops_early,
+            drops_forced: s.drops_forced,
+            drops_overflow: s.drops_overflow,
+            marks: s.marks,
+            lost: link.lost,
+            at,
+        }
+    }
+}
+
+pub struct Monitor {
+    name: &'static str,
+    pub sample_period: Time,
+    window: Time,
+    pub interval: Time,
+    // current queue window
+    win_end: Time,
+    n: u64,
+    sum: f64,
+    sumsq: f64,
+    min: u64,
+    max: u64,
+    sum_bytes: f64,
+    probe: f64,
+    // interval bookkeeping
+    last: Snapshot,
+    // post-warm-up
+    measuring: bool,
+    base: Snapshot,
+    m_n: u64,
+    m_sum: f64,
+    m_sum_bytes: f64,
+    m_max: u64,
+    pub summary: DirectionSummary,
+}
+
+impl Monitor {
+    pub fn new(name: &'static str, m: &MeasureConfig) -> Self {
+        let window = millis(m.queue_window_ms);
+        Monitor {
+            name,
+            sample_period: millis(m.queue_sample_ms),
+            window,
+            interval: secs(m.interval_s),
+            win_end: window,
+            n: 0,
+            sum: 0.0,
+            sumsq: 0.0,
+            min: u64::MAX,
+            max: 0,
+            sum_bytes: 0.0,
+            probe: f64::NAN,
+            last: Snapshot::default(),
+            measuring: false,
+            base: Snapshot::default(),
+            m_n: 0,
+            m_sum: 0.0,
+            m_sum_bytes: 0.0,
+            m_max: 0,
+            summary: DirectionSummary::default(),
+        }
+    }
+
+    /// Samples the instantaneous queue (packets waiting, not counting the one in service).
+    pub fn sample(&mut self, now: Time, q: &Queue, rows: &mut QueueRows) {
+        if now >= self.win_end && self.n > 0 {
+            self.flush_window(rows);
+        }
+        while now >= self.win_end {
+            self.win_end += self.window;
+        }
+        let len = q.len();
+        let p = len.packets as u64;
+        self.n += 1;
+        self.sum += p as f64;
+        self.sumsq += (p * p) as f64;
+        self.min = self.min.min(p);
+        self.max = self.max.max(p);
+        self.sum_bytes += len.bytes as f64;
+        self.probe = q.aqm.state_probe().map_or(f64::NAN, |(_, v)| v);
+        if self.measuring {
+            self.m_n += 1;
+            self.m_sum += p as f64;
+            self.m_sum_bytes += len.bytes as f64;
+            self.m_max = self.m_max.max(p);
+        }
+    }
+
+    fn flush_window(&mut self, rows: &mut QueueRows) {
+        let n = self.n as f64;
+        let mean = self.sum / n;
+        rows.t_s.push(self.win_end as f64 * 1e-9);
+        rows.direction.push(self.name.to_string());
+        rows.samples.push(self.n);
+        rows.mean_pkts.push(mean);
+        rows.var_pkts.push((self.sumsq / n - mean * mean).max(0.0));
+        rows.min_pkts.push(self.min);
+        rows.max_pkts.push(self.max);
+        rows.mean_bytes.push(self.sum_bytes / n);
+        rows.aqm_state.push(self.probe);
+        self.n = 0;
+        self.sum = 0.0;
+        self.sumsq = 0.0;
+        self.min = u64::MAX;
+        self.max = 0;
+        self.sum_bytes = 0.0;
+    }
+
+    /// Closes a reporting interval ending at `now`.
+    pub fn interval(&mut self, now: Time, link: &Link, rows: &mut BottleneckRows) {
+        let cur = Snapshot::of(link, now);
+        let d = |a: u64, b: u64| a - b;
+        let span = (now - self.last.at) as f64 * 1e-9;
+        if span <= 0.0 {
+            return;
+        }
+        let bytes = d(cur.tx_bytes, self.last.tx_bytes);
+        rows.t_s.push(now as f64 * 1e-9);
+        rows.direction.push(self.name.to_string());
+        rows.arrivals.push(d(cur.arrivals, self.last.arrivals));
+        rows.departures
+            .push(d(cur.departures, self.last.departures));
+        rows.tx_bytes.push(bytes);
+        rows.drops_early
+            .push(d(cur.drops_early, self.last.drops_early));
+        rows.drops_forced
+            .push(d(cur.drops_forced, self.last.drops_forced));
+        rows.drops_overflow
+            .push(d(cur.drops_overflow, self.last.drops_overflow));
+        rows.marks.push(d(cur.marks, self.last.marks));
+        rows.link_losses.push(d(cur.lost, self.last.lost));
+        rows.throughput_mbps.push(bytes as f64 * 8.0 / span / 1e6);
+        rows.utilization
+            .push(bytes as f64 * 8.0 / span / link.rate.0 as f64);
+        self.last = cur;
+    }
+
+    pub fn start_measuring(&mut self, now: Time, link: &Link) {
+        self.measuring = true;
+        self.base = Snapshot::of(link, now);
+    }
+
+    /// End of run: the last partial interval and window, and the summary.
+    pub fn close(
+        &mut self,
+        now: Time,
+        link: &Link,
+        brows: &mut BottleneckRows,
+        qrows: &mut QueueRows,
+    ) {
+        if now > self.last.at {
+            self.interval(now, link, brows);
+        }
+        if self.n > 0 {
+            self.win_end = self.win_end.min(now);
+            self.flush_window(qrows);
+        }
+        let cur = Snapshot::of(link, now);
+        let b = self.base;
+        let span = (now.saturating_sub(b.at)) as f64 * 1e-9;
+        let s = &mut self.summary;
+        s.arrivals = cur.arrivals - b.arrivals;
+        s.departures = cur.departures - b.departures;
+        s.tx_packets = cur.tx_packets - b.tx_packets;
+        s.tx_bytes = cur.tx_bytes - b.tx_bytes;
+        s.drops_early = cur.drops_early - b.drops_early;
+        s.drops_forced = cur.drops_forced - b.drops_forced;
+        s.drops_overflow = cur.drops_overflow - b.drops_overflow;
+        s.marks = cur.marks - b.marks;
+        s.link_losses = cur.lost - b.lost;
+        if span > 0.0 {
+            s.throughput_mbps = s.tx_bytes as f64 * 8.0 / span / 1e6;
+            s.utilization = s.tx_bytes as f64 * 8.0 / span / link.rate.0 as f64;
+        }
+        let drops = s.drops_early + s.drops_forced + s.drops_overflow;
+        s.loss_rate = if s.arrivals > 0 {
+            drops as f64 / s.arrivals as f64
+        } else {
+            0.0
+        };
+        if self.m_n > 0 {
+            s.mean_queue_pkts = self.m_sum / self.m_n as f64;
+            s.mean_queue_bytes = self.m_sum_bytes / self.m_n as f64;
+        }
+        s.max_queue_pkts = self.m_max;
+        s.queue_samples = self.m_n;
+        s.drop_runs = link.queue.stats.drop_runs.clone();
+    }
+}

@@ -1,0 +1,145 @@
+//! Column buffers for the tables the simulation emits, drained in chunks.
+
+use crate::measure::{Column, Table};
+
+/// Builds a `Table` from named column vectors, leaving them empty.
+macro_rules! take_table {
+    ($name:expr, $self:ident { $($col:ident : $kind:ident),* $(,)? }) => {
+        Table { name: $name, columns: vec![ $( (stringify!($col), Column::$kind(std::mem::take(&mut $self.$col))) ),* ] }
+    };
+}
+
+/// One row per connection, written when the connection ends (or the run does).
+#[derive(Default)]
+pub struct ConnectionRows {
+    pub conn_id: Vec<u64>,
+    pub source: Vec<u64>,
+    pub flow: Vec<u64>,
+    pub client_side: Vec<String>,
+    pub client_host: Vec<u64>,
+    pub server_host: Vec<u64>,
+    pub base_rtt_ms: Vec<f64>,
+    pub start_s: Vec<f64>,
+    pub established_s: Vec<f64>,
+    pub first_byte_s: Vec<f64>,
+    pub last_byte_s: Vec<f64>,
+    pub closed_s: Vec<f64>,
+    pub request_bytes: Vec<u64>,
+    pub response_bytes: Vec<u64>,
+    pub bytes_delivered: Vec<u64>,
+    pub completed: Vec<bool>,
+    pub aborted: Vec<bool>,
+    pub syn_retransmits: Vec<u64>,
+    pub fin_retransmits: Vec<u64>,
+    pub data_retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    pub fast_retransmits: Vec<u64>,
+    pub segments_sent: Vec<u64>,
+    pub min_rtt_sample_ms: Vec<f64>,
+}
+
+impl ConnectionRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "connections",
+            self {
+                conn_id: U64,
+                source: U64,
+                flow: U64,
+                client_side: Str,
+                client_host: U64,
+                server_host: U64,
+                base_rtt_ms: F64,
+                start_s: F64,
+                established_s: F64,
+                first_byte_s: F64,
+                last_byte_s: F64,
+                closed_s: F64,
+                request_bytes: U64,
+                response_bytes: U64,
+                bytes_delivered: U64,
+                completed: Bool,
+                aborted: Bool,
+                syn_retransmits: U64,
+                fin_retransmits: U64,
+                data_retransmits: U64,
+                timeouts: U64,
+                fast_retransmits: U64,
+                segments_sent: U64,
+                min_rtt_sample_ms: F64,
+            }
+        )
+    }
+}
+
+/// One row per reporting interval and bottleneck direction.
+#[derive(Default)]
+pub struct BottleneckRows {
+    pub t_s: Vec<f64>,
+    pub direction: Vec<String>,
+    pub arrivals: Vec<u64>,
+    pub departures: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+    pub drops_early: Vec<u64>,
+    pub drops_forced: Vec<u64>,
+    pub drops_overflow: Vec<u64>,
+    pub marks: Vec<u64>,
+    pub link_losses: Vec<u64>,
+    pub throughput_mbps: Vec<f64>,
+    pub utilization: Vec<f64>,
+}
+
+impl BottleneckRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "bottleneck",
+            self {
+                t_s: F64,
+                direction: Str,
+                arrivals: U64,
+                departures: U64,
+                tx_bytes: U64,
+                drops_early: U64,
+                drops_forced: U64,
+                drops_overflow: U64,
+                marks: U64,
+                link_losses: U64,
+                throughput_mbps: F64,
+                utilization: F64,
+            }
+        )
+    }
+}
+
+/// One row per queue-sampling window and bottleneck direction.
+#[derive(Default)]
+pub struct QueueRows {
+    pub t_s: Vec<f64>,
+    pub direction: Vec<String>,
+    pub samples: Vec<u64>,
+    pub mean_pkts: Vec<f64>,
+    pub var_pkts: Vec<f64>,
+    pub min_pkts: Vec<u64>,
+    pub max_pkts: Vec<u64>,
+    pub mean_bytes: Vec<f64>,
+    pub aqm_state: Vec<f64>,
+}
+
+impl QueueRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "queue",
+            self {
+                t_s: F64,
+                direction: Str,
+                samples: U64,
+                mean_pkts: F64,
+                var_pkts: F64,
+                min_pkts: U64,
+                max_pkts: U64,
+                mean_bytes: F64,
+                aqm_state: F64,
+            }
+        )
+    }
+}

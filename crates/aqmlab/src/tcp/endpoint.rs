@@ -1,0 +1,662 @@
+//! One TCP endpoint as a state machine (RFC 793 states), in the manner of 4.4BSD's
+//! `tcp_input`/`tcp_output`/`tcp_timer` and ns-2 Full-TCP.
+//!
+//! The endpoint does no I/O and keeps no clock: every call gets `now`, the configuration and an
+//! `Outbox` in which it leaves the segments to transmit and what the application should learn
+//! (connection established, bytes delivered, end of stream). Timers are deadlines the caller
+//! reads with `next_deadline()` and reports back through `on_timer()`.
+//!
+//! Sequence numbers are 64-bit offsets from ISS = 0: the SYN occupies 0, application byte `k`
+//! occupies `1 + k`, the FIN the number after the last byte.
+
+use super::config::{Recovery, TcpConfig, TimerModel};
+use super::reassembly::Reassembly;
+use super::rtt::RtoEstimator;
+use crate::packet::{flags, Packet};
+use crate::units::Time;
+
+/// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
+const MAX_CWND: u64 = 1_073_725_440;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    Listen,
+    SynSent,
+    SynRcvd,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+/// A segment to put on the wire (header fields only; the caller builds the packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seg {
+    pub seq: u64,
+    pub ack: u64,
+    pub len: u32,
+    pub flags: u8,
+    pub retransmit: bool,
+}
+
+/// What one call produced.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    pub segs: Vec<Seg>,
+    /// In-order payload bytes newly delivered to the application.
+    pub delivered: u64,
+    /// The connection reached ESTABLISHED during this call.
+    pub established: bool,
+    /// The peer's FIN was received in order (end of stream).
+    pub peer_closed: bool,
+    /// The connection was given up (too many retransmissions or connection timeout).
+    pub aborted: bool,
+}
+
+impl Outbox {
+    pub fn clear(&mut self) {
+        self.segs.clear();
+        self.delivered = 0;
+        self.established = false;
+        self.peer_closed = false;
+        self.aborted = false;
+    }
+}
+
+/// Per-connection counters (segments this endpoint sent).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub segments: u64,
+    pub data_segments: u64,
+    pub payload_bytes: u64,
+    pub syn_retransmits: u64,
+    pub fin_retransmits: u64,
+    pub data_retransmits: u64,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    pub state: State,
+    // --- send side (RFC 793 names) ---
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// Sequence number just past the last byte the application has written.
+    app_end: u64,
+    /// The application has closed: a FIN follows the last byte, at sequence `app_end`.
+    fin_queued: bool,
+    cwnd: u64,
+    ssthresh: u64,
+    dupacks: u32,
+    /// Segment being timed for an RTT sample (Karn: one at a time, never a retransmission).
+    timing: Option<(u64, Time)>,
+    pub rto: RtoEstimator,
+    rexmt_at: Option<Time>,
+    /// When the connection was opened (for the connection-establishment timeout).
+    opened_at: Time,
+    // --- receive side ---
+    rcv_nxt: u64,
+    reasm: Reassembly,
+    peer_fin_seq: Option<u64>,
+    unacked_bytes: u64,
+    delack_at: Option<Time>,
+    ack_now: bool,
+    pub counters: Counters,
+    /// Smallest RTT sample seen, in ns of tick-rounded time (for records); 0 if none.
+    pub min_rtt_sample: Time,
+}
+
+impl Endpoint {
+    /// A closed endpoint; `tick_phase` is this connection's timer-clock phase (ns-2).
+    pub fn new(cfg: &TcpConfig, tick_phase: Time) -> Self {
+        Endpoint {
+            state: State::Closed,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_end: 1,
+            fin_queued: false,
+            cwnd: cfg.initial_cwnd(),
+            ssthresh: cfg.initial_ssthresh,
+            dupacks: 0,
+            timing: None,
+            rto: RtoEstimator::new(cfg, tick_phase),
+            rexmt_at: None,
+            opened_at: 0,
+            rcv_nxt: 0,
+            reasm: Reassembly::default(),
+            peer_fin_seq: None,
+            unacked_bytes: 0,
+            delack_at: None,
+            ack_now: false,
+            counters: Counters::default(),
+            min_rtt_sample: 0,
+        }
+    }
+
+    // ----- inspection -----
+
+    pub fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// Application bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.app_end - 1
+    }
+    /// Application bytes the peer has acknowledged.
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.saturating_sub(1).min(self.bytes_written())
+    }
+    pub fn rexmt_deadline(&self) -> Option<Time> {
+        self.rexmt_at
+    }
+
+    /// Earliest pending timer.
+    pub fn next_deadline(&self) -> Option<Time> {
+        match (self.rexmt_at, self.delack_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Nothing more will happen on this endpoint (TIME_WAIT is not simulated: its only role,
+    /// re-acknowledging a lost final FIN, is kept by staying responsive until the peer is done).
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Closed | State::TimeWait)
+    }
+
+    fn opening(&self) -> bool {
+        matches!(self.state, State::SynSent | State::SynRcvd)
+    }
+
+    // ----- application calls -----
+
+    /// Active open: send a SYN.
+    pub fn connect(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        debug_assert_eq!(self.state, State::Closed);
+        self.state = State::SynSent;
+        self.opened_at = now;
+        self.output(now, cfg, out);
+    }
+
+    /// Passive open.
+    pub fn listen(&mut self, now: Time) {
+        self.state = State::Listen;
+        self.opened_at = now;
+    }
+
+    /// The application writes `bytes` more bytes (an unbounded buffer: the send window, not
+    /// the socket buffer, limits transmission).
+    pub fn write(&mut self, now: Time, cfg: &TcpConfig, bytes: u64, out: &mut Outbox) {
+        debug_assert!(!self.fin_queued, "write after close");
+        self.app_end = self.app_end.saturating_add(bytes);
+        self.output(now, cfg, out);
+    }
+
+    /// The application closes: a FIN follows the data already written.
+    pub fn close(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        if self.fin_queued {
+            return;
+        }
+        self.fin_queued = true;
+        self.state = match self.state {
+            State::Established | State::SynRcvd => State::FinWait1,
+            State::CloseWait => State::LastAck,
+            s => s,
+        };
+        self.output(now, cfg, out);
+    }
+
+    // ----- segment arrival (tcp_input) -----
+
+    pub fn on_segment(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
+        match self.state {
+            State::Closed | State::TimeWait if !pkt.has(flags::FIN) => return,
+            State::Closed => return,
+            State::Listen => {
+                if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
+                    self.rcv_nxt = pkt.seq + 1;
+                    self.state = State::SynRcvd;
+                    self.output(now, cfg, out);
+                }
+                return;
+            },
+            State::SynSent => {
+                if pkt.has(flags::SYN) && pkt.has(flags::ACK) && pkt.ack == 1 {
+                    self.rcv_nxt = pkt.seq + 1;
+                    self.ack_of_handshake(now, cfg);
+                    self.state = State::Established;
+                    out.established = true;
+                    // tcp_input sends the handshake's ACK at once (TF_ACKNOW).
+                    self.ack_now = true;
+                    self.output(now, cfg, out);
+                }
+                return;
+            },
+            State::SynRcvd => {
+                if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
+                    // The client retransmitted its SYN: our SYN-ACK was lost or is late.
+                    // Answer with the SYN-ACK again.
+                    self.snd_nxt = self.snd_una;
+                    self.output(now, cfg, out);
+                    return;
+                }
+                if !pkt.has(flags::ACK) || pkt.ack < 1 {
+                    return;
+                }
+                self.ack_of_handshake(now, cfg);
+                self.state = if self.fin_queued {
+                    State::FinWait1
+                } else {
+                    State::Established
+                };
+                out.established = true;
+                // Fall through: the ACK may carry data, and may acknowledge more than the SYN.
+            },
+            _ => {},
+        }
+
+        if pkt.has(flags::SYN) {
+            // A retransmitted SYN-ACK: our handshake ACK was lost. Acknowledge again.
+            self.ack_now = true;
+            self.output(now, cfg, out);
+            return;
+        }
+        if pkt.has(flags::ACK) {
+            self.process_ack(now, cfg, pkt, out);
+        }
+        self.process_payload(now, cfg, pkt, out);
+        if self.state != State::Closed {
+            self.output(now, cfg, out);
+        }
+    }
+
+    /// The SYN (or SYN-ACK) we sent is acknowledged.
+    fn ack_of_handshake(&mut self, now: Time, cfg: &TcpConfig) {
+        self.snd_una = self.snd_una.max(1);
+        self.snd_nxt = self.snd_nxt.max(1);
+        if let Some((seq, start)) = self.timing {
+            if seq == 0 && cfg.rtt_sample_from_syn {
+                self.rtt_sample(now, cfg, start);
+            }
+        }
+        self.timing = None;
+        self.rto.reset_backoff();
+        self.rexmt_at = None;
+        self.dupacks = 0;
+    }
+
+    fn rtt_sample(&mut self, now: Time, cfg: &TcpConfig, start: Time) {
+        let ticks = self.rto.sample_ticks(cfg.timer_model, start, now);
+        self.rto.on_sample(cfg.timer_model, ticks);
+        let measured = now - start;
+        if self.min_rtt_sample == 0 || measured < self.min_rtt_sample {
+            self.min_rtt_sample = measured;
+        }
+    }
+
+    fn process_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
+        let ack = pkt.ack;
+        if ack > self.snd_max {
+            // Acknowledges data never sent: answer with an ACK (RFC 793 p. 72).
+            self.ack_now = true;
+            return;
+        }
+        if ack <= self.snd_una {
+            // 4.4BSD's duplicate-ACK test: no data, no window change (our windows are
+            // constant), the ACK equals snd_una, data outstanding and the timer running.
+            let dup = pkt.len == 0
+                && !pkt.has(flags::FIN)
+                && ack == self.snd_una
+                && self.snd_max > self.snd_una
+                && self.rexmt_at.is_some();
+            if dup {
+                self.on_dupack(now, cfg, out);
+            } else {
+                self.dupacks = 0;
+            }
+            return;
+        }
+
+        // New data acknowledged.
+        self.on_recovery_ack(cfg);
+        self.dupacks = 0;
+        if let Some((seq, start)) = self.timing {
+            if ack > seq {
+                self.rtt_sample(now, cfg, start);
+                self.timing = None;
+                self.rto.reset_backoff(); // tcp_xmit_timer clears t_rxtshift
+            }
+        }
+        if cfg.timer_model == TimerModel::Ns2 {
+            // ns-2 Full-TCP newack(): backoff reset on any new ACK, sample or not.
+            self.rto.reset_backoff();
+        }
+        self.snd_una = ack;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        // RFC 6298 (5.2)/(5.3): stop the timer when everything is acknowledged, else restart it.
+        self.rexmt_at = if self.snd_una == self.snd_max {
+            None
+        } else {
+            Some(self.rto.timer_deadline(cfg, now, false))
+        };
+        self.open_cwnd(cfg);
+
+        if self.fin_queued && self.snd_una > self.app_end {
+            // Our FIN is acknowledged.
+            self.state = match self.state {
+                State::FinWait1 => State::FinWait2,
+                State::Closing => State::TimeWait,
+                State::LastAck => State::Closed,
+                s => s,
+            };
+        }
+    }
+
+    /// Slow start below ssthresh (+1 MSS per ACK), congestion avoidance above it
+    /// (+MSS²/cwnd per ACK): RFC 5681 §3.1 as coded in 4.4BSD tcp_input and ns-2.
+    fn open_cwnd(&mut self, cfg: &TcpConfig) {
+        let mss = cfg.mss as u64;
+        let incr = if self.cwnd > self.ssthresh {
+            (mss * mss / self.cwnd).max(1)
+        } else {
+            mss
+        };
+        self.cwnd = (self.cwnd + incr).min(MAX_CWND);
+    }
+
+    /// Loss-recovery hook for an ACK of new data.
+    fn on_recovery_ack(&mut self, cfg: &TcpConfig) {
+        match cfg.recovery {
+            Recovery::Reno => {
+                // Reno leaves fast recovery on the first new ACK and deflates the window to
+                // ssthresh (RFC 5681 §3.2 step 6).
+                if self.dupacks >= cfg.dupack_threshold && self.cwnd > self.ssthresh {
+                    self.cwnd = self.ssthresh;
+                }
+            },
+        }
+    }
+
+    /// Loss-recovery hook for a duplicate ACK: Reno fast retransmit and fast recovery
+    /// (RFC 5681 §3.2; 4.4BSD tcp_input).
+    fn on_dupack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        let mss = cfg.mss as u64;
+        self.dupacks += 1;
+        match cfg.recovery {
+            Recovery::Reno => {
+                if self.dupacks == cfg.dupack_threshold {
+                    let onxt = self.snd_nxt;
+                    self.ssthresh = self.halved_window(cfg);
+                    // Retransmit the missing segment alone: timer restarted, no RTT timing.
+                    self.rexmt_at = None;
+                    self.timing = None;
+                    self.snd_nxt = self.snd_una;
+                    self.cwnd = mss;
+                    self.counters.fast_retransmits += 1;
+                    self.output(now, cfg, out);
+                    // Inflate by the segments that have left the network.
+                    self.cwnd = self.ssthresh + self.dupacks as u64 * mss;
+                    if onxt > self.snd_nxt {
+                        self.snd_nxt = onxt;
+                    }
+                } else if self.dupacks > cfg.dupack_threshold {
+                    self.cwnd = (self.cwnd + mss).min(MAX_CWND);
+                }
+            },
+        }
+    }
+
+    /// `max(min(cwnd, rwnd)/2, 2·MSS)`, rounded down to whole segments (4.4BSD).
+    fn halved_window(&self, cfg: &TcpConfig) -> u64 {
+        let mss = cfg.mss as u64;
+        let win = self.cwnd.min(cfg.rwnd as u64) / 2 / mss;
+        win.max(2) * mss
+    }
+
+    fn process_payload(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
+        let seq = pkt.seq;
+        let len = pkt.len as u64;
+        if len > 0 {
+            let end = seq + len;
+            if end <= self.rcv_nxt {
+                self.ack_now = true; // a duplicate: re-acknowledge
+            } else if seq <= self.rcv_nxt {
+                let had_holes = !self.reasm.is_empty();
+                let old = self.rcv_nxt;
+                self.rcv_nxt = self.reasm.advance(end);
+                out.delivered += self.rcv_nxt - old;
+                if had_holes || !cfg.delayed_ack {
+                    self.ack_now = true;
+                } else {
+                    // BSD acknowledges when the window has advanced by two full segments
+                    // (tcp_output's window-update test), otherwise at the next fast-timer tick.
+                    self.unacked_bytes += self.rcv_nxt - old;
+                    if self.unacked_bytes >= 2 * cfg.mss as u64 {
+                        self.ack_now = true;
+                    } else if self.delack_at.is_none() {
+                        let iv = cfg.delack_interval();
+                        self.delack_at = Some((now / iv + 1) * iv);
+                    }
+                }
+            } else {
+                // Out of order: hold it and send a duplicate ACK at once (RFC 5681 §4.2).
+                self.reasm.insert(seq, end);
+                self.ack_now = true;
+            }
+        }
+        if pkt.has(flags::FIN) {
+            let fin_seq = seq + len;
+            if fin_seq < self.rcv_nxt {
+                self.ack_now = true; // retransmitted FIN
+            } else {
+                self.peer_fin_seq = Some(fin_seq);
+            }
+        }
+        if let Some(fs) = self.peer_fin_seq {
+            if fs == self.rcv_nxt {
+                self.peer_fin_seq = None;
+                self.rcv_nxt += 1;
+                self.ack_now = true;
+                out.peer_closed = true;
+                self.state = match self.state {
+                    State::Established | State::SynRcvd => State::CloseWait,
+                    State::FinWait1 => {
+                        if self.snd_una > self.app_end {
+                            State::TimeWait
+                        } else {
+                            State::Closing
+                        }
+                    },
+                    State::FinWait2 => State::TimeWait,
+                    s => s,
+                };
+            }
+        }
+    }
+
+    // ----- timers (tcp_timer) -----
+
+    pub fn on_timer(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        if let Some(t) = self.delack_at {
+            if t <= now {
+                self.delack_at = None;
+                self.ack_now = true;
+                self.output(now, cfg, out);
+            }
+        }
+        if let Some(t) = self.rexmt_at {
+            if t <= now {
+                self.rexmt_at = None;
+                self.on_retransmit_timeout(now, cfg, out);
+            }
+        }
+    }
+
+    fn on_retransmit_timeout(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        let opening = self.opening();
+        let connect_limit = (cfg.connect_timeout_s * 1e9) as Time;
+        if self.rto.shift + 1 > cfg.max_retries
+            || (opening && now - self.opened_at >= connect_limit)
+        {
+            self.abort(out);
+            return;
+        }
+        self.counters.timeouts += 1;
+        self.rto.on_timeout(cfg.max_retries / 4);
+        // RFC 5681 §3.1 (eq. 4) as coded in 4.4BSD: ssthresh = max(min(cwnd, rwnd)/2, 2·MSS),
+        // cwnd = 1 MSS (loss window), go back to the first unacknowledged byte.
+        if !opening {
+            self.ssthresh = self.halved_window(cfg);
+            self.cwnd = cfg.mss as u64;
+        }
+        self.dupacks = 0;
+        self.timing = None; // Karn: never time a retransmission
+        self.snd_nxt = self.snd_una;
+        self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, opening));
+        self.output(now, cfg, out);
+    }
+
+    fn abort(&mut self, out: &mut Outbox) {
+        self.state = State::Closed;
+        self.rexmt_at = None;
+        self.delack_at = None;
+        out.aborted = true;
+    }
+
+    // ----- transmission (tcp_output) -----
+
+    fn output(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        let mss = cfg.mss as u64;
+        loop {
+            let (syn, mut fl) = match self.state {
+                State::Closed | State::Listen => return,
+                State::SynSent => (true, flags::SYN),
+                State::SynRcvd => (true, flags::SYN | flags::ACK),
+                _ => (false, flags::ACK),
+            };
+            let retransmit = self.snd_nxt < self.snd_max;
+            let mut len: u64 = 0;
+            if syn {
+                if self.snd_nxt > 0 {
+                    // SYN already out; only a bare ACK could be due, and none is before
+                    // the handshake completes.
+                    return;
+                }
+            } else {
+                let win = self.cwnd.min(cfg.rwnd as u64);
+                let usable = win.saturating_sub(self.snd_nxt - self.snd_una);
+                let data_end = self.app_end;
+                let avail = data_end.saturating_sub(self.snd_nxt);
+                len = avail.min(mss).min(usable);
+                // The FIN rides on the segment that carries the last byte (or goes alone once
+                // all data is out), until it is acknowledged.
+                let fin_fits = |len: u64| self.fin_queued && self.snd_nxt + len == data_end;
+                if len > 0 && len < mss {
+                    // Nagle (RFC 896) and sender silly-window avoidance, as in tcp_output: a
+                    // partial segment goes only if it is a retransmission, if it carries the
+                    // FIN, if it empties the buffer while nothing is outstanding (or Nagle is
+                    // off), or if it is at least half the peer's window.
+                    let idle = self.snd_max == self.snd_una;
+                    let ok = retransmit
+                        || fin_fits(len)
+                        || (len == avail && (idle || !cfg.nagle))
+                        || len >= cfg.rwnd as u64 / 2;
+                    if !ok {
+                        len = 0;
+                    }
+                }
+                if fin_fits(len) {
+                    fl |= flags::FIN;
+                } else if len == 0 {
+                    if self.ack_now {
+                        self.emit_ack(out); // a pure ACK does not advance snd_nxt
+                    }
+                    return;
+                }
+            }
+            let seq = self.snd_nxt;
+            let seg = Seg {
+                seq,
+                ack: self.rcv_nxt,
+                len: len as u32,
+                flags: fl,
+                retransmit,
+            };
+            self.account(&seg);
+            out.segs.push(seg);
+            self.ack_now = false;
+            self.unacked_bytes = 0;
+            self.delack_at = None;
+            let seg_len = len + syn as u64 + (fl & flags::FIN != 0) as u64;
+            if self.timing.is_none() && !retransmit && seg_len > 0 {
+                self.timing = Some((seq, now)); // time this new segment (Karn)
+            }
+            self.snd_nxt += seg_len;
+            if self.snd_nxt > self.snd_max {
+                self.snd_max = self.snd_nxt;
+            }
+            if self.rexmt_at.is_none() && self.snd_nxt > self.snd_una {
+                self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn));
+            }
+            if syn || fl & flags::FIN != 0 {
+                return;
+            }
+        }
+    }
+
+    fn emit_ack(&mut self, out: &mut Outbox) {
+        let seg = Seg {
+            seq: self.snd_nxt,
+            ack: self.rcv_nxt,
+            len: 0,
+            flags: flags::ACK,
+            retransmit: false,
+        };
+        self.account(&seg);
+        out.segs.push(seg);
+        self.ack_now = false;
+        self.unacked_bytes = 0;
+        self.delack_at = None;
+    }
+
+    fn account(&mut self, seg: &Seg) {
+        let c = &mut self.counters;
+        c.segments += 1;
+        if seg.len > 0 {
+            c.data_segments += 1;
+            c.payload_bytes += seg.len as u64;
+        }
+        if seg.retransmit {
+            if seg.flags & flags::SYN != 0 {
+                c.syn_retransmits += 1;
+            } else if seg.len > 0 {
+                c.data_retransmits += 1;
+                c.retransmitted_bytes += seg.len as u64;
+            } else if seg.flags & flags::FIN != 0 {
+                c.fin_retransmits += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Many-flow behaviour: utilization, RTT unfairness, Mathis throughput, conservation,
+//! determinism.
+
+use aqmlab::aqm::config::AqmConfig;
+use aqmlab::aqm::QueueUnit;
+use aqmlab::config::RttConfig;
+use aqmlab::measure::{Column, Table};
+
+use crate::common::*;
+
+fn dumbbell_10mbps(flows: u32, duration: f64, seed: u64) -> aqmlab::config::Scenario {
+    let mut sc = base(duration);
+    sc.seed = seed;
+    sc.warmup_s = 10.0;
+    sc.topology.bottleneck_mbps = 10.0;
+    sc.topology.access_mbps = 100.0;
+    sc.topology.left_hosts = 10;
+    sc.topology.right_hosts = 10;
+    sc.tcp = aqmlab::tcp::config::TcpConfig::freebsd_228();
+    sc.rtt = RttConfig::Uniform {
+        min_ms: 10.0,
+        max_ms: 150.0,
+    };
+    sc.queue = AqmConfig::Droptail {
+        limit: 100,
+        unit: QueueUnit::Packets,
+    };
+    sc.traffic = vec![bulk_at(flows, None, 0.0, 2.0)];
+    sc
+}
+
+/// 100 greedy flows with RTTs over 10–150 ms keep a 10 Mb/s drop-tail bottleneck busy, and
+/// a flow's throughput falls with its RTT (TCP's RTT bias: window growth of one segment per
+/// RTT).
+#[test]
+fn greedy_flows_fill_the_link_and_short_rtts_win() {
+    let (sim, tables) = run(dumbbell_10mbps(100, 70.0, 3));
+    let s = sim.summary();
+    // Data flows right → left (servers on the right).
+    assert!(
+        s.reverse.utilization >= 0.98,
+        "utilization {}",
+        s.reverse.utilization
+    );
+    assert!(sim.link(sim.topology().reverse()).queue.stats.peak_packets <= 100);
+    let c = table(&tables, "connections");
+    let rtt = f64s(c, "base_rtt_ms");
+    let bytes = u64s(c, "bytes_delivered");
+    let mut pairs: Vec<(f64, u64)> = rtt.into_iter().zip(bytes).collect();
+    pairs.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    let q = pairs.len() / 4;
+    let short: f64 = pairs[..q].iter().map(|p| p.1 as f64).sum::<f64>() / q as f64;
+    let long: f64 = pairs[pairs.len() - q..]
+        .iter()
+        .map(|p| p.1 as f64)
+        .sum::<f64>()
+        / q as f64;
+    assert!(
+        short > 1.5 * long,
+        "shortest-RTT quartile {short} B vs longest {long} B"
+    );
+}
+
+/// A single long flow under independent random loss p: throughput ≈ MSS/RTT·sqrt(3/(2p))
+/// (Mathis, Semke, Mahdavi, Ott 1997, with one ACK per segment), within 20 %.
+#[test]
+fn single_flow_under_random_loss_matches_mathis() {
+    let p = 0.001;
+    let mut sc = base(600.0);
+    sc.warmup_s = 20.0;
+    sc.topology.bottleneck_mbps = 100.0;
+    sc.topology.access_mbps = 1000.0;
+    sc.topology.loss_rate_reverse = p; // data direction
+    sc.traffic = vec![bulk(1, None)];
+    sc.tcp.min_rto_s = 0.2;
+    let (sim, _) = run(sc);
+    let s = sim.summary();
+    let mss_bits = 1460.0 * 8.0;
+    let mathis = mss_bits / 0.1 * (1.5 / p).sqrt(); // bits/s
+                                                    // Goodput share of the bottleneck throughput: payload / packet size.
+    let goodput = s.reverse.throughput_mbps * 1e6 * 1460.0 / 1500.0;
+    let ratio = goodput / mathis;
+    assert!(
+        (0.8..=1.2).contains(&ratio),
+        "goodput {goodput:.0} b/s vs Mathis {mathis:.0} b/s (ratio {ratio:.3})"
+    );
+}
+
+/// Every packet created is delivered, dropped by a queue, lost on a link, or still in the
+/// network; every completed transfer delivered exactly its bytes.
+#[test]
+fn packets_and_bytes_are_conserved() {
+    let mut sc = dumbbell_10mbps(60, 40.0, 4);
+    sc.warmup_s = 0.0;
+    sc.topology.loss_rate = 0.002;
+    sc.topology.loss_rate_reverse = 0.002;
+    sc.queue = AqmConfig::Droptail {
+        limit: 30,
+        unit: QueueUnit::Packets,
+    };
+    // Finite transfers of assorted sizes, started over the run.
+    let mut traffic = Vec::new();
+    for (i, size) in [3_000u64, 40_000, 250_000, 1_000_000]
+        .into_iter()
+        .enumerate()
+    {
+        let tr = bulk_at(15, Some(size), i as f64, 20.0);
+        traffic.push(tr);
+    }
+    sc.traffic = traffic;
+    let (sim, tables) = run(sc);
+    let c = table(&tables, "connections");
+    let sent: u64 = u64s(c, "segments_sent").iter().sum();
+    let st = sim.engine_stats();
+    let mut dropped = 0;
+    let mut lost = 0;
+    let topo = sim.topology();
+    for l in 0..(2 * topo.hosts() + 2) {
+        let link = sim.link(l);
+        dropped += link.queue.stats.drops();
+        lost += link.lost;
+        assert!(
+            link.queue.stats.peak_packets as u64 <= if l >= 2 * topo.hosts() { 30 } else { 10_000 }
+        );
+    }
+    assert_eq!(
+        sent,
+        st.delivered_packets + dropped + lost + sim.packets_in_network() as u64
+    );
+    assert!(dropped > 0 && lost > 0);
+    let done = bools(c, "completed");
+    let want = u64s(c, "response_bytes");
+    let got = u64s(c, "bytes_delivered");
+    assert!(done.iter().filter(|&&d| d).count() > 40);
+    for i in 0..done.len() {
+        if done[i] {
+            assert_eq!(got[i], want[i]);
+        } else {
+            assert!(got[i] < want[i]);
+        }
+    }
+}
+
+fn digest(tables: &[Table]) -> u64 {
+    // FNV-1a over every value of every table, in order.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |x: u64| {
+        for b in x.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    for t in tables {
+        for (_, col) in &t.columns {
+            match col {
+                Column::U64(v) => v.iter().for_each(|&x| eat(x)),
+                Column::I64(v) => v.iter().for_each(|&x| eat(x as u64)),
+                Column::F64(v) => v.iter().for_each(|&x| eat(x.to_bits())),
+                Column::Bool(v) => v.iter().for_each(|&x| eat(x as u64)),
+                Column::Str(v) => v.iter().for_each(|x| x.bytes().for_each(|b| eat(b as u64))),
+            }
+        }
+    }
+    h
+}
+
+#[test]
+fn same_seed_same_records_other_seed_other_records() {
+    let a = digest(&run(dumbbell_10mbps(30, 15.0, 7)).1);
+    let b = digest(&run(dumbbell_10mbps(30, 15.0, 7)).1);
+    let c = digest(&run(dumbbell_10mbps(30, 15.0, 8)).1);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+/// Common random numbers: changing the queue manager leaves every flow's RTT and start time
+/// unchanged.
+#[test]
+fn queue_manager_does_not_change_the_flows() {
+    let a = dumbbell_10mbps(30, 15.0, 9);
+    let mut b = a.clone();
+    b.queue = AqmConfig::Droptail {
+        limit: 10,
+        unit: QueueUnit::Packets,
+    };
+    let (_, ta) = run(a);
+    let (_, tb) = run(b);
+    let key = |t: &[Table]| {
+        let c = table(t, "connections");
+        let mut v: Vec<(u64, u64, u64)> = u64s(c, "flow")
+            .into_iter()
+            .zip(f64s(c, "base_rtt_ms"))
+            .zip(f64s(c, "start_s"))
+            .map(|((f, r), s)| (f, r.to_bits(), s.to_bits()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(key(&ta), key(&tb));
+    assert_ne!(digest(&ta), digest(&tb));
+}

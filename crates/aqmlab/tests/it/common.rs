@@ -1,0 +1,132 @@
+//! Scenario builders shared by the integration tests.
+
+use aqmlab::aqm::config::AqmConfig;
+use aqmlab::aqm::QueueUnit;
+use aqmlab::config::{
+    Direction, MeasureConfig, RttConfig, Scenario, Side, Topology, TrafficConfig,
+};
+use aqmlab::sim::Simulation;
+use aqmlab::tcp::config::TcpConfig;
+use aqmlab::units::secs;
+
+/// A one-host-per-side dumbbell with a fast bottleneck and exact (ns-2 style) timers.
+pub fn base(duration_s: f64) -> Scenario {
+    let mut tcp = TcpConfig::ns2_fulltcp();
+    tcp.mss = 1460;
+    tcp.rwnd = 1 << 20;
+    Scenario {
+        name: "test".into(),
+        seed: 1,
+        duration_s,
+        warmup_s: 0.0,
+        topology: Topology {
+            bottleneck_mbps: 1000.0,
+            bottleneck_delay_ms: 0.0,
+            access_mbps: 1000.0,
+            access_delay_ms: 0.0,
+            access_queue_packets: 10_000,
+            left_hosts: 1,
+            right_hosts: 1,
+            loss_rate: 0.0,
+            loss_rate_reverse: 0.0,
+        },
+        queue: AqmConfig::Droptail {
+            limit: 10_000,
+            unit: QueueUnit::Packets,
+        },
+        queue_reverse: None,
+        tcp,
+        rtt: RttConfig::Constant { rtt_ms: 100.0 },
+        traffic: vec![TrafficConfig::Bulk {
+            flows: 1,
+            bytes: Some(10 * 1460),
+            request_bytes: 0,
+            direction: Direction::Download,
+            client_side: Side::Left,
+            start_s: 0.0,
+            start_jitter_s: 0.0,
+        }],
+        measure: MeasureConfig::default(),
+    }
+}
+
+pub fn bulk(flows: u32, bytes: Option<u64>) -> TrafficConfig {
+    bulk_at(flows, bytes, 0.0, 0.0)
+}
+
+/// Downloads started at `start_s` plus a uniform jitter in `[0, jitter_s)`.
+pub fn bulk_at(flows: u32, bytes: Option<u64>, start_s: f64, jitter_s: f64) -> TrafficConfig {
+    TrafficConfig::Bulk {
+        flows,
+        bytes,
+        request_bytes: 0,
+        direction: Direction::Download,
+        client_side: Side::Left,
+        start_s,
+        start_jitter_s: jitter_s,
+    }
+}
+
+/// Runs to the end and returns the simulation (finished) and its tables.
+pub fn run(sc: Scenario) -> (Simulation, Vec<aqmlab::measure::Table>) {
+    let mut sim = Simulation::new(sc).expect("valid scenario");
+    let end = sim.end_time();
+    let mut tables: Vec<aqmlab::measure::Table> = Vec::new();
+    let mut t = 0;
+    while !sim.finished() {
+        t += secs(5.0);
+        sim.run_until(t.min(end));
+        merge(&mut tables, sim.drain());
+    }
+    merge(&mut tables, sim.finish());
+    (sim, tables)
+}
+
+fn merge(acc: &mut Vec<aqmlab::measure::Table>, new: Vec<aqmlab::measure::Table>) {
+    use aqmlab::measure::Column;
+    for t in new {
+        match acc.iter_mut().find(|a| a.name == t.name) {
+            None => acc.push(t),
+            Some(a) => {
+                for ((_, dst), (_, src)) in a.columns.iter_mut().zip(t.columns) {
+                    match (dst, src) {
+                        (Column::U64(d), Column::U64(s)) => d.extend(s),
+                        (Column::I64(d), Column::I64(s)) => d.extend(s),
+                        (Column::F64(d), Column::F64(s)) => d.extend(s),
+                        (Column::Bool(d), Column::Bool(s)) => d.extend(s),
+                        (Column::Str(d), Column::Str(s)) => d.extend(s),
+                        _ => panic!("column type changed between chunks"),
+                    }
+                }
+            },
+        }
+    }
+}
+
+pub fn table<'a>(tables: &'a [aqmlab::measure::Table], name: &str) -> &'a aqmlab::measure::Table {
+    tables
+        .iter()
+        .find(|t| t.name == name)
+        .expect("table present")
+}
+
+pub fn f64s(t: &aqmlab::measure::Table, col: &str) -> Vec<f64> {
+    match t.column(col) {
+        Some(aqmlab::measure::Column::F64(v)) => v.clone(),
+        _ => panic!("no f64 column {col}"),
+    }
+}
+
+pub fn u64s(t: &aqmlab::measure::Table, col: &str) -> Vec<u64> {
+    match t.column(col) {
+        Some(aqmlab::measure::Column::U64(v)) => v.clone(),
+        _ => panic!("no u64 column {col}"),
+    }
+}
+
+pub fn bools(t: &aqmlab::measure::Table, col: &str) -> Vec<bool> {
+    match t.column(col) {
+        Some(aqmlab::measure::Column::Bool(v)) => v.clone(),
+        _ => panic!("no bool column {col}"),
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests: one binary, one module per behaviour.
+
+mod aggregate;
+mod common;
+mod tcp_traces;

@@ -1,0 +1,211 @@
+//! Single-connection behaviour checked against hand computation and event traces.
+
+use aqmlab::net::link::ScriptedLoss;
+use aqmlab::packet::flags;
+use aqmlab::sim::Simulation;
+use aqmlab::tcp::config::TcpConfig;
+use aqmlab::units::{secs, MS, SEC};
+
+use crate::common::*;
+
+const MSS: u64 = 1460;
+
+fn run_sim(mut sim: Simulation) -> (Simulation, Vec<aqmlab::measure::Table>) {
+    let end = sim.end_time();
+    sim.run_until(end);
+    let t = sim.finish();
+    (sim, t)
+}
+
+/// With no loss, no delayed ACK and an unlimited receiver window, a download of N segments
+/// takes one RTT of handshake (the server answers the client's ACK, which arrives 1.5 RTT
+/// after the SYN) plus r rounds of slow start, where r is the smallest integer with
+/// IW·(2^r − 1) ≥ N: the last byte reaches the client (r + 1)·RTT after connect(), up to
+/// serialization (12 µs per 1500-byte packet per 1 Gb/s hop).
+#[test]
+fn completion_time_is_handshake_plus_slow_start_rounds() {
+    for &(n, rtt_ms, iw) in &[
+        (1u64, 100.0, 1u32),
+        (10, 100.0, 2),
+        (10, 40.0, 1),
+        (31, 60.0, 1),
+        (100, 80.0, 2),
+        (7, 200.0, 4),
+    ] {
+        let mut sc = base(30.0);
+        sc.rtt = aqmlab::config::RttConfig::Constant { rtt_ms };
+        sc.tcp.initial_window = iw;
+        sc.traffic = vec![bulk(1, Some(n * MSS))];
+        let (_, tables) = run(sc);
+        let c = table(&tables, "connections");
+        let mut r = 0u32;
+        while (iw as u64) * ((1u64 << r) - 1) < n {
+            r += 1;
+        }
+        let expect = (r as f64 + 1.0) * rtt_ms / 1000.0;
+        let got = f64s(c, "last_byte_s")[0];
+        let tol = 3.0 * (n as f64 + 4.0 * (r as f64 + 1.0)) * 12e-6;
+        assert!(
+            (got - expect).abs() <= tol,
+            "N={n} RTT={rtt_ms} IW={iw}: {got} vs {expect} (r={r})"
+        );
+    }
+}
+
+fn lossy_download(lost: &[u64], rwnd_segments: u32) -> (Simulation, Vec<aqmlab::measure::Table>) {
+    let mut sc = base(60.0);
+    sc.tcp.rwnd = rwnd_segments * MSS as u32;
+    sc.traffic = vec![bulk(1, Some(60 * MSS))];
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.enable_trace();
+    let data_link = sim.topology().reverse(); // the server is on the right
+    for &k in lost {
+        sim.script_loss(
+            data_link,
+            ScriptedLoss {
+                seq: 1 + k * MSS,
+                syn: false,
+                count: 1,
+            },
+        );
+    }
+    run_sim(sim)
+}
+
+/// One lost segment in a large window: the third duplicate ACK triggers exactly one fast
+/// retransmission, half an RTT after the client sent it; no timeout.
+#[test]
+fn one_loss_is_repaired_by_fast_retransmit() {
+    let lost = 20;
+    let (sim, tables) = lossy_download(&[lost], 1000);
+    let c = table(&tables, "connections");
+    assert_eq!(bools(c, "completed"), vec![true]);
+    assert_eq!(u64s(c, "timeouts"), vec![0]);
+    assert_eq!(u64s(c, "fast_retransmits"), vec![1]);
+    assert_eq!(u64s(c, "data_retransmits"), vec![1]);
+    let hole = 1 + lost * MSS;
+    let tr = sim.trace();
+    // Client ACKs that name the hole: the first is the ordinary ACK of the segment before it,
+    // the next three are the duplicates.
+    let dup: Vec<_> = tr
+        .iter()
+        .filter(|e| e.side == 0 && e.ack == hole && e.len == 0)
+        .collect();
+    assert!(dup.len() >= 4, "{} ACKs for the hole", dup.len());
+    let third_dup = dup[3].t;
+    let rtx: Vec<_> = tr.iter().filter(|e| e.side == 1 && e.retransmit).collect();
+    assert_eq!(rtx.len(), 1);
+    assert_eq!(rtx[0].seq, hole);
+    // One way = 50 ms plus serialization of a 40-byte ACK on three hops.
+    let dt = rtx[0].t - third_dup;
+    assert!(
+        (50 * MS..50 * MS + 100_000).contains(&dt),
+        "retransmitted {dt} ns after the 3rd dupack"
+    );
+    // No retransmission before the third duplicate ACK arrived.
+    assert!(
+        tr.iter()
+            .filter(|e| e.side == 1 && e.retransmit && e.t < third_dup)
+            .count()
+            == 0
+    );
+}
+
+/// Two losses in a window of 8 segments: Reno's fast recovery repairs the first, the partial
+/// ACK ends recovery, too few duplicate ACKs follow for the second, and the retransmission
+/// timer (1 s minimum RTO) must fire.
+#[test]
+fn two_losses_in_a_small_window_make_reno_time_out() {
+    let (sim, tables) = lossy_download(&[20, 22], 8);
+    let c = table(&tables, "connections");
+    assert_eq!(bools(c, "completed"), vec![true]);
+    assert_eq!(u64s(c, "fast_retransmits"), vec![1]);
+    assert_eq!(u64s(c, "timeouts"), vec![1]);
+    let tr = sim.trace();
+    let second = 1 + 22 * MSS;
+    let first_rtx = tr
+        .iter()
+        .find(|e| e.side == 1 && e.retransmit && e.seq == 1 + 20 * MSS)
+        .unwrap()
+        .t;
+    let second_rtx = tr
+        .iter()
+        .find(|e| e.side == 1 && e.retransmit && e.seq == second)
+        .unwrap()
+        .t;
+    // The timer restarted by the partial ACK (one RTT after the first retransmission) fires
+    // min RTO = 1 s later.
+    let gap = second_rtx - first_rtx;
+    assert!(
+        (SEC..SEC + 150 * MS).contains(&gap),
+        "second retransmission {gap} ns after the first"
+    );
+}
+
+/// A lost SYN is retransmitted after the initial RTO, then after the backed-off RTO.
+#[test]
+fn lost_syns_follow_the_configured_schedules() {
+    // (preset, SYNs lost, expected time of the SYN that gets through)
+    let cases: [(TcpConfig, u32, f64); 4] = [
+        (TcpConfig::freebsd_228(), 1, 6.0),  // 4.4BSD "A + 2D" = 6 s
+        (TcpConfig::freebsd_228(), 2, 30.0), // then 12 s · tcp_backoff[1] = 24 s
+        (TcpConfig::ns2_fulltcp(), 1, 6.0),  // rtxcur_init 6 s
+        (TcpConfig::ns2_fulltcp(), 2, 18.0), // doubled: +12 s
+    ];
+    for (tcp, lost, expect) in cases {
+        let mut sc = base(60.0);
+        sc.tcp = tcp;
+        sc.traffic = vec![bulk(1, Some(1000))];
+        let mut sim = Simulation::new(sc).unwrap();
+        sim.enable_trace();
+        let fwd = sim.topology().forward(); // the client is on the left
+        sim.script_loss(
+            fwd,
+            ScriptedLoss {
+                seq: 0,
+                syn: true,
+                count: lost,
+            },
+        );
+        let (sim, tables) = run_sim(sim);
+        let syns: Vec<f64> = sim
+            .trace()
+            .iter()
+            .filter(|e| e.side == 0 && e.flags & flags::SYN != 0)
+            .map(|e| e.t as f64 * 1e-9)
+            .collect();
+        assert_eq!(syns.len() as u32, lost + 1);
+        assert!(
+            (syns[lost as usize] - expect).abs() < 1e-9,
+            "{syns:?} vs {expect}"
+        );
+        let c = table(&tables, "connections");
+        assert_eq!(u64s(c, "syn_retransmits"), vec![lost as u64]);
+        let est = f64s(c, "established_s")[0];
+        assert!((est - expect - 0.1).abs() < 1e-3, "established at {est}");
+    }
+}
+
+/// Delayed ACKs (BSD): a lone full segment (the receiver window allows only one) is not
+/// acknowledged at once but at the next tick of the global 200 ms fast timer.
+#[test]
+fn delayed_ack_waits_for_the_fast_timer_tick() {
+    let mut sc = base(5.0);
+    sc.tcp = TcpConfig::freebsd_228();
+    sc.tcp.rwnd = MSS as u32;
+    sc.traffic = vec![bulk(1, None)];
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.enable_trace();
+    let (sim, _) = run_sim(sim);
+    let acks: Vec<u64> = sim
+        .trace()
+        .iter()
+        .filter(|e| e.side == 0 && e.len == 0 && e.ack > 1)
+        .map(|e| e.t)
+        .collect();
+    assert!(acks.len() >= 10, "{} ACKs", acks.len());
+    for t in &acks {
+        assert_eq!(t % (200 * MS), 0, "ACK at {t} ns is off the 200 ms grid");
+    }
+    let _ = secs(0.0);
+}
