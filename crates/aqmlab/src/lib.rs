@@ -22,3 +22,4 @@ pub mod rng;
 pub mod sim;
 pub mod tcp;
 pub mod units;
+pub mod workload;

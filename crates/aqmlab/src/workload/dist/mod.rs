@@ -1,0 +1,12 @@
+//! Random-variable building blocks shared by the traffic models.
+
+pub mod empirical;
+pub mod fsd;
+pub mod special;
+pub mod variates;
+
+#[cfg(test)]
+pub(crate) mod ks;
+
+pub use empirical::{EmpiricalCdf, ParseError};
+pub use fsd::Fsd;

@@ -1,0 +1,15 @@
+//! Traffic models: the random variables of the Web traffic generators.
+//!
+//! - `dist`: building blocks (empirical CDFs, Weibull, gamma, normal CDF, the FSD long-range
+//!   dependent generator).
+//! - `mah`: Mah's 1997 empirical HTTP/1.0 model (seven CDFs shipped as data files).
+//! - `packmime`: PackMime-HTTP as implemented in ns-2.35 (inter-arrivals, request and response
+//!   sizes, HTTP/1.1 connection structure, server delay, DelayBox RTTs).
+//! - `rtt`: per-flow minimum RTT tables of the studies (Study A's 7×7 matrix).
+//!
+//! See `docs/workload.md` for sources, substitutions and what is not public.
+
+pub mod dist;
+pub mod mah;
+pub mod packmime;
+pub mod rtt;
