@@ -327,39 +327,27 @@ impl Scenario {
                 Ok(())
             },
             RttConfig::Empirical { points, .. } => {
-                if points.len() < 2 {
+                if let Some((i, p)) = points
+                    .iter()
+                    .enumerate()
+                    .find(|(_, p)| !(p.0 >= 0.0 && p.0.is_finite()))
+                {
                     return Err(ConfigError::new(
-                        "rtt.points",
-                        points.len(),
-                        "at least 2 (rtt_ms, cdf) points",
+                        format!("rtt.points[{i}]"),
+                        format!("{p:?}"),
+                        "an RTT ≥ 0 ms",
                     ));
                 }
-                for (i, w) in points.windows(2).enumerate() {
-                    if !(w[1].0 >= w[0].0 && w[1].1 >= w[0].1) {
-                        return Err(ConfigError::new(
-                            format!("rtt.points[{}]", i + 1),
-                            format!("{:?}", w[1]),
-                            "values and probabilities non-decreasing",
-                        ));
-                    }
-                }
-                let (v0, p0) = points[0];
-                if v0 < 0.0 || !(0.0..=1.0).contains(&p0) {
-                    return Err(ConfigError::new(
-                        "rtt.points[0]",
-                        format!("{:?}", points[0]),
-                        "rtt ≥ 0 and probability in [0, 1]",
-                    ));
-                }
-                let last = points[points.len() - 1].1;
-                if (last - 1.0).abs() > 1e-9 {
-                    return Err(ConfigError::new(
-                        "rtt.points",
-                        last,
-                        "a last cumulative probability of 1",
-                    ));
-                }
-                Ok(())
+                // One set of rules for every empirical CDF: those of the sampler itself.
+                crate::workload::dist::EmpiricalCdf::from_points(points, false)
+                    .map(|_| ())
+                    .map_err(|e| {
+                        ConfigError::new(
+                            format!("rtt.points[{}]", e.line.saturating_sub(1)),
+                            e.message,
+                            "(rtt_ms, cdf) points with both non-decreasing and the last cdf = 1",
+                        )
+                    })
             },
             RttConfig::Matrix { rtt_ms } => {
                 if rtt_ms.is_empty() || rtt_ms[0].is_empty() {

@@ -7,14 +7,15 @@
 use crate::config::RttConfig;
 use crate::rng::Rng;
 use crate::units::{millis, Time};
+use crate::workload::dist::EmpiricalCdf;
 
 #[derive(Clone, Debug)]
 pub enum RttSampler {
     None,
     Constant(Time),
     Uniform(f64, f64),
-    /// `(value_ms, cdf)` points, inverse-transform sampled with linear interpolation.
-    Empirical(Vec<(f64, f64)>),
+    /// RTT in ms, inverse-transform sampled with linear interpolation.
+    Empirical(EmpiricalCdf),
     Matrix(Vec<Vec<Time>>),
 }
 
@@ -24,7 +25,10 @@ impl RttSampler {
             RttConfig::None => RttSampler::None,
             RttConfig::Constant { rtt_ms } => RttSampler::Constant(millis(*rtt_ms)),
             RttConfig::Uniform { min_ms, max_ms } => RttSampler::Uniform(*min_ms, *max_ms),
-            RttConfig::Empirical { points, .. } => RttSampler::Empirical(points.clone()),
+            // The scenario validated the points (increasing, last probability 1).
+            RttConfig::Empirical { points, .. } => RttSampler::Empirical(
+                EmpiricalCdf::from_points(points, false).expect("validated RTT CDF"),
+            ),
             RttConfig::Matrix { rtt_ms } => RttSampler::Matrix(
                 rtt_ms
                     .iter()
@@ -41,7 +45,7 @@ impl RttSampler {
             RttSampler::None => 0,
             RttSampler::Constant(t) => *t,
             RttSampler::Uniform(lo, hi) => millis(rng.uniform_range(*lo, *hi)),
-            RttSampler::Empirical(points) => millis(inverse_cdf(points, rng.uniform())),
+            RttSampler::Empirical(cdf) => millis(cdf.inverse_cdf(rng.uniform())),
             RttSampler::Matrix(m) => {
                 let row = &m[client as usize % m.len()];
                 row[server as usize % row.len()]
@@ -50,35 +54,24 @@ impl RttSampler {
     }
 }
 
-/// Inverse of a piecewise-linear CDF given by increasing `(value, p)` points; below the first
-/// probability returns the first value.
-pub fn inverse_cdf(points: &[(f64, f64)], u: f64) -> f64 {
-    if u <= points[0].1 {
-        return points[0].0;
-    }
-    for w in points.windows(2) {
-        let ((v0, p0), (v1, p1)) = (w[0], w[1]);
-        if u <= p1 {
-            if p1 <= p0 {
-                return v1;
-            }
-            return v0 + (v1 - v0) * (u - p0) / (p1 - p0);
-        }
-    }
-    points[points.len() - 1].0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::StreamKind;
 
     #[test]
-    fn inverse_cdf_interpolates() {
-        let pts = [(10.0, 0.0), (20.0, 0.5), (60.0, 1.0)];
-        assert_eq!(inverse_cdf(&pts, 0.25), 15.0);
-        assert_eq!(inverse_cdf(&pts, 0.75), 40.0);
-        assert_eq!(inverse_cdf(&pts, 1.0), 60.0);
+    fn empirical_rtt_interpolates_between_points() {
+        let s = RttSampler::new(&RttConfig::Empirical {
+            points: vec![(10.0, 0.0), (20.0, 0.5), (60.0, 1.0)],
+            source: String::new(),
+        });
+        let mut r = Rng::stream(4, StreamKind::Test, 0);
+        let xs: Vec<f64> = (0..40_000)
+            .map(|_| s.sample(&mut r, 0, 0) as f64 / 1e6)
+            .collect();
+        let below_20 = xs.iter().filter(|&&x| x < 20.0).count() as f64 / xs.len() as f64;
+        assert!((below_20 - 0.5).abs() < 0.015, "{below_20}");
+        assert!(xs.iter().all(|&x| (10.0..=60.0).contains(&x)));
     }
 
     #[test]

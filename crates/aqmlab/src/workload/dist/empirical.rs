@@ -84,8 +84,9 @@ impl EmpiricalCdf {
         if !v.is_finite() {
             return err(format!("value {v} is not finite"));
         }
-        if !(c > 0.0 && c <= 1.0) {
-            return err(format!("cumulative probability {c} outside (0, 1]"));
+        // A first point at probability 0 names the minimum value.
+        if !(0.0..=1.0).contains(&c) {
+            return err(format!("cumulative probability {c} outside [0, 1]"));
         }
         if let (Some(&pv), Some(&pc)) = (self.values.last(), self.cdfs.last()) {
             if v < pv {
