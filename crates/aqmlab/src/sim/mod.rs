@@ -391,11 +391,19 @@ impl Simulation {
         if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
             l.lost += 1;
             self.pkts.free(id);
+            self.start_tx(link);
         } else {
             let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
-            self.sched.at(now + l.delay + extra, Ev::Arrive(id));
+            let at = now + l.delay + extra;
+            self.start_tx(link);
+            if at == now {
+                // Zero propagation delay: the packet is at the next node now. Handling it here
+                // saves an event per hop; the order stays deterministic.
+                self.on_arrive(id);
+            } else {
+                self.sched.at(at, Ev::Arrive(id));
+            }
         }
-        self.start_tx(link);
     }
 
     #[inline]
