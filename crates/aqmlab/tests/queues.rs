@@ -91,6 +91,41 @@ fn fq_codel_drr_order_between_fat_and_thin_flow() {
 }
 
 #[test]
+fn fq_codel_new_flow_that_empties_goes_to_old_list_not_new_again() {
+    let mut q = Queue::new(fq(1024, 10240), rng());
+    let mut st = PacketStore::default();
+    let enq = |q: &mut Queue, st: &mut PacketStore, p: Packet| {
+        let id = st.alloc(p);
+        assert_eq!(q.enqueue(0, id, st), Offer::Queued);
+    };
+    let deq = |q: &mut Queue, st: &mut PacketStore| -> u64 {
+        let id = q.dequeue(0, st).expect("packet");
+        let s = st.get(id).seq;
+        st.free(id);
+        s
+    };
+    // Fat: ten 500-byte packets (seq 1..10); thin: 100-byte packets (seq 101, 102).
+    for s in 1..=10 {
+        enq(&mut q, &mut st, pkt(s, 500, FAT));
+    }
+    enq(&mut q, &mut st, pkt(101, 100, THIN));
+    let mut order = Vec::new();
+    // Fat deficit 1514 → 1014, 514, 14, −486: F1..F4; then +1514 = 1028, fat to old; T1.
+    for _ in 0..5 {
+        order.push(deq(&mut q, &mut st));
+    }
+    // Thin empties while on new_flows with old_flows = [fat] → old = [fat, thin]; F5 (528).
+    order.push(deq(&mut q, &mut st));
+    // T2 arrives: thin is on old_flows, so it does NOT jump ahead as a new flow:
+    // F6 (28), F7 (−472); then fat +1514 to the tail, old = [thin, fat]: T2.
+    enq(&mut q, &mut st, pkt(102, 100, THIN));
+    for _ in 0..3 {
+        order.push(deq(&mut q, &mut st));
+    }
+    assert_eq!(order, vec![1, 2, 3, 4, 101, 5, 6, 7, 102]);
+}
+
+#[test]
 fn fq_codel_overflow_drops_half_of_the_fattest_flow_from_its_head() {
     let mut q = Queue::new(fq(1024, 10), rng());
     let mut st = PacketStore::default();
