@@ -5,14 +5,28 @@
 //! its state and the equations of its paper; `Aqm` is a closed enum so that the per-packet
 //! call is a `match`, not a virtual call.
 
+pub mod ared;
+pub mod codel;
 pub mod config;
 pub mod droptail;
+pub mod fq_codel;
+pub mod pi;
+pub mod pie;
+pub mod red;
+pub mod rem;
 
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::Time;
 
+pub use ared::{Ared, AredMode, AredParams};
+pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
+pub use fq_codel::{FqCodel, FqCodelParams};
+pub use pi::{Pi, PiParams};
+pub use pie::{Pie, PieEstimator, PieParams};
+pub use red::{EcnPolicy, Red, RedParams};
+pub use rem::{Rem, RemParams};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,9 +65,19 @@ pub enum QueueUnit {
 }
 
 /// Every queue discipline. Add a variant per discipline; keep the match arms one line each.
+///
+/// `Red` covers RED, GRED-I and Adaptive RED (a RED with `adaptive` set). `FqCodel` needs
+/// per-flow storage: `net::queue::Queue` drives its scheduler directly (its `on_enqueue` only
+/// admits; overflow and dequeue go through `FqCodel`'s own methods).
 #[derive(Clone, Debug)]
 pub enum Aqm {
     DropTail(DropTail),
+    Red(Red),
+    Pi(Pi),
+    Rem(Rem),
+    Codel(Codel),
+    Pie(Pie),
+    FqCodel(FqCodel),
 }
 
 impl Aqm {
@@ -62,6 +86,12 @@ impl Aqm {
     pub fn on_enqueue(&mut self, now: Time, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
         match self {
             Aqm::DropTail(a) => a.on_enqueue(now, pkt, q, rng),
+            Aqm::Red(a) => a.on_enqueue(now, pkt, q, rng),
+            Aqm::Pi(a) => a.on_enqueue(pkt, q, rng),
+            Aqm::Rem(a) => a.on_enqueue(pkt, q, rng),
+            Aqm::Codel(a) => a.on_enqueue(q),
+            Aqm::Pie(a) => a.on_enqueue(pkt, q, rng),
+            Aqm::FqCodel(_) => Verdict::Pass,
         }
     }
 
@@ -70,10 +100,11 @@ impl Aqm {
     #[inline]
     pub fn on_dequeue(&mut self, now: Time, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
         match self {
-            Aqm::DropTail(_) => {
-                let _ = (now, pkt, q, rng);
-                Verdict::Pass
-            },
+            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) => Verdict::Pass,
+            Aqm::Red(a) => a.on_dequeue(),
+            Aqm::Rem(a) => a.on_dequeue(pkt, rng),
+            Aqm::Codel(a) => a.on_dequeue(now, pkt, q),
+            Aqm::Pie(a) => a.on_dequeue(now, pkt, q),
         }
     }
 
@@ -82,25 +113,33 @@ impl Aqm {
     #[inline]
     pub fn on_idle(&mut self, now: Time) {
         match self {
-            Aqm::DropTail(_) => {
-                let _ = now;
-            },
+            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::Rem(_) | Aqm::FqCodel(_) => {},
+            Aqm::Red(a) => a.on_idle(now),
+            Aqm::Codel(a) => a.on_idle(),
+            Aqm::Pie(a) => a.on_idle(),
         }
     }
 
-    /// Period of the discipline's own clock (PI's sampling, REM's price update), if any.
+    /// Period of the discipline's own clock (PI's sampling, REM's price update, PIE's update,
+    /// timer-driven ARED), if any. The first tick is due one period after the start.
     pub fn tick_period(&self) -> Option<Time> {
         match self {
-            Aqm::DropTail(_) => None,
+            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) => None,
+            Aqm::Red(a) => a.tick_period(),
+            Aqm::Pi(a) => Some(a.p.period),
+            Aqm::Rem(a) => Some(a.p.interval),
+            Aqm::Pie(a) => Some(a.p.t_update),
         }
     }
 
-    /// Runs the periodic update at `now`.
+    /// Runs the periodic update at `now`; `q` is the current occupancy.
     pub fn on_tick(&mut self, now: Time, q: QueueLen) {
         match self {
-            Aqm::DropTail(_) => {
-                let _ = (now, q);
-            },
+            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) => {},
+            Aqm::Red(a) => a.on_tick(now),
+            Aqm::Pi(a) => a.on_tick(q),
+            Aqm::Rem(a) => a.on_tick(q),
+            Aqm::Pie(a) => a.on_tick(q),
         }
     }
 
@@ -108,14 +147,27 @@ impl Aqm {
     pub fn name(&self) -> &'static str {
         match self {
             Aqm::DropTail(_) => "droptail",
+            Aqm::Red(a) => a.name,
+            Aqm::Pi(_) => "pi",
+            Aqm::Rem(_) => "rem",
+            Aqm::Codel(_) => "codel",
+            Aqm::Pie(_) => "pie",
+            Aqm::FqCodel(_) => "fq_codel",
         }
     }
 
-    /// Scheme-specific state for the queue trace (RED's average, PI's probability...), as
-    /// `(name, value)`; empty for stateless disciplines.
+    /// Scheme-specific state for the queue trace, as `(name, value)`: RED's `avg`, ARED's
+    /// `max_p`, PI's `p`, REM's `prob`, PIE's `p`, CoDel's `codel_count` (0 when not dropping),
+    /// FQ-CoDel's `active_flows`; `None` for drop-tail.
     pub fn state_probe(&self) -> Option<(&'static str, f64)> {
         match self {
             Aqm::DropTail(_) => None,
+            Aqm::Red(a) => Some(a.state_probe()),
+            Aqm::Pi(a) => Some(("p", a.s.p)),
+            Aqm::Rem(a) => Some(("prob", a.s.prob)),
+            Aqm::Codel(a) => Some(a.state_probe()),
+            Aqm::Pie(a) => Some(("p", a.s.p)),
+            Aqm::FqCodel(a) => Some(("active_flows", a.active_flows() as f64)),
         }
     }
 }

@@ -64,9 +64,16 @@ pub enum Offer {
     Dropped(DropCause),
 }
 
+/// Where the queued packets wait: one FIFO, or one FIFO per flow (FQ-CoDel). The per-flow
+/// deques keep their capacity, so steady-state operation does not allocate.
+enum Storage {
+    Fifo(VecDeque<PktId>),
+    Flows(Vec<VecDeque<PktId>>),
+}
+
 pub struct Queue {
     pub aqm: Aqm,
-    fifo: VecDeque<PktId>,
+    storage: Storage,
     len: QueueLen,
     pub stats: QueueStats,
     pub rng: Rng,
@@ -74,9 +81,13 @@ pub struct Queue {
 
 impl Queue {
     pub fn new(aqm: Aqm, rng: Rng) -> Self {
+        let storage = match &aqm {
+            Aqm::FqCodel(fq) => Storage::Flows((0..fq.flows()).map(|_| VecDeque::new()).collect()),
+            _ => Storage::Fifo(VecDeque::new()),
+        };
         Queue {
             aqm,
-            fifo: VecDeque::new(),
+            storage,
             len: QueueLen::default(),
             stats: QueueStats::default(),
             rng,
@@ -90,7 +101,7 @@ impl Queue {
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
+        self.len.packets == 0
     }
 
     /// Offers an arriving packet. A dropped packet is freed here.
@@ -108,13 +119,44 @@ impl Queue {
                     self.stats.marks += 1;
                 }
                 pkt.enqueued_at = now;
+                let size = pkt.size;
                 self.len.packets += 1;
-                self.len.bytes += pkt.size as u64;
-                self.fifo.push_back(id);
+                self.len.bytes += size as u64;
+                self.stats.end_run();
+                let offer = match &mut self.storage {
+                    Storage::Fifo(fifo) => {
+                        fifo.push_back(id);
+                        Offer::Queued
+                    },
+                    Storage::Flows(flows) => {
+                        let Aqm::FqCodel(fq) = &mut self.aqm else {
+                            unreachable!("flow storage belongs to FQ-CoDel")
+                        };
+                        let flow = fq.classify(pkt);
+                        flows[flow].push_back(id);
+                        fq.on_enqueued(flow, size);
+                        // Overflow: drop from the head of the fattest flow (possibly this one).
+                        let mut offer = Offer::Queued;
+                        while let Some(victim) = fq.overflow_victim(self.len) {
+                            let vid = flows[victim].pop_front().expect("victim flow has packets");
+                            let vp = store.get(vid);
+                            let vsize = vp.size;
+                            self.len.packets -= 1;
+                            self.len.bytes -= vsize as u64;
+                            fq.on_head_dropped(victim, vsize);
+                            self.stats.count_drop(DropCause::Overflow, vsize);
+                            store.free(vid);
+                            if vid == id {
+                                offer = Offer::Dropped(DropCause::Overflow);
+                            }
+                        }
+                        offer
+                    },
+                };
+                // After any overflow drop, so the peak never exceeds the limit.
                 self.stats.peak_packets = self.stats.peak_packets.max(self.len.packets);
                 self.stats.peak_bytes = self.stats.peak_bytes.max(self.len.bytes);
-                self.stats.end_run();
-                Offer::Queued
+                offer
             },
             Verdict::Drop(cause) => {
                 self.stats.count_drop(cause, pkt.size);
@@ -129,13 +171,41 @@ impl Queue {
     /// starts an idle period.
     #[inline]
     pub fn dequeue(&mut self, now: Time, store: &mut PacketStore) -> Option<PktId> {
-        while let Some(id) = self.fifo.pop_front() {
+        loop {
+            let (id, verdict) = match &mut self.storage {
+                Storage::Fifo(fifo) => {
+                    let Some(id) = fifo.pop_front() else {
+                        self.aqm.on_idle(now);
+                        return None;
+                    };
+                    let pkt = store.get(id);
+                    self.len.packets -= 1;
+                    self.len.bytes -= pkt.size as u64;
+                    (id, self.aqm.on_dequeue(now, pkt, self.len, &mut self.rng))
+                },
+                Storage::Flows(flows) => {
+                    let Aqm::FqCodel(fq) = &mut self.aqm else {
+                        unreachable!("flow storage belongs to FQ-CoDel")
+                    };
+                    let Some(flow) = fq.select() else {
+                        self.aqm.on_idle(now);
+                        return None;
+                    };
+                    let Some(id) = flows[flow].pop_front() else {
+                        fq.on_flow_empty(flow);
+                        continue;
+                    };
+                    let pkt = store.get(id);
+                    self.len.packets -= 1;
+                    self.len.bytes -= pkt.size as u64;
+                    (id, fq.on_dequeue(flow, now, pkt, self.len))
+                },
+            };
             let pkt = store.get_mut(id);
-            self.len.packets -= 1;
-            self.len.bytes -= pkt.size as u64;
-            match self.aqm.on_dequeue(now, pkt, self.len, &mut self.rng) {
+            match verdict {
                 Verdict::Pass => {},
                 Verdict::Mark => {
+                    debug_assert!(pkt.ecn.is_ect(), "AQM marked a non-ECT packet");
                     pkt.ecn = Ecn::Ce;
                     self.stats.marks += 1;
                 },
@@ -149,7 +219,5 @@ impl Queue {
             self.stats.departure_bytes += pkt.size as u64;
             return Some(id);
         }
-        self.aqm.on_idle(now);
-        None
     }
 }

@@ -191,7 +191,7 @@ impl Simulation {
         {
             // Queue streams 0 and 1 belong to the bottleneck: the same across queue managers.
             let q = Queue::new(
-                qcfg.build(b_rate, mean_pkt),
+                qcfg.build_for_link(b_rate, mean_pkt, b_delay),
                 Rng::stream(seed, StreamKind::Queue, dir as u64),
             );
             let lid = topo.link_count() as u64 - 2 + dir as u64;
