@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per behaviour.
 
 mod aggregate;
+mod aqm_network;
 mod common;
 mod tcp_traces;
