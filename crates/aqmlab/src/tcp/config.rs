@@ -234,7 +234,7 @@ impl TcpConfig {
         if self.max_retries == 0 || self.max_retries > 64 {
             return err("max_retries", &self.max_retries, "an integer in 1..=64");
         }
-        if !(self.connect_timeout_s > 0.0) {
+        if self.connect_timeout_s.is_nan() || self.connect_timeout_s <= 0.0 {
             return err("connect_timeout_s", &self.connect_timeout_s, "a time > 0 s");
         }
         Ok(())
