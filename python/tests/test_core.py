@@ -74,3 +74,12 @@ def test_run_until_rejects_bad_times():
     for t in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError):
             sim.run_until(t)
+
+
+def test_a_core_panic_is_a_one_line_runtime_error(capfd):
+    with pytest.raises(RuntimeError) as e:
+        _core._panic_for_tests()
+    msg = str(e.value)
+    assert "internal error in the simulator core" in msg and "deliberate panic" in msg
+    assert "\n" not in msg
+    assert capfd.readouterr().err == ""  # the default hook's message is not printed

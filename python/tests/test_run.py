@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -172,7 +173,7 @@ def test_sink_streams_typed_batches(tmp_path: Path):
             "empty": {"x": ("f64", [])},
         }
 
-    disk = _Sink(tmp_path)
+    disk = _Sink(tmp_path, row_group=2)
     mem = _Sink(None)
     for start, n in ((0, 3), (3, 0), (3, 4)):
         disk.add(batch(start, n))
@@ -183,4 +184,51 @@ def test_sink_streams_typed_batches(tmp_path: Path):
     assert t.column("t_ns").to_pylist() == list(range(7))
     assert [str(f.type) for f in t.schema] == ["uint64", "int64", "double", "bool", "string"]
     assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
+    meta = pq.ParquetFile(tmp_path / "queue.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [2, 2, 2, 1]
     assert sum(p.num_rows for p in mem.memory["queue"]) == 7
+
+
+def test_sink_files_do_not_depend_on_chunking(tmp_path: Path):
+    from aqmlab.runner import _Sink
+
+    def write(directory: Path, cuts: list[int]) -> bytes:
+        directory.mkdir()
+        sink = _Sink(directory, row_group=4)
+        for a, b in itertools.pairwise(cuts):
+            sink.add({"t": {"x": ("u64", list(range(a, b)))}})
+        sink.close()
+        return (directory / "t.parquet").read_bytes()
+
+    assert write(tmp_path / "a", [0, 10]) == write(tmp_path / "b", [0, 1, 3, 3, 7, 10])
+
+
+def test_summary_table_reads_the_core_totals():
+    from aqmlab.cli import format_summary
+
+    summary = {
+        "scenario": {"name": "x", "duration_s": 30.0},
+        "scenario_file": "x.toml",
+        "seed": 1,
+        "version": {"aqmlab": "0", "core": "0"},
+        "wall_time_s": 2.0,
+        "engine_stats": {"events": 1000, "sim_time_s": 30.0},
+        "summary": {
+            "bottleneck": {
+                "l2r": {
+                    "throughput_mbps": 9.5,
+                    "utilization": 0.95,
+                    "loss_rate": 0.0123,
+                    "mean_queue_packets": 42.0,
+                },
+                "r2l": {"throughput_mbps": 0.4, "utilization": 0.04, "loss_rate": 0.0},
+            },
+            "connections": {"completed": 10, "unfinished": 3},
+        },
+        "tables": {},
+    }
+    text = format_summary(aqmlab.Results(summary))
+    assert "9.50 Mb/s" in text and "95.00 %" in text and "1.23 %" in text
+    assert "42.0 pkt" in text and "r2l" in text
+    assert "10 completed, 3 unfinished" in text
+    assert "500 events/s" in text and "15.0 sim s/wall s" in text

@@ -317,6 +317,13 @@ fn json_to_py<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (json,))
 }
 
+// `run_until` releases the GIL, so the simulation may be driven from any thread: it must be
+// `Send` (no `Rc`, no thread-bound state inside).
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Simulation>();
+};
+
 struct State {
     /// `None` once a panic left the simulation in an unknown state.
     sim: Option<Simulation>,
@@ -448,6 +455,12 @@ fn validate_scenario(scenario_json: &str) -> PyResult<()> {
         .map_err(PyValueError::new_err)
 }
 
+/// Panics inside the same guard as every simulation call (for the tests of panic handling).
+#[pyfunction]
+fn _panic_for_tests() -> PyResult<()> {
+    guard("a test", || panic!("deliberate panic\nsecond line"))
+}
+
 /// Version of the core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -462,5 +475,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

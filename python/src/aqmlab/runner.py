@@ -77,11 +77,18 @@ def _to_arrow(columns: Mapping[str, tuple[str, list]]) -> pa.Table:
 
 
 class _Sink:
-    """Where drained batches go: Parquet writers (one per table), or memory."""
+    """Where drained batches go: Parquet writers (one per table), or memory.
 
-    def __init__(self, directory: Path | None) -> None:
+    Rows are written in row groups of exactly `row_group` rows (the last one shorter), whatever
+    the chunking of the run: files do not depend on how the run was cut into chunks, readers
+    get reasonably sized row groups, and memory stays bounded by one row group per table.
+    """
+
+    def __init__(self, directory: Path | None, row_group: int = 65536) -> None:
         self.directory = directory
+        self.row_group = row_group
         self.writers: dict[str, pq.ParquetWriter] = {}
+        self.pending: dict[str, list[pa.Table]] = {}
         self.memory: dict[str, list[pa.Table]] = {}
         self.schemas: dict[str, pa.Schema] = {}
         self.rows: dict[str, int] = {}
@@ -97,23 +104,42 @@ class _Sink:
                 if table.num_rows or name not in self.memory:
                     self.memory.setdefault(name, []).append(table)
                 continue
-            writer = self.writers.get(name)
-            if writer is None:
-                writer = pq.ParquetWriter(
+            if name not in self.writers:
+                self.writers[name] = pq.ParquetWriter(
                     self.directory / f"{name}.parquet", schema, compression="zstd"
                 )
-                self.writers[name] = writer
             if table.num_rows:
-                writer.write_table(table)
+                self.pending.setdefault(name, []).append(table)
+                self._flush(name, final=False)
+
+    def _flush(self, name: str, final: bool) -> None:
+        parts = self.pending.get(name, [])
+        n = sum(t.num_rows for t in parts)
+        if n == 0 or (n < self.row_group and not final):
+            return
+        table = pa.concat_tables(parts)
+        start = 0
+        while n - start >= self.row_group:
+            self.writers[name].write_table(
+                table.slice(start, self.row_group), row_group_size=self.row_group
+            )
+            start += self.row_group
+        rest = table.slice(start)
+        if final and rest.num_rows:
+            self.writers[name].write_table(rest, row_group_size=self.row_group)
+            rest = rest.slice(0, 0)
+        self.pending[name] = [rest] if rest.num_rows else []
 
     def close(self) -> None:
         errors = []
-        for w in self.writers.values():
+        for name, w in self.writers.items():
             try:
+                self._flush(name, final=True)
                 w.close()
             except Exception as e:  # pragma: no cover - disk full and the like
                 errors.append(e)
         self.writers.clear()
+        self.pending.clear()
         if errors:
             raise errors[0]
 
