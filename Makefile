@@ -15,7 +15,8 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
 # Build/dev tools (runtime deps come from python/pyproject.toml through maturin develop).
-DEV_TOOLS := "maturin>=1.8,<2" "pytest>=8" "ruff>=0.6"
+# ruff is pinned: a new release may change formatting or rules and fail CI by itself.
+DEV_TOOLS := "maturin>=1.8,<2" "pytest>=8,<10" "ruff==0.17.6"
 
 RUST_SRC := $(shell find crates -name '*.rs' -o -name 'Cargo.toml') Cargo.toml Cargo.lock
 PY_META  := python/pyproject.toml
