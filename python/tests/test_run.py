@@ -232,3 +232,12 @@ def test_summary_table_reads_the_core_totals():
     assert "42.0 pkt" in text and "r2l" in text
     assert "10 completed, 3 unfinished" in text
     assert "500 events/s" in text and "15.0 sim s/wall s" in text
+
+
+def test_console_script():
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "aqmlab"
+    proc = subprocess.run([script, "--version"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and proc.stdout.startswith("aqmlab ")

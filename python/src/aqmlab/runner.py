@@ -212,8 +212,13 @@ def run(
     ok = False
     t0 = time.perf_counter()
     try:
-        while not sim.finished():
-            sim.run_until(min(sim.now() + step, end))
+        # Chunk boundaries are i·step (no accumulated rounding), so they depend on the scenario
+        # and `chunk_s` only.
+        i, t = 0, 0.0
+        while t < end and not sim.finished():
+            i += 1
+            t = min(i * step, end)
+            sim.run_until(t)
             sink.add(sim.drain_typed())
             if progress is not None:
                 stats = sim.engine_stats()
