@@ -1,5 +1,480 @@
+//! Python bindings of the aqmlab core: module `aqmlab._core`.
+//!
+//! Thin on purpose: the Python package owns configuration files, storage and reports. This
+//! module parses a scenario given as JSON, drives a `Simulation` and hands record tables back
+//! as plain Python containers.
+//!
+//! Errors: a bad scenario raises `ValueError` with one line naming the field path; a Rust
+//! panic never unwinds into Python (it is caught and raised as `RuntimeError`, and the
+//! simulation is then unusable).
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Mutex, Once};
+
+use aqmlab::config::Scenario;
+use aqmlab::measure::{Column, Table};
+use aqmlab::sim::Simulation;
+use aqmlab::tcp::config::TcpConfig;
+use aqmlab::units::{as_secs, secs};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+thread_local! {
+    /// Message and location of the last panic on this thread (set by our panic hook).
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+static HOOK: Once = Once::new();
+
+/// Replaces the default panic hook (which prints to stderr) with one that records the message
+/// for the exception; with `AQMLAB_DEBUG` set it also prints it and a backtrace.
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        panic::set_hook(Box::new(|info| {
+            let msg = payload_message(info.payload());
+            let loc = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            let text = format!("{msg}{loc}");
+            if std::env::var_os("AQMLAB_DEBUG").is_some_and(|v| !v.is_empty() && v != "0") {
+                eprintln!(
+                    "aqmlab core panicked: {text}\n{}",
+                    std::backtrace::Backtrace::force_capture()
+                );
+            }
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+        }));
+    });
+}
+
+fn payload_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Runs `f`, turning a panic into a `RuntimeError` with a one-line message.
+fn guard<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let text = LAST_PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| payload_message(payload.as_ref()));
+        PyRuntimeError::new_err(format!(
+            "internal error in the simulator core during {what}: {}",
+            text.replace('\n', " ")
+        ))
+    })
+}
+
+/// Removes serde_json's " at line L column C" suffix (the JSON is machine-made; the path says
+/// where the problem is).
+fn strip_position(msg: &str) -> &str {
+    match msg.rfind(" at line ") {
+        Some(i) if msg[i..].contains(" column ") => &msg[..i],
+        _ => msg,
+    }
+}
+
+/// Text between the first pair of backticks.
+fn backticked(msg: &str) -> Option<&str> {
+    let start = msg.find('`')? + 1;
+    let len = msg[start..].find('`')?;
+    Some(&msg[start..start + len])
+}
+
+/// Appends a field or an index to a dotted path.
+fn join_path(path: &str, seg: &str) -> String {
+    if seg.is_empty() {
+        path.to_string()
+    } else if seg.starts_with('[') || path.is_empty() {
+        format!("{path}{seg}")
+    } else {
+        format!("{path}.{seg}")
+    }
+}
+
+/// The value at a serde_path_to_error path, if the JSON is well formed.
+fn value_at<'a>(
+    root: &'a serde_json::Value,
+    path: &serde_path_to_error::Path,
+) -> Option<&'a serde_json::Value> {
+    use serde_path_to_error::Segment;
+    let mut v = root;
+    for seg in path.iter() {
+        v = match seg {
+            Segment::Seq { index } => v.get(*index)?,
+            Segment::Map { key } => v.get(key)?,
+            Segment::Enum { .. } => v,
+            Segment::Unknown => return None,
+        };
+    }
+    Some(v)
+}
+
+/// Whether `msg` ("invalid type/value: ...", "unknown variant ...") describes the value `v`.
+fn leaf_matches(v: &serde_json::Value, msg: &str) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            msg.contains(&format!("string {s:?}")) || msg.contains(&format!("variant `{s}`"))
+        },
+        Value::Number(n) => {
+            if n.is_f64() {
+                msg.contains("floating point `")
+                    && n.as_f64().is_some_and(|f| msg.contains(&format!("`{f}")))
+            } else {
+                msg.contains(&format!("integer `{n}`"))
+            }
+        },
+        Value::Bool(b) => msg.contains(&format!("boolean `{b}`")),
+        Value::Array(_) => msg.contains("invalid type: sequence"),
+        Value::Object(_) => msg.contains("invalid type: map"),
+        Value::Null => msg.contains("invalid type: null") || msg.contains("invalid type: unit"),
+    }
+}
+
+/// Relative path of the first value under `v` that `msg` describes ("" for `v` itself).
+fn find_culprit(v: &serde_json::Value, msg: &str, rel: &str, depth: u32) -> Option<String> {
+    use serde_json::Value;
+    if leaf_matches(v, msg) {
+        return Some(rel.to_string());
+    }
+    if depth > 6 {
+        return None;
+    }
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| find_culprit(x, msg, &join_path(rel, k), depth + 1)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| find_culprit(x, msg, &join_path(rel, &format!("[{i}]")), depth + 1)),
+        _ => None,
+    }
+}
+
+/// One line naming the field path of a deserialization error.
+///
+/// serde_path_to_error tracks the path through structs, sequences and maps; inside an
+/// internally tagged enum (`queue`, `rtt`, `traffic[i]`) the path stops at the enum. There
+/// the field named by "unknown field `x`" / "missing field `x`" is appended, and for a value of
+/// the wrong type or an unknown variant the offending value is looked up in the JSON under
+/// that path to name its field.
+fn describe_json_error(json: &str, err: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let mut path = err.path().to_string();
+    if path == "." {
+        path.clear();
+    }
+    let msg = strip_position(&err.inner().to_string()).to_string();
+    if err.inner().is_syntax() || err.inner().is_eof() {
+        return format!("scenario is not valid JSON: {msg}");
+    }
+    let join = |p: &str, f: &str| {
+        if p == f || p.ends_with(&format!(".{f}")) {
+            p.to_string()
+        } else {
+            join_path(p, f)
+        }
+    };
+    if let Some(rest) = msg.strip_prefix("unknown field ") {
+        if let Some(field) = backticked(rest) {
+            let expected = rest
+                .split_once(", expected ")
+                .map(|(_, e)| format!("allowed: {e}"))
+                .unwrap_or_else(|| "no fields allowed here".to_string());
+            return format!("{}: unknown field, {expected}", join(&path, field));
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("missing field ") {
+        if let Some(field) = backticked(rest) {
+            return format!("{}: missing (required)", join(&path, field));
+        }
+    }
+    let root: Option<serde_json::Value> = serde_json::from_str(json).ok();
+    let culprit = root
+        .as_ref()
+        .and_then(|r| value_at(r, err.path()))
+        .and_then(|v| find_culprit(v, &msg, "", 0));
+    if let Some(rel) = &culprit {
+        path = join_path(&path, rel);
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant ") {
+        if let Some(variant) = backticked(rest) {
+            let expected = rest
+                .split_once(", expected ")
+                .map(|(_, e)| e.to_string())
+                .unwrap_or_default();
+            let field = if culprit.is_some() {
+                path
+            } else {
+                join(&path, "kind")
+            };
+            return format!("{field} = \"{variant}\": expected {expected}");
+        }
+    }
+    if path.is_empty() {
+        format!("scenario: {msg}")
+    } else {
+        format!("{path}: {msg}")
+    }
+}
+
+/// Parses and validates a scenario; every error is one line.
+fn parse_scenario(json: &str) -> Result<Scenario, String> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    let scenario: Scenario =
+        serde_path_to_error::deserialize(de).map_err(|e| describe_json_error(json, &e))?;
+    scenario.validate().map_err(|e| e.to_string())?;
+    Ok(scenario)
+}
+
+fn column_parts<'py>(py: Python<'py>, col: Column) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+    Ok(match col {
+        Column::U64(v) => ("u64", v.into_pyobject(py)?.into_any()),
+        Column::I64(v) => ("i64", v.into_pyobject(py)?.into_any()),
+        Column::F64(v) => ("f64", v.into_pyobject(py)?.into_any()),
+        Column::Bool(v) => ("bool", v.into_pyobject(py)?.into_any()),
+        Column::Str(v) => ("str", v.into_pyobject(py)?.into_any()),
+    })
+}
+
+fn append_column(into: &mut Column, from: Column) -> Result<(), String> {
+    match (into, from) {
+        (Column::U64(a), Column::U64(b)) => a.extend(b),
+        (Column::I64(a), Column::I64(b)) => a.extend(b),
+        (Column::F64(a), Column::F64(b)) => a.extend(b),
+        (Column::Bool(a), Column::Bool(b)) => a.extend(b),
+        (Column::Str(a), Column::Str(b)) => a.extend(b),
+        _ => return Err("a column changed type between batches".to_string()),
+    }
+    Ok(())
+}
+
+/// Concatenates batches of the same table, keeping first-seen order.
+fn merge_tables(tables: Vec<Table>) -> Result<Vec<Table>, String> {
+    let mut out: Vec<Table> = Vec::new();
+    for t in tables {
+        if let Some(existing) = out.iter_mut().find(|e| e.name == t.name) {
+            if existing.columns.len() != t.columns.len() {
+                return Err(format!(
+                    "table {} changed its columns between batches",
+                    t.name
+                ));
+            }
+            for ((n1, c1), (n2, c2)) in existing.columns.iter_mut().zip(t.columns) {
+                if *n1 != n2 {
+                    return Err(format!(
+                        "table {} changed its columns between batches",
+                        t.name
+                    ));
+                }
+                append_column(c1, c2).map_err(|e| format!("table {}: {e}", t.name))?;
+            }
+        } else {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+/// `{table: {column: values}}`, or with `typed` `{table: {column: (dtype, values)}}` where
+/// dtype is one of "u64", "i64", "f64", "bool", "str".
+fn tables_to_py<'py>(
+    py: Python<'py>,
+    tables: Vec<Table>,
+    typed: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let tables = merge_tables(tables).map_err(PyRuntimeError::new_err)?;
+    let out = PyDict::new(py);
+    for t in tables {
+        let cols = PyDict::new(py);
+        for (name, col) in t.columns {
+            let (dtype, values) = column_parts(py, col)?;
+            if typed {
+                cols.set_item(
+                    name,
+                    PyTuple::new(py, [dtype.into_pyobject(py)?.into_any(), values])?,
+                )?;
+            } else {
+                cols.set_item(name, values)?;
+            }
+        }
+        out.set_item(t.name, cols)?;
+    }
+    Ok(out)
+}
+
+fn json_to_py<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (json,))
+}
+
+// `run_until` releases the GIL, so the simulation may be driven from any thread: it must be
+// `Send` (no `Rc`, no thread-bound state inside).
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Simulation>();
+};
+
+struct State {
+    /// `None` once a panic left the simulation in an unknown state.
+    sim: Option<Simulation>,
+}
+
+/// A run of one scenario, driven in chunks.
+#[pyclass(name = "Simulation", module = "aqmlab._core", frozen)]
+struct PySimulation {
+    state: Mutex<State>,
+}
+
+impl PySimulation {
+    fn with<T>(&self, what: &str, f: impl FnOnce(&mut Simulation) -> T) -> PyResult<T> {
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("simulation state poisoned"))?;
+        let sim = state.sim.as_mut().ok_or_else(|| {
+            PyRuntimeError::new_err("this simulation was aborted by an earlier internal error")
+        })?;
+        let result = guard(what, || f(sim));
+        if result.is_err() {
+            state.sim = None;
+        }
+        result
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+        let scenario = parse_scenario(scenario_json).map_err(PyValueError::new_err)?;
+        let sim = py.detach(|| guard("setup", || Simulation::new(scenario)))?;
+        let sim = sim.map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PySimulation {
+            state: Mutex::new(State { sim: Some(sim) }),
+        })
+    }
+
+    /// Runs every event up to `t_s` simulated seconds (capped at the end of the run); the GIL
+    /// is released meanwhile.
+    fn run_until(&self, py: Python<'_>, t_s: f64) -> PyResult<()> {
+        if !(t_s.is_finite() && t_s >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "run_until: t_s = {t_s}: expected a finite time ≥ 0 (seconds)"
+            )));
+        }
+        py.detach(|| self.with("run_until", |s| s.run_until(secs(t_s))))
+    }
+
+    /// Simulated time reached, in seconds.
+    fn now(&self) -> PyResult<f64> {
+        self.with("now", |s| as_secs(s.now()))
+    }
+
+    /// End of the run, in simulated seconds.
+    fn end_time(&self) -> PyResult<f64> {
+        self.with("end_time", |s| as_secs(s.end_time()))
+    }
+
+    fn finished(&self) -> PyResult<bool> {
+        self.with("finished", |s| s.finished())
+    }
+
+    /// Records produced since the last drain: `{table: {column: list}}`.
+    fn drain<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let tables = py.detach(|| self.with("drain", |s| s.drain()))?;
+        tables_to_py(py, tables, false)
+    }
+
+    /// Like `drain`, with each column as `(dtype, list)`.
+    fn drain_typed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let tables = py.detach(|| self.with("drain", |s| s.drain()))?;
+        tables_to_py(py, tables, true)
+    }
+
+    /// Ends the run and returns the last records: `{table: {column: list}}`.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let tables = py.detach(|| self.with("finish", |s| s.finish()))?;
+        tables_to_py(py, tables, false)
+    }
+
+    /// Like `finish`, with each column as `(dtype, list)`.
+    fn finish_typed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let tables = py.detach(|| self.with("finish", |s| s.finish()))?;
+        tables_to_py(py, tables, true)
+    }
+
+    /// Whole-run totals from the core, as a dict.
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let json = self.with("summary", |s| s.summary_json())?;
+        json_to_py(py, &json)
+    }
+
+    /// Engine counters (events, simulated time, packets), as a dict.
+    fn engine_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let json = self
+            .with("engine_stats", |s| serde_json::to_string(&s.engine_stats()))?
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        json_to_py(py, &json)
+    }
+}
+
+/// Parameters of a TCP preset, as a dict of `[tcp]` keys.
+#[pyfunction]
+fn tcp_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = TcpConfig::preset(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "tcp.preset = \"{name}\": expected one of {}",
+            TcpConfig::PRESETS.join(", ")
+        ))
+    })?;
+    let json = serde_json::to_string(&cfg).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    json_to_py(py, &json)
+}
+
+/// Names of the TCP presets.
+#[pyfunction]
+fn tcp_presets<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, TcpConfig::PRESETS)
+}
+
+/// Checks a scenario (JSON) without building it; raises `ValueError` with one line.
+#[pyfunction]
+fn validate_scenario(scenario_json: &str) -> PyResult<()> {
+    parse_scenario(scenario_json)
+        .map(|_| ())
+        .map_err(PyValueError::new_err)
+}
+
+/// Panics inside the same guard as every simulation call (for the tests of panic handling).
+#[pyfunction]
+fn _panic_for_tests() -> PyResult<()> {
+    guard("a test", || panic!("deliberate panic\nsecond line"))
+}
+
+/// Version of the core.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
+    m.add_class::<PySimulation>()?;
+    m.add_function(wrap_pyfunction!(tcp_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

@@ -1,0 +1,35 @@
+"""aqmlab: packet-level simulation of TCP web traffic through AQM-managed router queues.
+
+Python API::
+
+    import aqmlab
+    res = aqmlab.run("examples/quickstart.toml", seed=2, out="results/q")
+    res.summary            # dict (also in results/q/summary.json)
+    res.connections        # polars DataFrame (one per table the core emits)
+
+    scen = aqmlab.load_scenario("examples/quickstart.toml", overrides=["queue.limit=50"])
+    aqmlab.validate(scen)  # raises aqmlab.ScenarioError with a one-line message
+"""
+
+from aqmlab import _core
+from aqmlab._core import Simulation, tcp_preset, tcp_presets
+
+__version__ = _core.version()
+
+from aqmlab.runner import Progress, Results, run
+from aqmlab.scenario import ScenarioError, resolve, validate
+from aqmlab.scenario import load as load_scenario
+
+__all__ = [
+    "Progress",
+    "Results",
+    "ScenarioError",
+    "Simulation",
+    "__version__",
+    "load_scenario",
+    "resolve",
+    "run",
+    "tcp_preset",
+    "tcp_presets",
+    "validate",
+]

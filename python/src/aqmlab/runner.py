@@ -1,0 +1,352 @@
+"""Running a scenario: drive the core in chunks and stream its record tables to Parquet.
+
+Output layout of a run directory::
+
+    OUT/
+      summary.json        # scenario as resolved, seed, versions, wall time, engine stats,
+                          # core summary, row counts; written last
+      <table>.parquet     # one file per table the core emits (connections, bottleneck, queue...)
+
+The files are written into a hidden temporary directory beside OUT, which is renamed to OUT
+only when the run succeeded: an interrupted or failed run leaves nothing that looks complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from aqmlab import _core
+from aqmlab import scenario as sc
+
+__all__ = ["Progress", "Results", "run"]
+
+SUMMARY_FILE = "summary.json"
+
+_ARROW_TYPES = {
+    "u64": pa.uint64(),
+    "i64": pa.int64(),
+    "f64": pa.float64(),
+    "bool": pa.bool_(),
+    "str": pa.string(),
+}
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Passed to the `progress` callback after each chunk."""
+
+    sim_time_s: float
+    end_time_s: float
+    wall_time_s: float
+    events: int
+
+    @property
+    def fraction(self) -> float:
+        return self.sim_time_s / self.end_time_s if self.end_time_s > 0 else 1.0
+
+
+def _version() -> str:
+    from aqmlab import __version__
+
+    return __version__
+
+
+def _to_arrow(columns: Mapping[str, tuple[str, list]]) -> pa.Table:
+    arrays, fields = [], []
+    for name, (dtype, values) in columns.items():
+        t = _ARROW_TYPES.get(dtype)
+        if t is None:
+            raise RuntimeError(f"core returned column {name} of unknown type {dtype}")
+        arrays.append(pa.array(values, type=t))
+        fields.append(pa.field(name, t))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class _Sink:
+    """Where drained batches go: Parquet writers (one per table), or memory.
+
+    Rows are written in row groups of exactly `row_group` rows (the last one shorter), whatever
+    the chunking of the run: files do not depend on how the run was cut into chunks, readers
+    get reasonably sized row groups, and memory stays bounded by one row group per table.
+    """
+
+    def __init__(self, directory: Path | None, row_group: int = 65536) -> None:
+        self.directory = directory
+        self.row_group = row_group
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.pending: dict[str, list[pa.Table]] = {}
+        self.memory: dict[str, list[pa.Table]] = {}
+        self.schemas: dict[str, pa.Schema] = {}
+        self.rows: dict[str, int] = {}
+
+    def add(self, batches: Mapping[str, Mapping[str, tuple[str, list]]]) -> None:
+        for name, columns in batches.items():
+            table = _to_arrow(columns)
+            schema = self.schemas.setdefault(name, table.schema)
+            if table.schema != schema:
+                table = table.select(schema.names).cast(schema)
+            self.rows[name] = self.rows.get(name, 0) + table.num_rows
+            if self.directory is None:
+                if table.num_rows or name not in self.memory:
+                    self.memory.setdefault(name, []).append(table)
+                continue
+            if name not in self.writers:
+                self.writers[name] = pq.ParquetWriter(
+                    self.directory / f"{name}.parquet", schema, compression="zstd"
+                )
+            if table.num_rows:
+                self.pending.setdefault(name, []).append(table)
+                self._flush(name, final=False)
+
+    def _flush(self, name: str, final: bool) -> None:
+        parts = self.pending.get(name, [])
+        n = sum(t.num_rows for t in parts)
+        if n == 0 or (n < self.row_group and not final):
+            return
+        table = pa.concat_tables(parts)
+        start = 0
+        while n - start >= self.row_group:
+            self.writers[name].write_table(
+                table.slice(start, self.row_group), row_group_size=self.row_group
+            )
+            start += self.row_group
+        rest = table.slice(start)
+        if final and rest.num_rows:
+            self.writers[name].write_table(rest, row_group_size=self.row_group)
+            rest = rest.slice(0, 0)
+        self.pending[name] = [rest] if rest.num_rows else []
+
+    def close(self) -> None:
+        errors = []
+        for name, w in self.writers.items():
+            try:
+                self._flush(name, final=True)
+                w.close()
+            except Exception as e:  # pragma: no cover - disk full and the like
+                errors.append(e)
+        self.writers.clear()
+        self.pending.clear()
+        if errors:
+            raise errors[0]
+
+
+def _prepare_out(out: Path) -> Path:
+    """Checks that OUT may be (re)placed and makes a temporary directory beside it."""
+    if out.exists():
+        if not out.is_dir():
+            raise sc.ScenarioError(f"--out {out}: exists and is not a directory")
+        if any(out.iterdir()) and not (out / SUMMARY_FILE).is_file():
+            raise sc.ScenarioError(
+                f"--out {out}: exists, is not empty and is not an aqmlab results directory"
+            )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; results are ordinary files
+    return tmp
+
+
+def _publish(tmp: Path, out: Path) -> None:
+    """Replaces OUT by TMP (as atomically as the file system allows)."""
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old.rmdir()
+        out.rename(old)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        tmp.rename(out)
+
+
+def _scenario_from(
+    scenario: str | os.PathLike | Mapping[str, Any],
+    seed: int | None,
+    overrides: Iterable[str],
+) -> tuple[dict[str, Any], str | None]:
+    if isinstance(scenario, str | os.PathLike):
+        return sc.load(scenario, overrides=overrides, seed=seed), os.fspath(scenario)
+    return sc.resolve(scenario, overrides=overrides, seed=seed), None
+
+
+def run(
+    scenario: str | os.PathLike | Mapping[str, Any],
+    seed: int | None = None,
+    out: str | os.PathLike | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    *,
+    overrides: Iterable[str] = (),
+    chunk_s: float | None = None,
+) -> Results:
+    """Runs a scenario and returns its results.
+
+    `scenario` is a TOML file path or a scenario document (a dict as in the TOML file, or as
+    resolved). `seed` overrides the scenario's. With `out`, tables are streamed to Parquet files
+    in that directory (memory stays bounded) and `summary.json` is written; without, they are
+    kept in memory. `progress` is called after each chunk of simulated time.
+    """
+    resolved, source = _scenario_from(scenario, seed, overrides)
+    sim = _make_simulation(resolved)
+    end = sim.end_time()
+    step = chunk_s if chunk_s is not None else min(5.0, max(1.0, end / 50.0))
+    if not step > 0:
+        raise sc.ScenarioError(f"chunk_s = {step}: expected a number > 0")
+
+    out_dir = Path(out) if out is not None else None
+    tmp = _prepare_out(out_dir) if out_dir is not None else None
+    sink = _Sink(tmp)
+    ok = False
+    t0 = time.perf_counter()
+    try:
+        # Chunk boundaries are i·step (no accumulated rounding), so they depend on the scenario
+        # and `chunk_s` only.
+        i, t = 0, 0.0
+        while t < end and not sim.finished():
+            i += 1
+            t = min(i * step, end)
+            sim.run_until(t)
+            sink.add(sim.drain_typed())
+            if progress is not None:
+                stats = sim.engine_stats()
+                progress(
+                    Progress(sim.now(), end, time.perf_counter() - t0, int(stats.get("events", 0)))
+                )
+        sink.add(sim.finish_typed())
+        wall = time.perf_counter() - t0
+        sink.close()
+        summary = {
+            "scenario": resolved,
+            "scenario_file": source,
+            "overrides": list(overrides),
+            "seed": resolved["seed"],
+            "version": {"aqmlab": _version(), "core": _core.version()},
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "wall_time_s": wall,
+            "engine_stats": sim.engine_stats(),
+            "summary": sim.summary(),
+            "tables": dict(sink.rows),
+        }
+        if tmp is not None and out_dir is not None:
+            (tmp / SUMMARY_FILE).write_text(
+                json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+            _publish(tmp, out_dir)
+            ok = True
+            return Results(summary, directory=out_dir)
+        ok = True
+        memory = {name: pa.concat_tables(parts) for name, parts in sink.memory.items()}
+        return Results(summary, memory=memory)
+    finally:
+        if not ok:
+            with contextlib.suppress(Exception):
+                sink.close()
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _make_simulation(resolved: Mapping[str, Any]) -> _core.Simulation:
+    try:
+        return _core.Simulation(sc.to_json(resolved))
+    except ValueError as e:
+        raise sc.ScenarioError(str(e)) from None
+
+
+class Results:
+    """The outcome of a run: `summary` (dict) and one polars DataFrame per table, as
+    attributes (`results.connections`) or items (`results["queue"]`), loaded on first use."""
+
+    def __init__(
+        self,
+        summary: dict[str, Any],
+        directory: Path | None = None,
+        memory: Mapping[str, pa.Table] | None = None,
+    ) -> None:
+        self.summary = summary
+        self.directory = directory
+        self._memory = dict(memory or {})
+        self._frames: dict[str, Any] = {}
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike) -> Results:
+        """Loads the results of an earlier run."""
+        d = Path(directory)
+        try:
+            summary = json.loads((d / SUMMARY_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            msg = f"{d}: not an aqmlab results directory (no {SUMMARY_FILE})"
+            raise sc.ScenarioError(msg) from None
+        return cls(summary, directory=d)
+
+    @property
+    def tables(self) -> list[str]:
+        if self.directory is not None:
+            return sorted(p.stem for p in self.directory.glob("*.parquet"))
+        return sorted(self._memory)
+
+    def path(self, name: str) -> Path:
+        if self.directory is None:
+            raise ValueError("these results are in memory (run without out=...)")
+        return self.directory / f"{name}.parquet"
+
+    def arrow(self, name: str) -> pa.Table:
+        if self.directory is not None:
+            p = self.path(name)
+            if not p.is_file():
+                raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables) or 'none'}")
+            return pq.read_table(p)
+        if name not in self._memory:
+            raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables) or 'none'}")
+        return self._memory[name]
+
+    def __getitem__(self, name: str):
+        import polars as pl
+
+        if name not in self._frames:
+            if self.directory is not None:
+                if not self.path(name).is_file():
+                    raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables) or 'none'}")
+                self._frames[name] = pl.read_parquet(self.path(name))
+            else:
+                self._frames[name] = pl.from_arrow(self.arrow(name))
+        return self._frames[name]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(str(e)) from None
+
+    def __repr__(self) -> str:
+        where = str(self.directory) if self.directory is not None else "memory"
+        return f"Results({where}, tables={self.tables})"
+
+
+def _default_progress(stream=sys.stderr) -> Callable[[Progress], None]:
+    def show(p: Progress) -> None:
+        rate = p.sim_time_s / p.wall_time_s if p.wall_time_s > 0 else 0.0
+        stream.write(
+            f"\r  {p.sim_time_s:8.1f} / {p.end_time_s:.1f} s simulated "
+            f"({100 * p.fraction:5.1f}%), {rate:7.1f} sim s/wall s"
+        )
+        if p.sim_time_s >= p.end_time_s:
+            stream.write("\r" + " " * 78 + "\r")
+        stream.flush()
+
+    return show

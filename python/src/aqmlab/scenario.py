@@ -1,0 +1,312 @@
+"""Scenario files: TOML in, the core's JSON out.
+
+The user writes TOML (documented in docs/scenario.md). This module
+
+- reads it (`load`), or takes an already parsed document (`resolve`);
+- applies ``--set key.path=value`` overrides (values parsed as TOML, bare words as strings);
+- expands ``[tcp] preset = "..."`` into every TCP parameter, then applies the other ``[tcp]``
+  keys on top;
+- loads an empirical RTT distribution from ``[rtt] file = "..."`` (relative to the scenario
+  file) into ``points``;
+- fills ``seed`` (argument, else the file's, else 1);
+- and checks the result with the core (`validate`), which reports the first bad field.
+
+Every problem raises `ScenarioError` with one line: the field, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from aqmlab import _core
+
+DEFAULT_PRESET = "freebsd-2.2.8"
+DEFAULT_SEED = 1
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "ScenarioError",
+    "apply_overrides",
+    "load",
+    "load_rtt_cdf",
+    "resolve",
+    "to_json",
+    "validate",
+]
+
+
+class ScenarioError(ValueError):
+    """A scenario problem, described in one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parses a TOML file; a missing or malformed file is a `ScenarioError`."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such scenario file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{path}: cannot read: {e}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+
+
+def load(
+    path: str | Path,
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """Reads and resolves a scenario file (see the module doc)."""
+    doc = read_toml(path)
+    return resolve(doc, overrides=overrides, seed=seed, base_dir=Path(path).resolve().parent)
+
+
+# --- overrides -----------------------------------------------------------------------------
+
+_SEGMENT = re.compile(r"([A-Za-z0-9_\-]+)((?:\[\d+\])*)")
+
+
+def _parse_key_path(key: str) -> list[str | int]:
+    """``traffic[0].flows`` or ``traffic.0.flows`` → ["traffic", 0, "flows"]."""
+    parts: list[str | int] = []
+    if not key or key.startswith(".") or key.endswith(".") or ".." in key:
+        raise ScenarioError(
+            f"--set {key}: expected a dotted key path like topology.bottleneck_mbps"
+        )
+    for piece in key.split("."):
+        m = _SEGMENT.fullmatch(piece)
+        if not m:
+            raise ScenarioError(f"--set {key}: bad key segment {piece!r}")
+        name, idx = m.groups()
+        parts.append(int(name) if name.isdigit() else name)
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", idx))
+    return parts
+
+
+def _parse_value(text: str) -> Any:
+    """A TOML value (``10``, ``1.5``, ``true``, ``"x"``, ``[1, 2]``, ``{a = 1}``); anything
+    that is not TOML is taken as a bare string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _show_path(parts: list[str | int]) -> str:
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += f".{p}" if out else p
+    return out
+
+
+def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Applies ``key.path=value`` assignments to a copy of `doc`. Intermediate tables are
+    created as needed; a key that the scenario format does not know is reported later, with
+    its full path, by validation."""
+    doc = copy.deepcopy(doc)
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ScenarioError(f"--set {item}: expected key.path=value")
+        parts = _parse_key_path(key)
+        value = _parse_value(raw.strip())
+        node: Any = doc
+        for i, part in enumerate(parts[:-1]):
+            here = _show_path(parts[: i + 1])
+            nxt = parts[i + 1]
+            if isinstance(part, int):
+                if not isinstance(node, list):
+                    raise ScenarioError(f"--set {key}: {_show_path(parts[:i])} is not a list")
+                if part >= len(node):
+                    raise ScenarioError(
+                        f"--set {key}: {here} is out of range "
+                        f"({_show_path(parts[:i])} has {len(node)} entries)"
+                    )
+                node = node[part]
+            else:
+                if not isinstance(node, dict):
+                    raise ScenarioError(f"--set {key}: {_show_path(parts[:i])} is not a table")
+                if part not in node:
+                    node[part] = [] if isinstance(nxt, int) else {}
+                node = node[part]
+            if not isinstance(node, dict | list):
+                raise ScenarioError(
+                    f"--set {key}: {here} = {_fmt(node)} is a value, not a table or list"
+                )
+        last = parts[-1]
+        if isinstance(last, int):
+            if not isinstance(node, list) or last >= len(node):
+                raise ScenarioError(f"--set {key}: {_show_path(parts)} is out of range")
+            node[last] = value
+        else:
+            if not isinstance(node, dict):
+                raise ScenarioError(f"--set {key}: {_show_path(parts[:-1])} is not a table")
+            node[last] = value
+    return doc
+
+
+# --- empirical RTT -------------------------------------------------------------------------
+
+
+def load_rtt_cdf(path: str | Path, shown: str | None = None) -> list[tuple[float, float]]:
+    """Reads an empirical RTT CDF: two columns ``rtt_ms, cdf`` separated by a comma, a
+    semicolon or blanks; an optional header line; ``#`` starts a comment."""
+    shown = shown or str(path)
+    p = Path(path)
+    field = f"rtt.file = {_fmt(shown)}"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{field}: file not found (looked for {p})") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{field}: cannot read: {e}") from None
+    points: list[tuple[float, float]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        cells = [c for c in re.split(r"[,;\s]+", line) if c]
+        try:
+            if len(cells) != 2:
+                raise ValueError
+            rtt, cdf = float(cells[0]), float(cells[1])
+        except ValueError:
+            if not points and lineno == _first_content_line(text):
+                continue  # a header such as "rtt_ms,cdf"
+            raise ScenarioError(
+                f"{field}: line {lineno}: expected two numbers (rtt_ms, cdf), got {line!r}"
+            ) from None
+        if not (math.isfinite(rtt) and math.isfinite(cdf)):
+            raise ScenarioError(f"{field}: line {lineno}: non-finite number in {line!r}")
+        points.append((rtt, cdf))
+    if len(points) < 2:
+        raise ScenarioError(f"{field}: expected at least 2 (rtt_ms, cdf) rows, found {len(points)}")
+    return points
+
+
+def _first_content_line(text: str) -> int:
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.split("#", 1)[0].strip():
+            return lineno
+    return 0
+
+
+# --- resolution ----------------------------------------------------------------------------
+
+
+def _resolve_tcp(doc: dict[str, Any]) -> None:
+    tcp = doc.get("tcp", {})
+    if not isinstance(tcp, dict):
+        raise ScenarioError(f"tcp = {_fmt(tcp)}: expected a table")
+    tcp = dict(tcp)
+    name = tcp.pop("preset", DEFAULT_PRESET)
+    if not isinstance(name, str):
+        raise ScenarioError(
+            f"tcp.preset = {_fmt(name)}: expected one of {', '.join(_core.tcp_presets())}"
+        )
+    try:
+        base = _core.tcp_preset(name)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    base.update(tcp)
+    doc["tcp"] = base
+
+
+def _resolve_rtt(doc: dict[str, Any], base_dir: Path) -> None:
+    rtt = doc.get("rtt")
+    if not isinstance(rtt, dict) or rtt.get("kind") != "empirical" or "file" not in rtt:
+        return
+    rtt = dict(rtt)
+    file = rtt.pop("file")
+    if not isinstance(file, str) or not file:
+        raise ScenarioError(f"rtt.file = {_fmt(file)}: expected a path to a (rtt_ms, cdf) file")
+    if "points" in rtt:
+        raise ScenarioError("rtt.file: give either rtt.file or rtt.points, not both")
+    p = Path(file)
+    if not p.is_absolute():
+        p = base_dir / p
+    rtt["points"] = [list(pt) for pt in load_rtt_cdf(p, shown=file)]
+    rtt.setdefault("source", file)
+    doc["rtt"] = rtt
+
+
+def _check_finite(value: Any, path: list[str | int]) -> None:
+    """JSON has no NaN or infinity (TOML has); dates have no JSON form either."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScenarioError(f"{_show_path(path)} = {value}: expected a finite number")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_finite(v, [*path, k])
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(v, [*path, i])
+    elif not isinstance(value, str | int | float | bool | type(None)):
+        raise ScenarioError(
+            f"{_show_path(path)} = {value}: expected a number, string, boolean, table or list"
+        )
+
+
+def resolve(
+    doc: Mapping[str, Any],
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+    base_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Turns a parsed scenario document into the core's scenario (a plain dict).
+
+    Resolving an already resolved scenario gives it back unchanged.
+    """
+    if not isinstance(doc, Mapping):
+        raise ScenarioError(f"scenario: expected a table, got {type(doc).__name__}")
+    out = apply_overrides(dict(doc), overrides)
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ScenarioError(f"seed = {_fmt(seed)}: expected an integer in 0..2^64")
+        out["seed"] = seed
+    out.setdefault("seed", DEFAULT_SEED)
+    _resolve_tcp(out)
+    _resolve_rtt(out, base)
+    _check_finite(out, [])
+    return out
+
+
+def to_json(scenario: Mapping[str, Any]) -> str:
+    """The core's input. Keys keep their order, so equal scenarios give equal JSON."""
+    return json.dumps(scenario, allow_nan=False, ensure_ascii=False)
+
+
+def validate(scenario: Mapping[str, Any]) -> None:
+    """Checks a resolved scenario with the core; raises `ScenarioError` on the first bad field."""
+    try:
+        _core.validate_scenario(to_json(scenario))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None

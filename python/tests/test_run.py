@@ -1,0 +1,243 @@
+"""Runs through the real core: outputs, summary, --set/--seed, determinism, atomicity."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cli, looks_complete
+
+import aqmlab
+
+
+def _parquet_digest(out: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.glob("*.parquet"))
+    }
+
+
+def _rows(out: Path) -> int:
+    summary = json.loads((out / "summary.json").read_text())
+    return sum(summary["tables"].values())
+
+
+def _need_records(out: Path) -> None:
+    """Determinism checks mean something only once the engine emits records."""
+    if _rows(out) == 0:
+        pytest.xfail("engine skeleton: the core emits no records yet")
+
+
+def test_cli_run_writes_results(tmp_path: Path, scenario_file: Path):
+    out = tmp_path / "res"
+    proc = cli("run", scenario_file, "--out", out, "--seed", "11", "--set", "queue.limit=60")
+    assert proc.returncode == 0, proc.stderr
+    assert "connections:" in proc.stdout and "sim s/wall s" in proc.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 11
+    assert summary["scenario"]["seed"] == 11
+    assert summary["scenario"]["queue"]["limit"] == 60
+    assert summary["scenario"]["tcp"]["mss"] == 1460  # preset expanded
+    assert summary["overrides"] == ["queue.limit=60"]
+    assert summary["version"]["aqmlab"] == aqmlab.__version__
+    assert summary["version"]["core"]
+    assert summary["wall_time_s"] >= 0
+    assert "events" in summary["engine_stats"]
+    assert isinstance(summary["summary"], dict)
+    for name in summary["tables"]:
+        assert (out / f"{name}.parquet").is_file()
+    # Nothing but the results themselves: no temporary directory left beside them.
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_rerun_replaces_previous_results(tmp_path: Path, scenario_file: Path):
+    out = tmp_path / "res"
+    assert cli("run", scenario_file, "--out", out, "--seed", "1").returncode == 0
+    assert cli("run", scenario_file, "--out", out, "--seed", "2").returncode == 0
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "scenario.toml"]
+
+
+def test_validate_ok(scenario_file: Path):
+    proc = cli("validate", scenario_file)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok:")
+    proc = cli("validate", scenario_file, "--print", "--seed", "3")
+    assert json.loads(proc.stdout)["seed"] == 3
+
+
+def test_presets_command():
+    proc = cli("presets")
+    assert proc.returncode == 0
+    assert "freebsd-2.2.8" in proc.stdout and "ns2-fulltcp" in proc.stdout
+
+
+def test_python_api_in_memory(scenario_file: Path):
+    res = aqmlab.run(scenario_file, seed=5)
+    assert res.directory is None
+    assert res.summary["seed"] == 5
+    for name in res.tables:
+        df = res[name]
+        assert df.height == res.summary["tables"][name]
+        assert getattr(res, name).equals(df)
+    with pytest.raises(AttributeError):
+        _ = res.no_such_table
+
+
+def test_python_api_to_disk_and_reopen(tmp_path: Path, scenario_file: Path):
+    calls = []
+    res = aqmlab.run(scenario_file, out=tmp_path / "r", progress=calls.append, chunk_s=1.0)
+    assert len(calls) == 5 and calls[-1].sim_time_s == 5.0
+    again = aqmlab.Results.open(tmp_path / "r")
+    assert again.summary["scenario"] == res.summary["scenario"]
+    assert again.tables == res.tables
+    for name in res.tables:
+        assert again[name].equals(res[name])
+
+
+def test_python_api_accepts_a_dict(scenario_file: Path):
+    doc = aqmlab.scenario.read_toml(scenario_file)
+    res = aqmlab.run(doc, seed=4, overrides=["traffic[0].flows=2"])
+    assert res.summary["scenario"]["traffic"][0]["flows"] == 2
+
+
+def test_failed_run_leaves_nothing_complete(tmp_path: Path, scenario_file: Path):
+    out = tmp_path / "res"
+
+    def boom(p):
+        if p.sim_time_s >= 2.0:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        aqmlab.run(scenario_file, out=out, progress=boom, chunk_s=1.0)
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [scenario_file]
+
+
+def test_failed_rerun_keeps_previous_results(tmp_path: Path, scenario_file: Path):
+    out = tmp_path / "res"
+    aqmlab.run(scenario_file, out=out, seed=1)
+
+    def boom(p):
+        raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError):
+        aqmlab.run(scenario_file, out=out, seed=2, progress=boom)
+    assert looks_complete(out)
+    assert json.loads((out / "summary.json").read_text())["seed"] == 1
+
+
+def test_same_seed_same_parquet(tmp_path: Path, scenario_file: Path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli("run", scenario_file, "--out", a, "--seed", "3", "-q").returncode == 0
+    assert cli("run", scenario_file, "--out", b, "--seed", "3", "-q").returncode == 0
+    assert _parquet_digest(a) == _parquet_digest(b)
+    _need_records(a)
+    assert _parquet_digest(a)
+
+
+def test_other_seed_other_parquet(tmp_path: Path, scenario_file: Path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli("run", scenario_file, "--out", a, "--seed", "3", "-q").returncode == 0
+    assert cli("run", scenario_file, "--out", b, "--seed", "4", "-q").returncode == 0
+    _need_records(a)
+    assert _parquet_digest(a) != _parquet_digest(b)
+
+
+def test_run_produces_the_core_tables(tmp_path: Path, scenario_file: Path):
+    out = tmp_path / "res"
+    assert cli("run", scenario_file, "--out", out, "-q").returncode == 0
+    _need_records(out)
+    res = aqmlab.Results.open(out)
+    assert {"connections", "bottleneck", "queue"} <= set(res.tables)
+    assert res.connections.height > 0
+
+
+def test_sink_streams_typed_batches(tmp_path: Path):
+    """The Parquet path with records, independent of what the engine emits yet."""
+    import pyarrow.parquet as pq
+
+    from aqmlab.runner import _Sink
+
+    def batch(start: int, n: int):
+        return {
+            "queue": {
+                "t_ns": ("u64", list(range(start, start + n))),
+                "delta": ("i64", [-i for i in range(n)]),
+                "mean": ("f64", [i / 2 for i in range(n)]),
+                "ok": ("bool", [i % 2 == 0 for i in range(n)]),
+                "dir": ("str", ["l2r"] * n),
+            },
+            "empty": {"x": ("f64", [])},
+        }
+
+    disk = _Sink(tmp_path, row_group=2)
+    mem = _Sink(None)
+    for start, n in ((0, 3), (3, 0), (3, 4)):
+        disk.add(batch(start, n))
+        mem.add(batch(start, n))
+    disk.close()
+    t = pq.read_table(tmp_path / "queue.parquet")
+    assert t.num_rows == 7 and disk.rows == {"queue": 7, "empty": 0}
+    assert t.column("t_ns").to_pylist() == list(range(7))
+    assert [str(f.type) for f in t.schema] == ["uint64", "int64", "double", "bool", "string"]
+    assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
+    meta = pq.ParquetFile(tmp_path / "queue.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [2, 2, 2, 1]
+    assert sum(p.num_rows for p in mem.memory["queue"]) == 7
+
+
+def test_sink_files_do_not_depend_on_chunking(tmp_path: Path):
+    from aqmlab.runner import _Sink
+
+    def write(directory: Path, cuts: list[int]) -> bytes:
+        directory.mkdir()
+        sink = _Sink(directory, row_group=4)
+        for a, b in itertools.pairwise(cuts):
+            sink.add({"t": {"x": ("u64", list(range(a, b)))}})
+        sink.close()
+        return (directory / "t.parquet").read_bytes()
+
+    assert write(tmp_path / "a", [0, 10]) == write(tmp_path / "b", [0, 1, 3, 3, 7, 10])
+
+
+def test_summary_table_reads_the_core_totals():
+    from aqmlab.cli import format_summary
+
+    summary = {
+        "scenario": {"name": "x", "duration_s": 30.0},
+        "scenario_file": "x.toml",
+        "seed": 1,
+        "version": {"aqmlab": "0", "core": "0"},
+        "wall_time_s": 2.0,
+        "engine_stats": {"events": 1000, "sim_time_s": 30.0},
+        "summary": {
+            "bottleneck": {
+                "l2r": {
+                    "throughput_mbps": 9.5,
+                    "utilization": 0.95,
+                    "loss_rate": 0.0123,
+                    "mean_queue_packets": 42.0,
+                },
+                "r2l": {"throughput_mbps": 0.4, "utilization": 0.04, "loss_rate": 0.0},
+            },
+            "connections": {"completed": 10, "unfinished": 3},
+        },
+        "tables": {},
+    }
+    text = format_summary(aqmlab.Results(summary))
+    assert "9.50 Mb/s" in text and "95.00 %" in text and "1.23 %" in text
+    assert "42.0 pkt" in text and "r2l" in text
+    assert "10 completed, 3 unfinished" in text
+    assert "500 events/s" in text and "15.0 sim s/wall s" in text
+
+
+def test_console_script():
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "aqmlab"
+    proc = subprocess.run([script, "--version"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and proc.stdout.startswith("aqmlab ")
