@@ -68,48 +68,17 @@ def _parser() -> argparse.ArgumentParser:
 # --- summary -------------------------------------------------------------------------------
 
 
-def _first(d: Mapping[str, Any], *keys: str) -> Any:
-    for k in keys:
-        if k in d and d[k] is not None:
-            return d[k]
-    return None
+def _directions(core: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The core summary's per-direction blocks: forward = left -> right, reverse = right -> left."""
+    return [(d, core[d]) for d in ("forward", "reverse") if isinstance(core.get(d), Mapping)]
 
 
-def _directions(core_summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    b = core_summary.get("bottleneck") if isinstance(core_summary, Mapping) else None
-    if isinstance(b, Mapping) and b and all(isinstance(v, Mapping) for v in b.values()):
-        return [(str(k), v) for k, v in b.items()]
-    if isinstance(b, list):
-        return [(str(d.get("direction", i)), d) for i, d in enumerate(b) if isinstance(d, Mapping)]
-    return []
-
-
-def _pct(v: Any, fraction: bool) -> str:
-    if not isinstance(v, int | float):
-        return "-"
-    return f"{100 * v if fraction else v:.2f} %"
+def _pct(v: Any) -> str:
+    return f"{100 * v:.2f} %" if isinstance(v, int | float) else "-"
 
 
 def _num(v: Any, unit: str, fmt: str = ".2f") -> str:
     return f"{v:{fmt}} {unit}" if isinstance(v, int | float) else "-"
-
-
-def _connection_counts(results) -> tuple[Any, Any]:
-    core = results.summary.get("summary") or {}
-    c = core.get("connections") if isinstance(core, Mapping) else None
-    if isinstance(c, Mapping):
-        done = _first(c, "completed", "finished", "complete")
-        left = _first(c, "unfinished", "open", "incomplete")
-        if done is not None or left is not None:
-            return done, left
-    if "connections" in results.tables:
-        df = results["connections"]
-        for col in ("completed", "finished", "complete"):
-            if col in df.columns:
-                n = int(df[col].sum())
-                return n, df.height - n
-        return df.height, None
-    return None, None
 
 
 def format_summary(results) -> str:
@@ -125,23 +94,13 @@ def format_summary(results) -> str:
     ]
     rows = [("bottleneck", "throughput", "utilization", "loss", "mean queue")]
     for direction, d in _directions(core):
-        loss_pct = _first(d, "loss_pct", "drop_pct")
-        loss = (
-            _pct(loss_pct, False)
-            if loss_pct is not None
-            else _pct(_first(d, "loss_rate", "drop_rate", "loss"), True)
-        )
         rows.append(
             (
                 direction,
-                _num(_first(d, "throughput_mbps", "goodput_mbps", "mbps"), "Mb/s"),
-                _pct(_first(d, "utilization", "util"), True),
-                loss,
-                _num(
-                    _first(d, "mean_queue_packets", "queue_mean_packets", "mean_queue"),
-                    "pkt",
-                    ".1f",
-                ),
+                _num(d.get("throughput_mbps"), "Mb/s"),
+                _pct(d.get("utilization")),
+                _pct(d.get("loss_rate")),
+                _num(d.get("mean_queue_pkts"), "pkt", ".1f"),
             )
         )
     if len(rows) == 1:
@@ -155,10 +114,12 @@ def format_summary(results) -> str:
                 for i, (c, w) in enumerate(zip(r, widths, strict=True))
             ).rstrip()
         )
-    done, left = _connection_counts(results)
     lines.append(
-        f"connections: {done if done is not None else '-'} completed, "
-        f"{left if left is not None else '-'} unfinished"
+        "connections (started after warm-up): "
+        f"{core.get('connections_started', '-')} started, "
+        f"{core.get('connections_completed', '-')} completed, "
+        f"{core.get('connections_aborted', '-')} aborted, "
+        f"{core.get('connections_unfinished', '-')} unfinished"
     )
     events = stats.get("events")
     if wall > 0:
