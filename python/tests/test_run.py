@@ -214,23 +214,24 @@ def test_summary_table_reads_the_core_totals():
         "wall_time_s": 2.0,
         "engine_stats": {"events": 1000, "sim_time_s": 30.0},
         "summary": {
-            "bottleneck": {
-                "l2r": {
-                    "throughput_mbps": 9.5,
-                    "utilization": 0.95,
-                    "loss_rate": 0.0123,
-                    "mean_queue_packets": 42.0,
-                },
-                "r2l": {"throughput_mbps": 0.4, "utilization": 0.04, "loss_rate": 0.0},
+            "forward": {
+                "throughput_mbps": 9.5,
+                "utilization": 0.95,
+                "loss_rate": 0.0123,
+                "mean_queue_pkts": 42.0,
             },
-            "connections": {"completed": 10, "unfinished": 3},
+            "reverse": {"throughput_mbps": 0.4, "utilization": 0.04, "loss_rate": 0.0},
+            "connections_started": 13,
+            "connections_completed": 10,
+            "connections_aborted": 0,
+            "connections_unfinished": 3,
         },
         "tables": {},
     }
     text = format_summary(aqmlab.Results(summary))
     assert "9.50 Mb/s" in text and "95.00 %" in text and "1.23 %" in text
-    assert "42.0 pkt" in text and "r2l" in text
-    assert "10 completed, 3 unfinished" in text
+    assert "42.0 pkt" in text and "reverse" in text
+    assert "10 completed, 0 aborted, 3 unfinished" in text
     assert "500 events/s" in text and "15.0 sim s/wall s" in text
 
 

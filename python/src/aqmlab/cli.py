@@ -115,7 +115,7 @@ def format_summary(results) -> str:
             ).rstrip()
         )
     lines.append(
-        "connections (started after warm-up): "
+        "connections: (started after warm-up) "
         f"{core.get('connections_started', '-')} started, "
         f"{core.get('connections_completed', '-')} completed, "
         f"{core.get('connections_aborted', '-')} aborted, "
