@@ -53,3 +53,21 @@ fn pi_and_rem_hold_the_queue_near_the_target() {
         assert!((q - target).abs() <= 0.3 * target, "{name}: mean queue {q}");
     }
 }
+
+/// Adaptive RED keeps its average queue between its thresholds (Floyd, Gummadi, Shenker 2001:
+/// max_p adapts so that the average sits in the middle of [min_th, max_th]).
+#[test]
+fn ared_keeps_the_average_between_its_thresholds() {
+    let cfg = aqm(serde_json::json!({
+        "kind": "ared", "limit": 800, "min_th": 30.0, "max_th": 90.0,
+        "queue_in_bytes": false, "byte_mode": false
+    }));
+    let sim = long_lived(cfg);
+    let s = sim.summary();
+    let q = s.reverse.mean_queue_pkts;
+    eprintln!(
+        "ared: mean queue {q:.1}, utilization {:.3}",
+        s.reverse.utilization
+    );
+    assert!((30.0..=90.0).contains(&q), "mean queue {q}");
+}
