@@ -24,20 +24,21 @@ fn pkt(seq: u64, size: u32, flow_hash: u32) -> Packet {
 }
 
 fn fq(flows: u32, limit: u32) -> Aqm {
-    Aqm::FqCodel(FqCodel::new(FqCodelParams {
-        flows,
-        quantum: 1514,
-        limit,
-        memory_limit: 32 << 20,
-        drop_batch: 64,
-        codel: CodelParams {
-            target: 5 * MS,
-            interval: 100 * MS,
-            mtu: 1514,
-            ecn: true,
-            limit,
-        },
-    }))
+    Aqm::FqCodel(FqCodel::new(FqCodelParams::linux_defaults(flows, limit)))
+}
+
+/// Offers a packet that must be queued.
+fn enq(q: &mut Queue, st: &mut PacketStore, p: Packet) {
+    let id = st.alloc(p);
+    assert_eq!(q.enqueue(0, id, st), Offer::Queued);
+}
+
+/// Takes the next packet and returns its sequence number.
+fn deq(q: &mut Queue, st: &mut PacketStore) -> u64 {
+    let id = q.dequeue(0, st).expect("packet");
+    let s = st.get(id).seq;
+    st.free(id);
+    s
 }
 
 const FAT: u32 = 0; // flow 0 of 1024
@@ -47,16 +48,6 @@ const THIN: u32 = 1 << 31; // flow 512
 fn fq_codel_drr_order_between_fat_and_thin_flow() {
     let mut q = Queue::new(fq(1024, 10240), rng());
     let mut st = PacketStore::default();
-    let enq = |q: &mut Queue, st: &mut PacketStore, p: Packet| {
-        let id = st.alloc(p);
-        assert_eq!(q.enqueue(0, id, st), Offer::Queued);
-    };
-    let deq = |q: &mut Queue, st: &mut PacketStore| -> u64 {
-        let id = q.dequeue(0, st).expect("packet");
-        let s = st.get(id).seq;
-        st.free(id);
-        s
-    };
     // Fat flow: F1..F6 (1500 B, seq 1..6); thin flow: T1..T3 (100 B, seq 101..103).
     for s in 1..=6 {
         enq(&mut q, &mut st, pkt(s, 1500, FAT));
@@ -94,16 +85,6 @@ fn fq_codel_drr_order_between_fat_and_thin_flow() {
 fn fq_codel_new_flow_that_empties_goes_to_old_list_not_new_again() {
     let mut q = Queue::new(fq(1024, 10240), rng());
     let mut st = PacketStore::default();
-    let enq = |q: &mut Queue, st: &mut PacketStore, p: Packet| {
-        let id = st.alloc(p);
-        assert_eq!(q.enqueue(0, id, st), Offer::Queued);
-    };
-    let deq = |q: &mut Queue, st: &mut PacketStore| -> u64 {
-        let id = q.dequeue(0, st).expect("packet");
-        let s = st.get(id).seq;
-        st.free(id);
-        s
-    };
     // Fat: ten 500-byte packets (seq 1..10); thin: 100-byte packets (seq 101, 102).
     for s in 1..=10 {
         enq(&mut q, &mut st, pkt(s, 500, FAT));

@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use super::codel::{CodelParams, CodelState};
 use super::{QueueLen, Verdict};
 use crate::packet::Packet;
-use crate::units::Time;
+use crate::units::{Time, MS};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FqCodelParams {
@@ -39,6 +39,28 @@ pub struct FqCodelParams {
     pub drop_batch: u32,
     /// Per-flow CoDel (its `limit` is unused).
     pub codel: CodelParams,
+}
+
+impl FqCodelParams {
+    /// Linux `fq_codel_init` defaults (quantum 1514 B, 32 MB memory limit, drop batch 64,
+    /// CoDel target 5 ms / interval 100 ms, MTU 1514, ECN on) with `flows` buckets and a
+    /// `limit`-packet buffer.
+    pub fn linux_defaults(flows: u32, limit: u32) -> Self {
+        FqCodelParams {
+            flows,
+            quantum: 1514,
+            limit,
+            memory_limit: 32 << 20,
+            drop_batch: 64,
+            codel: CodelParams {
+                target: 5 * MS,
+                interval: 100 * MS,
+                mtu: 1514,
+                ecn: true,
+                limit,
+            },
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,23 +243,9 @@ impl FqCodel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::MS;
 
-    pub(crate) fn params(flows: u32) -> FqCodelParams {
-        FqCodelParams {
-            flows,
-            quantum: 1514,
-            limit: 10240,
-            memory_limit: 32 << 20,
-            drop_batch: 64,
-            codel: CodelParams {
-                target: 5 * MS,
-                interval: 100 * MS,
-                mtu: 1514,
-                ecn: true,
-                limit: 0,
-            },
-        }
+    fn params(flows: u32) -> FqCodelParams {
+        FqCodelParams::linux_defaults(flows, 10240)
     }
 
     #[test]
