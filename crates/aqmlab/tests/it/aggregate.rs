@@ -3,38 +3,16 @@
 
 use aqmlab::aqm::config::AqmConfig;
 use aqmlab::aqm::QueueUnit;
-use aqmlab::config::RttConfig;
 use aqmlab::measure::{Column, Table};
 
 use crate::common::*;
-
-fn dumbbell_10mbps(flows: u32, duration: f64, seed: u64) -> aqmlab::config::Scenario {
-    let mut sc = base(duration);
-    sc.seed = seed;
-    sc.warmup_s = 10.0;
-    sc.topology.bottleneck_mbps = 10.0;
-    sc.topology.access_mbps = 100.0;
-    sc.topology.left_hosts = 10;
-    sc.topology.right_hosts = 10;
-    sc.tcp = aqmlab::tcp::config::TcpConfig::freebsd_228();
-    sc.rtt = RttConfig::Uniform {
-        min_ms: 10.0,
-        max_ms: 150.0,
-    };
-    sc.queue = AqmConfig::Droptail {
-        limit: 100,
-        unit: QueueUnit::Packets,
-    };
-    sc.traffic = vec![bulk_at(flows, None, 0.0, 2.0)];
-    sc
-}
 
 /// 100 greedy flows with RTTs over 10–150 ms keep a 10 Mb/s drop-tail bottleneck busy, and
 /// a flow's throughput falls with its RTT (TCP's RTT bias: window growth of one segment per
 /// RTT).
 #[test]
 fn greedy_flows_fill_the_link_and_short_rtts_win() {
-    let (sim, tables) = run(dumbbell_10mbps(100, 70.0, 3));
+    let (sim, tables) = run(greedy_10mbps(100, 70.0, 3));
     let s = sim.summary();
     // Data flows right → left (servers on the right).
     assert!(
@@ -90,7 +68,7 @@ fn single_flow_under_random_loss_matches_mathis() {
 /// network; every completed transfer delivered exactly its bytes.
 #[test]
 fn packets_and_bytes_are_conserved() {
-    let mut sc = dumbbell_10mbps(60, 40.0, 4);
+    let mut sc = greedy_10mbps(60, 40.0, 4);
     sc.warmup_s = 0.0;
     sc.topology.loss_rate = 0.002;
     sc.topology.loss_rate_reverse = 0.002;
@@ -166,9 +144,9 @@ fn digest(tables: &[Table]) -> u64 {
 
 #[test]
 fn same_seed_same_records_other_seed_other_records() {
-    let a = digest(&run(dumbbell_10mbps(30, 15.0, 7)).1);
-    let b = digest(&run(dumbbell_10mbps(30, 15.0, 7)).1);
-    let c = digest(&run(dumbbell_10mbps(30, 15.0, 8)).1);
+    let a = digest(&run(greedy_10mbps(30, 15.0, 7)).1);
+    let b = digest(&run(greedy_10mbps(30, 15.0, 7)).1);
+    let c = digest(&run(greedy_10mbps(30, 15.0, 8)).1);
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
@@ -177,7 +155,7 @@ fn same_seed_same_records_other_seed_other_records() {
 /// unchanged.
 #[test]
 fn queue_manager_does_not_change_the_flows() {
-    let a = dumbbell_10mbps(30, 15.0, 9);
+    let a = greedy_10mbps(30, 15.0, 9);
     let mut b = a.clone();
     b.queue = AqmConfig::Droptail {
         limit: 10,

@@ -9,15 +9,11 @@ fn aqm(v: serde_json::Value) -> AqmConfig {
     serde_json::from_value(v).expect("valid queue config")
 }
 
-fn long_lived(queue: AqmConfig) -> aqmlab::sim::Simulation {
-    let mut sc = base(80.0);
-    sc.seed = 11;
+/// 100 greedy flows (RTT 20–100 ms, 64 KB windows) through the 10 Mb/s bottleneck managed by
+/// `queue`: the data direction's mean queue (packets) and utilization after a 20 s warm-up.
+fn mean_queue_under_load(name: &str, queue: AqmConfig) -> (f64, f64) {
+    let mut sc = greedy_10mbps(100, 80.0, 11);
     sc.warmup_s = 20.0;
-    sc.topology.bottleneck_mbps = 10.0;
-    sc.topology.access_mbps = 100.0;
-    sc.topology.left_hosts = 10;
-    sc.topology.right_hosts = 10;
-    sc.tcp = aqmlab::tcp::config::TcpConfig::freebsd_228();
     sc.tcp.rwnd = 64 * 1024;
     sc.rtt = RttConfig::Uniform {
         min_ms: 20.0,
@@ -25,7 +21,12 @@ fn long_lived(queue: AqmConfig) -> aqmlab::sim::Simulation {
     };
     sc.queue = queue;
     sc.traffic = vec![bulk_at(100, None, 0.0, 5.0)];
-    run(sc).0
+    let s = run(sc).0.summary().reverse.clone();
+    eprintln!(
+        "{name}: mean queue {:.1} packets, utilization {:.3}",
+        s.mean_queue_pkts, s.utilization
+    );
+    (s.mean_queue_pkts, s.utilization)
 }
 
 /// PI (Hollot et al.) and REM (Athuraliya et al.) regulate the queue to their target.
@@ -43,13 +44,7 @@ fn pi_and_rem_hold_the_queue_near_the_target() {
             100.0,
         ),
     ] {
-        let sim = long_lived(cfg);
-        let s = sim.summary();
-        let q = s.reverse.mean_queue_pkts;
-        eprintln!(
-            "{name}: mean queue {q:.1} (target {target}), utilization {:.3}",
-            s.reverse.utilization
-        );
+        let (q, _) = mean_queue_under_load(name, cfg);
         assert!((q - target).abs() <= 0.3 * target, "{name}: mean queue {q}");
     }
 }
@@ -62,12 +57,6 @@ fn ared_keeps_the_average_between_its_thresholds() {
         "kind": "ared", "limit": 800, "min_th": 30.0, "max_th": 90.0,
         "queue_in_bytes": false, "byte_mode": false
     }));
-    let sim = long_lived(cfg);
-    let s = sim.summary();
-    let q = s.reverse.mean_queue_pkts;
-    eprintln!(
-        "ared: mean queue {q:.1}, utilization {:.3}",
-        s.reverse.utilization
-    );
+    let (q, _) = mean_queue_under_load("ared", cfg);
     assert!((30.0..=90.0).contains(&q), "mean queue {q}");
 }

@@ -130,3 +130,27 @@ pub fn bools(t: &aqmlab::measure::Table, col: &str) -> Vec<bool> {
         _ => panic!("no bool column {col}"),
     }
 }
+
+/// Greedy FreeBSD-Reno downloads through a 10 Mb/s bottleneck (100 Mb/s access links, 10
+/// hosts per side, drop-tail 100 packets), RTTs uniform on 10–150 ms, started within 2 s,
+/// 10 s warm-up.
+pub fn greedy_10mbps(flows: u32, duration: f64, seed: u64) -> Scenario {
+    let mut sc = base(duration);
+    sc.seed = seed;
+    sc.warmup_s = 10.0;
+    sc.topology.bottleneck_mbps = 10.0;
+    sc.topology.access_mbps = 100.0;
+    sc.topology.left_hosts = 10;
+    sc.topology.right_hosts = 10;
+    sc.tcp = TcpConfig::freebsd_228();
+    sc.rtt = RttConfig::Uniform {
+        min_ms: 10.0,
+        max_ms: 150.0,
+    };
+    sc.queue = AqmConfig::Droptail {
+        limit: 100,
+        unit: QueueUnit::Packets,
+    };
+    sc.traffic = vec![bulk_at(flows, None, 0.0, 2.0)];
+    sc
+}
