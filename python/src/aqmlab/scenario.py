@@ -60,15 +60,19 @@ def _fmt(value: Any) -> str:
 # --- reading -------------------------------------------------------------------------------
 
 
+def _read_text(p: Path, what: str, missing: str) -> str:
+    """Reads a UTF-8 file; failures are a one-line `ScenarioError` starting with `what`."""
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{what}: {missing}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{what}: cannot read: {e}") from None
+
+
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Parses a TOML file; a missing or malformed file is a `ScenarioError`."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"{path}: cannot read: {e}") from None
+    text = _read_text(Path(path), str(path), "no such scenario file")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -182,12 +186,7 @@ def load_rtt_cdf(path: str | Path, shown: str | None = None) -> list[tuple[float
     shown = shown or str(path)
     p = Path(path)
     field = f"rtt.file = {_fmt(shown)}"
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{field}: file not found (looked for {p})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"{field}: cannot read: {e}") from None
+    text = _read_text(p, field, f"file not found (looked for {p})")
     points: list[tuple[float, float]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
