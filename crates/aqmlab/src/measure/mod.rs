@@ -1,5 +1,6 @@
 //! Measurement: record tables streamed out of the simulation.
 
+pub mod histogram;
 pub mod table;
 
 pub use table::{Column, Table};

@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use crate::aqm::{Aqm, DropCause, QueueLen, Verdict};
+use crate::measure::histogram::DelayHistogram;
 use crate::packet::{Ecn, PacketStore, PktId};
 use crate::rng::Rng;
 use crate::units::Time;
@@ -20,6 +21,9 @@ pub struct QueueStats {
     pub drops_overflow: u64,
     pub drop_bytes: u64,
     pub marks: u64,
+    /// Queueing delay (enqueue to start of transmission) of departing packets, when tracked
+    /// (`Queue::track_sojourn`; the bottleneck queues are).
+    pub sojourn: Option<Box<DelayHistogram>>,
     /// Largest occupancy ever reached (checked against the limit by tests).
     pub peak_packets: u32,
     pub peak_bytes: u64,
@@ -92,6 +96,14 @@ impl Queue {
             stats: QueueStats::default(),
             rng,
         }
+    }
+
+    /// Records the queueing delay of every departing packet (0.1 ms bins up to 2 s).
+    pub fn track_sojourn(&mut self) {
+        self.stats.sojourn = Some(Box::new(DelayHistogram::new(
+            100 * crate::units::US,
+            20_000,
+        )));
     }
 
     #[inline]
@@ -217,6 +229,9 @@ impl Queue {
             }
             self.stats.departures += 1;
             self.stats.departure_bytes += pkt.size as u64;
+            if let Some(h) = &mut self.stats.sojourn {
+                h.add(now - pkt.enqueued_at);
+            }
             return Some(id);
         }
     }

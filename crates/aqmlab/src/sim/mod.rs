@@ -190,10 +190,11 @@ impl Simulation {
         .enumerate()
         {
             // Queue streams 0 and 1 belong to the bottleneck: the same across queue managers.
-            let q = Queue::new(
+            let mut q = Queue::new(
                 qcfg.build_for_link(b_rate, mean_pkt, b_delay),
                 Rng::stream(seed, StreamKind::Queue, dir as u64),
             );
+            q.track_sojourn();
             let lid = topo.link_count() as u64 - 2 + dir as u64;
             links.push(Link::new(
                 b_rate,

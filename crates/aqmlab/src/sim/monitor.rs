@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::records::{BottleneckRows, QueueRows};
 use crate::config::MeasureConfig;
+use crate::measure::histogram::DelayHistogram;
 use crate::net::link::Link;
 use crate::net::queue::Queue;
 use crate::units::{millis, secs, Time};
@@ -32,6 +33,13 @@ pub struct DirectionSummary {
     pub mean_queue_bytes: f64,
     pub max_queue_pkts: u64,
     pub queue_samples: u64,
+    /// Queueing delay of departing packets (enqueue to start of transmission), ms: mean,
+    /// median, 90th and 99th percentiles (exact to 0.1 ms) and maximum.
+    pub delay_mean_ms: f64,
+    pub delay_p50_ms: f64,
+    pub delay_p90_ms: f64,
+    pub delay_p99_ms: f64,
+    pub delay_max_ms: f64,
     /// Histogram of runs of consecutive drops at the queue, index = run length.
     pub drop_runs: Vec<u64>,
 }
@@ -87,6 +95,7 @@ pub struct Monitor {
     // post-warm-up
     measuring: bool,
     base: Snapshot,
+    base_delay: Option<DelayHistogram>,
     m_n: u64,
     m_sum: f64,
     m_sum_bytes: f64,
@@ -113,6 +122,7 @@ impl Monitor {
             last: Snapshot::default(),
             measuring: false,
             base: Snapshot::default(),
+            base_delay: None,
             m_n: 0,
             m_sum: 0.0,
             m_sum_bytes: 0.0,
@@ -198,6 +208,7 @@ impl Monitor {
     pub fn start_measuring(&mut self, now: Time, link: &Link) {
         self.measuring = true;
         self.base = Snapshot::of(link, now);
+        self.base_delay = link.queue.stats.sojourn.as_deref().cloned();
     }
 
     /// End of run: the last partial interval and window, and the summary.
@@ -245,5 +256,17 @@ impl Monitor {
         s.max_queue_pkts = self.m_max;
         s.queue_samples = self.m_n;
         s.drop_runs = link.queue.stats.drop_runs.clone();
+        if let Some(h) = link.queue.stats.sojourn.as_deref() {
+            let h = match &self.base_delay {
+                Some(b) => h.since(b),
+                None => h.clone(),
+            };
+            let ms = |t: Time| t as f64 * 1e-6;
+            s.delay_mean_ms = h.mean() * 1e-6;
+            s.delay_p50_ms = ms(h.quantile(0.5));
+            s.delay_p90_ms = ms(h.quantile(0.9));
+            s.delay_p99_ms = ms(h.quantile(0.99));
+            s.delay_max_ms = ms(h.max());
+        }
     }
 }
