@@ -145,6 +145,7 @@ pub struct TraceEntry {
     pub len: u32,
     pub flags: u8,
     pub retransmit: bool,
+    pub ecn: crate::packet::Ecn,
 }
 
 impl Simulation {
@@ -632,6 +633,7 @@ impl Simulation {
                 seq: s.seq,
                 ack: s.ack,
                 retransmit: s.retransmit,
+                ecn: s.ecn,
                 ..template
             };
             if let Some(tr) = &mut self.trace {
@@ -646,6 +648,7 @@ impl Simulation {
                     len: s.len,
                     flags: s.flags,
                     retransmit: s.retransmit,
+                    ecn: s.ecn,
                 });
             }
             let id = self.pkts.alloc(p);
@@ -722,6 +725,11 @@ impl Simulation {
             .min();
         r.min_rtt_sample_ms
             .push(m.map_or(f64::NAN, |x| x as f64 * 1e-6));
+        r.ecn.push(c.ep[0].ecn.ok && c.ep[1].ecn.ok);
+        r.ecn_reductions
+            .push(c.ep[0].ecn.reductions + c.ep[1].ecn.reductions);
+        r.ce_received
+            .push(c.ep[0].ecn.ce_received + c.ep[1].ecn.ce_received);
         if c.start >= self.warmup {
             let sm = &mut self.summary;
             if c.aborted {

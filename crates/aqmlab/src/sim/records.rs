@@ -36,6 +36,9 @@ pub struct ConnectionRows {
     pub fast_retransmits: Vec<u64>,
     pub segments_sent: Vec<u64>,
     pub min_rtt_sample_ms: Vec<f64>,
+    pub ecn: Vec<bool>,
+    pub ecn_reductions: Vec<u64>,
+    pub ce_received: Vec<u64>,
 }
 
 impl ConnectionRows {
@@ -67,6 +70,9 @@ impl ConnectionRows {
                 fast_retransmits: U64,
                 segments_sent: U64,
                 min_rtt_sample_ms: F64,
+                ecn: Bool,
+                ecn_reductions: U64,
+                ce_received: U64,
             }
         )
     }

@@ -73,6 +73,10 @@ pub struct TcpConfig {
     pub connect_timeout_s: f64,
     /// Take an RTT sample from the SYN / SYN-ACK exchange (BSD does; ns-2 Full-TCP does not).
     pub rtt_sample_from_syn: bool,
+    /// Negotiate and use ECN (RFC 3168). Off in the studies' stacks unless an experiment turns
+    /// it on.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl TcpConfig {
@@ -101,6 +105,7 @@ impl TcpConfig {
             max_retries: 12,
             connect_timeout_s: 75.0,
             rtt_sample_from_syn: true,
+            ecn: false,
         }
     }
 
@@ -128,6 +133,7 @@ impl TcpConfig {
             max_retries: 12,
             connect_timeout_s: 75.0,
             rtt_sample_from_syn: false,
+            ecn: false,
         }
     }
 

@@ -10,9 +10,10 @@
 //! occupies `1 + k`, the FIN the number after the last byte.
 
 use super::config::{Recovery, TcpConfig, TimerModel};
+use super::ecn::EcnState;
 use super::reassembly::Reassembly;
 use super::rtt::RtoEstimator;
-use crate::packet::{flags, Packet};
+use crate::packet::{flags, Ecn, Packet};
 use crate::units::Time;
 
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
@@ -41,6 +42,8 @@ pub struct Seg {
     pub len: u32,
     pub flags: u8,
     pub retransmit: bool,
+    /// IP ECN codepoint (ECT(0) on new data of an ECN connection).
+    pub ecn: Ecn,
 }
 
 /// What one call produced.
@@ -109,6 +112,7 @@ pub struct Endpoint {
     delack_at: Option<Time>,
     ack_now: bool,
     pub counters: Counters,
+    pub ecn: EcnState,
     /// Smallest RTT sample seen, in ns of tick-rounded time (for records); 0 if none.
     pub min_rtt_sample: Time,
 }
@@ -137,6 +141,7 @@ impl Endpoint {
             delack_at: None,
             ack_now: false,
             counters: Counters::default(),
+            ecn: EcnState::default(),
             min_rtt_sample: 0,
         }
     }
@@ -235,6 +240,7 @@ impl Endpoint {
             State::Listen => {
                 if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
                     self.rcv_nxt = pkt.seq + 1;
+                    self.ecn.on_syn(cfg.ecn, pkt);
                     self.state = State::SynRcvd;
                     self.output(now, cfg, out);
                 }
@@ -243,6 +249,7 @@ impl Endpoint {
             State::SynSent => {
                 if pkt.has(flags::SYN) && pkt.has(flags::ACK) && pkt.ack == 1 {
                     self.rcv_nxt = pkt.seq + 1;
+                    self.ecn.on_syn_ack(cfg.ecn, pkt);
                     self.ack_of_handshake(now, cfg);
                     self.state = State::Established;
                     out.established = true;
@@ -281,6 +288,7 @@ impl Endpoint {
             self.output(now, cfg, out);
             return;
         }
+        self.ecn.on_receive(pkt);
         if pkt.has(flags::ACK) {
             self.process_ack(now, cfg, pkt, out);
         }
@@ -361,7 +369,11 @@ impl Endpoint {
         } else {
             Some(self.rto.timer_deadline(cfg, now, false))
         };
-        self.open_cwnd(cfg);
+        if self.ecn.should_reduce(pkt) {
+            self.ecn_reduce(cfg);
+        } else {
+            self.open_cwnd(cfg);
+        }
 
         if self.fin_queued && self.snd_una > self.app_end {
             // Our FIN is acknowledged.
@@ -372,6 +384,15 @@ impl Endpoint {
                 s => s,
             };
         }
+    }
+
+    /// RFC 3168 §6.1.2: halve cwnd and reduce ssthresh, no retransmission, and do not grow the
+    /// window on this ACK (as ns-2's `slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF)`).
+    fn ecn_reduce(&mut self, cfg: &TcpConfig) {
+        let mss = cfg.mss as u64;
+        self.cwnd = (self.cwnd / 2).max(mss);
+        self.ssthresh = self.cwnd.max(2 * mss);
+        self.ecn.on_reduction(self.snd_max, true);
     }
 
     /// Slow start below ssthresh (+1 MSS per ACK), congestion avoidance above it
@@ -415,6 +436,7 @@ impl Endpoint {
                     self.snd_nxt = self.snd_una;
                     self.cwnd = mss;
                     self.counters.fast_retransmits += 1;
+                    self.ecn.on_reduction(self.snd_max, false);
                     self.output(now, cfg, out);
                     // Inflate by the segments that have left the network.
                     self.cwnd = self.ssthresh + self.dupacks as u64 * mss;
@@ -530,6 +552,7 @@ impl Endpoint {
         if !opening {
             self.ssthresh = self.halved_window(cfg);
             self.cwnd = cfg.mss as u64;
+            self.ecn.on_reduction(self.snd_max, false);
         }
         self.dupacks = 0;
         self.timing = None; // Karn: never time a retransmission
@@ -552,8 +575,11 @@ impl Endpoint {
         loop {
             let (syn, mut fl) = match self.state {
                 State::Closed | State::Listen => return,
-                State::SynSent => (true, flags::SYN),
-                State::SynRcvd => (true, flags::SYN | flags::ACK),
+                State::SynSent => (true, flags::SYN | self.ecn.syn_flags(cfg.ecn, false)),
+                State::SynRcvd => (
+                    true,
+                    flags::SYN | flags::ACK | self.ecn.syn_flags(cfg.ecn, true),
+                ),
                 _ => (false, flags::ACK),
             };
             let retransmit = self.snd_nxt < self.snd_max;
@@ -597,12 +623,18 @@ impl Endpoint {
                 }
             }
             let seq = self.snd_nxt;
+            let (ecn_flags, ecn) = if syn {
+                (0, Ecn::NotEct)
+            } else {
+                self.ecn.on_send(len as u32, retransmit)
+            };
             let seg = Seg {
                 seq,
                 ack: self.rcv_nxt,
                 len: len as u32,
-                flags: fl,
+                flags: fl | ecn_flags,
                 retransmit,
+                ecn,
             };
             self.account(&seg);
             out.segs.push(seg);
@@ -627,12 +659,14 @@ impl Endpoint {
     }
 
     fn emit_ack(&mut self, out: &mut Outbox) {
+        let (ecn_flags, ecn) = self.ecn.on_send(0, false);
         let seg = Seg {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
             len: 0,
-            flags: flags::ACK,
+            flags: flags::ACK | ecn_flags,
             retransmit: false,
+            ecn,
         };
         self.account(&seg);
         out.segs.push(seg);

@@ -1,6 +1,7 @@
 //! TCP: a BSD / ns-2 Full-TCP style implementation.
 
 pub mod config;
+pub mod ecn;
 pub mod endpoint;
 pub mod reassembly;
 pub mod rtt;

@@ -79,6 +79,17 @@ pub fn run(sc: Scenario) -> (Simulation, Vec<aqmlab::measure::Table>) {
         merge(&mut tables, sim.drain());
     }
     merge(&mut tables, sim.finish());
+    // Every table is rectangular: each record pushed every column.
+    for t in &tables {
+        for (name, col) in &t.columns {
+            assert_eq!(
+                col.len(),
+                t.rows(),
+                "{}.{name} has a different length",
+                t.name
+            );
+        }
+    }
     (sim, tables)
 }
 

@@ -3,4 +3,5 @@
 mod aggregate;
 mod aqm_network;
 mod common;
+mod ecn;
 mod tcp_traces;

@@ -1,0 +1,99 @@
+//! Explicit Congestion Notification at the end systems (RFC 3168 §6.1).
+//!
+//! Negotiation: the client's SYN carries ECE and CWR (an "ECN-setup SYN"), the server answers
+//! with ECE alone on its SYN-ACK (§6.1.1). Once both sides have agreed, new data segments are
+//! ECT(0); SYNs, pure ACKs and retransmissions never are (§6.1.4, §6.1.5).
+//! Receiver: after a CE data segment, ECE is set on every ACK until a segment with CWR
+//! arrives (§6.1.3). Sender: an ECE ACK halves the window at most once per window of data,
+//! never causes a retransmission, and the next new data segment after any window reduction
+//! carries CWR (§6.1.2).
+
+use crate::packet::{flags, Ecn, Packet};
+
+#[derive(Clone, Debug, Default)]
+pub struct EcnState {
+    /// Both ends agreed to use ECN on this connection.
+    pub ok: bool,
+    /// Receiver: set ECE on outgoing ACKs.
+    ece_pending: bool,
+    /// Sender: the next new data segment carries CWR.
+    cwr_pending: bool,
+    /// Sender: no new ECN reduction until data beyond this sequence number is acknowledged
+    /// ("at most once per window").
+    recover: u64,
+    /// Window reductions made for ECE.
+    pub reductions: u64,
+    /// CE-marked data segments received.
+    pub ce_received: u64,
+}
+
+impl EcnState {
+    /// Flags for our SYN (client) or SYN-ACK (server).
+    pub fn syn_flags(&self, enabled: bool, syn_ack: bool) -> u8 {
+        match (enabled, syn_ack) {
+            (false, _) => 0,
+            (true, false) => flags::ECE | flags::CWR,
+            (true, true) if self.ok => flags::ECE,
+            (true, true) => 0,
+        }
+    }
+
+    /// Server: an ECN-setup SYN arrived.
+    pub fn on_syn(&mut self, enabled: bool, syn: &Packet) {
+        self.ok = enabled && syn.has(flags::ECE) && syn.has(flags::CWR);
+    }
+
+    /// Client: the SYN-ACK confirms ECN (ECE set, CWR clear).
+    pub fn on_syn_ack(&mut self, enabled: bool, syn_ack: &Packet) {
+        self.ok = enabled && syn_ack.has(flags::ECE) && !syn_ack.has(flags::CWR);
+    }
+
+    /// Receiver side of an arriving segment: CWR ends the echo, then CE on data starts it.
+    pub fn on_receive(&mut self, pkt: &Packet) {
+        if !self.ok {
+            return;
+        }
+        if pkt.has(flags::CWR) {
+            self.ece_pending = false;
+        }
+        if pkt.len > 0 && pkt.ecn == Ecn::Ce {
+            self.ce_received += 1;
+            self.ece_pending = true;
+        }
+    }
+
+    /// Whether an arriving ACK asks this sender to reduce its window now: ECE set, and the
+    /// ACK acknowledges data sent after the last reduction.
+    pub fn should_reduce(&self, pkt: &Packet) -> bool {
+        self.ok && pkt.has(flags::ECE) && pkt.ack > self.recover
+    }
+
+    /// Records a window reduction (for ECE when `for_ece`, or for a loss): CWR goes on the
+    /// next new data, and ECE is ignored until data sent from now on is acknowledged.
+    pub fn on_reduction(&mut self, snd_max: u64, for_ece: bool) {
+        if self.ok {
+            self.cwr_pending = true;
+            self.recover = snd_max;
+            if for_ece {
+                self.reductions += 1;
+            }
+        }
+    }
+
+    /// ECN flags and codepoint for an outgoing segment of the synchronized states.
+    pub fn on_send(&mut self, len: u32, retransmit: bool) -> (u8, Ecn) {
+        if !self.ok {
+            return (0, Ecn::NotEct);
+        }
+        let mut f = 0;
+        if self.ece_pending {
+            f |= flags::ECE;
+        }
+        let new_data = len > 0 && !retransmit;
+        if new_data && self.cwr_pending {
+            f |= flags::CWR;
+            self.cwr_pending = false;
+        }
+        (f, if new_data { Ecn::Ect0 } else { Ecn::NotEct })
+    }
+}
