@@ -36,7 +36,7 @@ pub enum AredMode {
     Timer,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct AredParams {
     pub mode: AredMode,
     pub interval: Time,

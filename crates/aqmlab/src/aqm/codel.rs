@@ -25,7 +25,7 @@ use super::{DropCause, QueueLen, Verdict};
 use crate::packet::Packet;
 use crate::units::Time;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CodelParams {
     pub target: Time,
     pub interval: Time,

@@ -11,7 +11,7 @@ use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::Time;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct DropTail {
     pub limit: u64,
     pub unit: QueueUnit,

@@ -27,7 +27,7 @@ use super::{QueueLen, Verdict};
 use crate::packet::Packet;
 use crate::units::{Time, MS};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FqCodelParams {
     pub flows: u32,
     /// Bytes of credit per round.

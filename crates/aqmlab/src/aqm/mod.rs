@@ -143,6 +143,25 @@ impl Aqm {
         }
     }
 
+    /// The parameters in force (after defaults and automatic settings, in the discipline's
+    /// own units: times in ns, thresholds in the queue's unit), for the results.
+    pub fn params_json(&self) -> serde_json::Value {
+        let v = match self {
+            Aqm::DropTail(a) => serde_json::to_value(a),
+            Aqm::Red(a) => match &a.adaptive {
+                Some(ared) => Ok(serde_json::json!({ "red": &a.p, "adaptive": &ared.p })),
+                None => serde_json::to_value(&a.p),
+            },
+            Aqm::Pi(a) => serde_json::to_value(&a.p),
+            Aqm::Rem(a) => serde_json::to_value(&a.p),
+            Aqm::Codel(a) => serde_json::to_value(&a.p),
+            Aqm::Pie(a) => serde_json::to_value(&a.p),
+            Aqm::FqCodel(a) => serde_json::to_value(&a.p),
+        };
+        let params = v.expect("parameters serialize");
+        serde_json::json!({ "kind": self.name(), "params": params })
+    }
+
     /// Name used in results.
     pub fn name(&self) -> &'static str {
         match self {

@@ -23,7 +23,7 @@ use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::Time;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct PiParams {
     pub a: f64,
     pub b: f64,

@@ -40,7 +40,7 @@ pub enum PieEstimator {
     Timestamp,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct PieParams {
     pub target: Time,
     pub t_update: Time,

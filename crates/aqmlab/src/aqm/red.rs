@@ -59,7 +59,7 @@ impl EcnPolicy {
 }
 
 /// Parameters, already converted to the queue's unit (packets or bytes).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RedParams {
     /// Thresholds in the queue's unit.
     pub min_th: f64,

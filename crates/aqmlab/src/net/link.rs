@@ -27,8 +27,10 @@ pub struct Link {
     pub tx_bytes: u64,
     /// Packets lost to `loss`.
     pub lost: u64,
-    /// Time the transmitter has been busy, accumulated (for utilization).
+    /// Transmission time of every packet started so far (including the one in service).
     pub busy_time: Time,
+    /// When the packet in service finishes.
+    pub tx_end: Time,
     /// Scripted losses (tests, teaching): drop the next `count` packets that match.
     pub scripted: Vec<ScriptedLoss>,
 }
@@ -43,6 +45,15 @@ pub struct ScriptedLoss {
 }
 
 impl Link {
+    /// Time the transmitter has been busy up to `now` (exact: the packet in service counts
+    /// only for the part already sent).
+    pub fn busy_until(&self, now: Time) -> Time {
+        match self.in_service {
+            Some(_) => self.busy_time - self.tx_end.saturating_sub(now),
+            None => self.busy_time,
+        }
+    }
+
     /// Whether a scripted loss takes this packet (and consumes one of its drops).
     #[inline]
     pub fn scripted_drop(&mut self, p: &crate::packet::Packet) -> bool {
@@ -82,6 +93,7 @@ impl Link {
             tx_bytes: 0,
             lost: 0,
             busy_time: 0,
+            tx_end: 0,
             scripted: Vec::new(),
         }
     }

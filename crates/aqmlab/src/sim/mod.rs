@@ -97,6 +97,9 @@ pub struct EngineStats {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
     pub measured_s: f64,
+    /// The bottleneck disciplines and the parameters in force, per direction.
+    pub queue_forward: serde_json::Value,
+    pub queue_reverse: serde_json::Value,
     pub forward: DirectionSummary,
     pub reverse: DirectionSummary,
     pub connections_started: u64,
@@ -374,6 +377,7 @@ impl Simulation {
             let tx = l.rate.tx_time(self.pkts.get(id).size);
             l.in_service = Some(id);
             l.busy_time += tx;
+            l.tx_end = now + tx;
             self.sched.at(now + tx, Ev::TxDone(link));
         }
     }
@@ -769,6 +773,14 @@ impl Simulation {
             }
             self.summary.measured_s = (now.saturating_sub(self.warmup)) as f64 * 1e-9;
             self.summary.forward = self.monitors[0].summary.clone();
+            self.summary.queue_forward = self.links[self.topo.forward() as usize]
+                .queue
+                .aqm
+                .params_json();
+            self.summary.queue_reverse = self.links[self.topo.reverse() as usize]
+                .queue
+                .aqm
+                .params_json();
             self.summary.reverse = self.monitors[1].summary.clone();
         }
         self.drain()

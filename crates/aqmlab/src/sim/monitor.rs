@@ -25,7 +25,7 @@ pub struct DirectionSummary {
     pub link_losses: u64,
     /// Bits that finished transmission per second of measured time.
     pub throughput_mbps: f64,
-    /// Fraction of measured time the transmitter was busy.
+    /// Fraction of measured time the transmitter was busy (exact, from transmission times).
     pub utilization: f64,
     /// Queue drops / packets arriving at the queue.
     pub loss_rate: f64,
@@ -55,6 +55,7 @@ struct Snapshot {
     drops_overflow: u64,
     marks: u64,
     lost: u64,
+    busy: Time,
     at: Time,
 }
 
@@ -71,6 +72,7 @@ impl Snapshot {
             drops_overflow: s.drops_overflow,
             marks: s.marks,
             lost: link.lost,
+            busy: link.busy_until(at),
             at,
         }
     }
@@ -201,7 +203,7 @@ impl Monitor {
         rows.link_losses.push(d(cur.lost, self.last.lost));
         rows.throughput_mbps.push(bytes as f64 * 8.0 / span / 1e6);
         rows.utilization
-            .push(bytes as f64 * 8.0 / span / link.rate.0 as f64);
+            .push((cur.busy - self.last.busy) as f64 * 1e-9 / span);
         self.last = cur;
     }
 
@@ -241,7 +243,7 @@ impl Monitor {
         s.link_losses = cur.lost - b.lost;
         if span > 0.0 {
             s.throughput_mbps = s.tx_bytes as f64 * 8.0 / span / 1e6;
-            s.utilization = s.tx_bytes as f64 * 8.0 / span / link.rate.0 as f64;
+            s.utilization = (cur.busy - b.busy) as f64 * 1e-9 / span;
         }
         let drops = s.drops_early + s.drops_forced + s.drops_overflow;
         s.loss_rate = if s.arrivals > 0 {
