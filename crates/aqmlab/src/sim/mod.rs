@@ -97,7 +97,7 @@ struct Conn {
 enum Source {
     Bulk,
     Mah(MahSource),
-    PackMime(PackMimeSource),
+    PackMime(Box<PackMimeSource>),
 }
 
 /// Engine counters, for progress displays and benchmarks.
@@ -357,7 +357,7 @@ impl Simulation {
                         sv,
                     );
                     self.sched.at(p.next_gap(), Ev::Start { source, flow: 0 });
-                    self.sources.push(Source::PackMime(p));
+                    self.sources.push(Source::PackMime(Box::new(p)));
                 },
             }
         }
@@ -369,11 +369,11 @@ impl Simulation {
 
     /// Runs every event up to `t` (capped at the end of the run).
     pub fn run_until(&mut self, t: Time) {
-        let until = t.min(self.end);
-        while let Some(ev) = self.sched.pop_until(until) {
+        // `end` can move earlier while running (max_exchanges), so it is read at every step.
+        while let Some(ev) = self.sched.pop_until(t.min(self.end)) {
             self.dispatch(ev);
         }
-        self.sched.advance_to(until);
+        self.sched.advance_to(t.min(self.end));
     }
 
     pub fn now(&self) -> Time {

@@ -5,3 +5,4 @@ mod aqm_network;
 mod common;
 mod ecn;
 mod tcp_traces;
+mod web;
