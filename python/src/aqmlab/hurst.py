@@ -73,7 +73,7 @@ def aggregate(x, m: int) -> np.ndarray:
 def _log_sizes(lo: int, hi: int, per_decade: int = 8) -> np.ndarray:
     if hi < lo:
         return np.array([], dtype=int)
-    n = max(2, int(math.ceil(per_decade * math.log10(hi / lo))) + 1)
+    n = max(2, math.ceil(per_decade * math.log10(hi / lo)) + 1)
     return np.unique(np.round(np.logspace(math.log10(lo), math.log10(hi), n)).astype(int))
 
 

@@ -206,10 +206,6 @@ def format_metrics(row: Mapping[str, Any]) -> str:
     width = max(len(label) for label, _, _ in _SHOWN)
     for label, key, fmt in _SHOWN:
         v = row.get(key)
-        text = (
-            "-"
-            if v is None or (isinstance(v, float) and math.isnan(v))
-            else fmt.format(v)
-        )
+        text = "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
         lines.append(f"  {label.ljust(width)}  {text}")
     return "\n".join(lines)

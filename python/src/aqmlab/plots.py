@@ -15,6 +15,7 @@ label → DataFrame to compare runs on one figure.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -25,12 +26,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
 
-from aqmlab import hurst  # noqa: E402
-from aqmlab import metrics as mt  # noqa: E402
+from aqmlab import hurst
+from aqmlab import metrics as mt
 
 __all__ = [
     "DEFAULT_SCALES_S",
@@ -75,7 +76,7 @@ def _new_figure(size=(6.4, 4.4)) -> tuple[Figure, Any]:
 
 
 def _legend(ax) -> None:
-    handles, labels = ax.get_legend_handles_labels()
+    _handles, labels = ax.get_legend_handles_labels()
     if any(labels):
         ax.legend(fontsize="small")
 
@@ -171,7 +172,7 @@ def arrival_counts(
     a = arrivals.filter(pl.col("direction") == direction)
     if end_s is None:
         end_s = float(a["t_s"].max()) + bin_s if a.height else start_s
-    n = int(math.floor((end_s - start_s) / bin_s + 1e-9))
+    n = math.floor((end_s - start_s) / bin_s + 1e-9)
     pk = np.zeros(max(n, 0))
     by = np.zeros(max(n, 0))
     if n <= 0 or a.height == 0:
@@ -192,7 +193,7 @@ def cov_by_scale(
     x = np.asarray(counts, dtype=float)
     out_s, out_c = [], []
     for s in scales_s:
-        m = int(round(s / bin_s))
+        m = round(s / bin_s)
         if m < 1 or x.size // m < min_blocks:
             continue
         agg = hurst.aggregate(x, m)
@@ -252,10 +253,8 @@ def variance_time(counts, bin_s: float, label: str = "packets") -> Figure:
     ax.plot(xs, fit, "-", label=f"aggregated variance: H = {av.H:.3f}")
     ax.plot(xs, ys[0] - (av.x - av.x[0]), ":", color="black", alpha=0.6, label="H = 0.5")
     extra = []
-    try:
+    with contextlib.suppress(ValueError):
         extra.append(f"R/S: H = {hurst.rescaled_range(x).H:.3f}")
-    except ValueError:
-        pass
     try:
         w = hurst.wavelet(x)
         lo, hi = w.ci95 or (math.nan, math.nan)
@@ -311,8 +310,6 @@ def write_plots(results, out: str | os.PathLike, direction: str | None = None) -
         pk, by = arrival_counts(results["arrivals"], d, bin_s, warmup, end)
         if pk.size >= 32:
             save(burstiness_cov((pk, by), bin_s), "burstiness_cov.png")
-            try:
+            with contextlib.suppress(ValueError):
                 save(variance_time(pk, bin_s), "variance_time.png")
-            except ValueError:
-                pass
     return written
