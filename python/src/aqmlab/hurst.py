@@ -254,7 +254,7 @@ def _trigamma(x: float) -> float:
 def wavelet(
     x,
     n_vanishing: int = 2,
-    j1: int = 2,
+    j1: int = 3,
     j2: int | None = None,
     min_coeffs: int = 8,
 ) -> HurstEstimate:
