@@ -56,6 +56,7 @@ fn main() {
             start_jitter_s: 1.0,
         }],
         measure: MeasureConfig::default(),
+        max_exchanges: None,
     };
     let mut sim = Simulation::new(sc).expect("valid benchmark scenario");
     let t0 = Instant::now();

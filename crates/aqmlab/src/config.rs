@@ -66,6 +66,10 @@ pub struct Scenario {
     pub traffic: Vec<TrafficConfig>,
     #[serde(default)]
     pub measure: MeasureConfig,
+    /// Stop once this many request/response exchanges started after the warm-up have
+    /// completed (or at `duration_s`, whichever comes first).
+    #[serde(default)]
+    pub max_exchanges: Option<u64>,
 }
 
 /// A dumbbell: hosts on the left and on the right, each on its own access link to its router,
@@ -160,6 +164,48 @@ pub enum TrafficConfig {
         #[serde(default)]
         start_jitter_s: f64,
     },
+    /// Mah's HTTP/1.0 browsing users (Study A): a constant population of `users`, each
+    /// thinking, then fetching a page (primary object, then its embedded objects, each on its
+    /// own connection, at most `max_parallel` at once) from a server on the other side; a
+    /// number of consecutive pages from one server, then a new server chosen uniformly.
+    Mah {
+        users: u32,
+        #[serde(default)]
+        client_side: Side,
+        /// Parallel connections per user for embedded objects.
+        #[serde(default = "default_max_parallel")]
+        max_parallel: u32,
+        /// Users start at uniform times in `[0, start_spread_s)`.
+        #[serde(default = "default_start_spread")]
+        start_spread_s: f64,
+        /// Optional cap on think times (the empirical tail reaches a day); absent = none.
+        #[serde(default)]
+        think_cap_s: Option<f64>,
+    },
+    /// PackMime-HTTP (Study C): new connections arrive at `rate` per second, regardless of
+    /// completions; sizes, server delays and (with `http11`) persistent connections from the
+    /// PackMime models. With `packmime_rtt`, each connection's extra RTT is the sum of the
+    /// client-side and server-side PackMimeHTTPXmit samples instead of `[rtt]`.
+    Packmime {
+        rate: f64,
+        #[serde(default)]
+        client_side: Side,
+        #[serde(default)]
+        http11: bool,
+        #[serde(default)]
+        packmime_rtt: bool,
+        /// Cap on response sizes, bytes (the extrapolated tail is unbounded); default 2^31 − 1.
+        #[serde(default)]
+        response_cap_bytes: Option<u64>,
+    },
+}
+
+fn default_max_parallel() -> u32 {
+    4
+}
+
+fn default_start_spread() -> f64 {
+    10.0
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -173,6 +219,9 @@ pub struct MeasureConfig {
     pub interval_s: f64,
     /// Keep one row per connection.
     pub connections: bool,
+    /// Bin of the arrival-count series at the bottleneck (bytes and packets per bin, for
+    /// burstiness and Hurst estimates); 0 disables it.
+    pub burst_bin_ms: f64,
 }
 
 impl Default for MeasureConfig {
@@ -182,6 +231,7 @@ impl Default for MeasureConfig {
             queue_window_ms: 100.0,
             interval_s: 1.0,
             connections: true,
+            burst_bin_ms: 10.0,
         }
     }
 }
@@ -295,6 +345,52 @@ impl Scenario {
                     non_negative(&format!("{p}.start_s"), *start_s)?;
                     non_negative(&format!("{p}.start_jitter_s"), *start_jitter_s)?;
                 },
+                TrafficConfig::Mah {
+                    users,
+                    max_parallel,
+                    start_spread_s,
+                    think_cap_s,
+                    ..
+                } => {
+                    if *users == 0 || *users > 10_000_000 {
+                        return Err(ConfigError::new(
+                            format!("{p}.users"),
+                            users,
+                            "an integer in 1..=10000000",
+                        ));
+                    }
+                    if *max_parallel == 0 || *max_parallel > 64 {
+                        return Err(ConfigError::new(
+                            format!("{p}.max_parallel"),
+                            max_parallel,
+                            "an integer in 1..=64",
+                        ));
+                    }
+                    non_negative(&format!("{p}.start_spread_s"), *start_spread_s)?;
+                    if let Some(c) = think_cap_s {
+                        positive(&format!("{p}.think_cap_s"), *c)?;
+                    }
+                },
+                TrafficConfig::Packmime {
+                    rate,
+                    response_cap_bytes,
+                    ..
+                } => {
+                    if !(rate.is_finite() && *rate > 0.0 && *rate <= 1e6) {
+                        return Err(ConfigError::new(
+                            format!("{p}.rate"),
+                            rate,
+                            "connections per second in (0, 1e6]",
+                        ));
+                    }
+                    if *response_cap_bytes == Some(0) {
+                        return Err(ConfigError::new(
+                            format!("{p}.response_cap_bytes"),
+                            0,
+                            "an integer ≥ 1",
+                        ));
+                    }
+                },
             }
         }
         let m = &self.measure;
@@ -308,6 +404,14 @@ impl Scenario {
             ));
         }
         positive("measure.interval_s", m.interval_s)?;
+        non_negative("measure.burst_bin_ms", m.burst_bin_ms)?;
+        if self.max_exchanges == Some(0) {
+            return Err(ConfigError::new(
+                "max_exchanges",
+                0,
+                "an integer ≥ 1, or absent",
+            ));
+        }
         Ok(())
     }
 

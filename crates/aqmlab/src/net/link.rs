@@ -31,6 +31,8 @@ pub struct Link {
     pub busy_time: Time,
     /// When the packet in service finishes.
     pub tx_end: Time,
+    /// Index of the bottleneck monitor watching this link, if any.
+    pub monitor: Option<u8>,
     /// Scripted losses (tests, teaching): drop the next `count` packets that match.
     pub scripted: Vec<ScriptedLoss>,
 }
@@ -94,6 +96,7 @@ impl Link {
             lost: 0,
             busy_time: 0,
             tx_end: 0,
+            monitor: None,
             scripted: Vec::new(),
         }
     }

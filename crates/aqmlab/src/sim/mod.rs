@@ -6,8 +6,11 @@
 //! (unfinished connections are reported as such) and returns the last records.
 
 mod app;
+mod bulk_app;
 mod monitor;
 mod records;
+mod sources;
+mod web_app;
 
 use std::collections::HashMap;
 
@@ -26,8 +29,11 @@ use crate::tcp::{Endpoint, Outbox};
 use crate::units::{millis, secs, BitsPerSec, Time};
 
 use app::{App, AppAction};
+use bulk_app::BulkApp;
 use monitor::Monitor;
-use records::{BottleneckRows, ConnectionRows, QueueRows};
+use records::{ArrivalRows, BottleneckRows, ConnectionRows, ExchangeRows, QueueRows};
+use sources::{MahSource, OpenRequest, PackMimeSource};
+use web_app::WebApp;
 
 pub use monitor::DirectionSummary;
 
@@ -40,8 +46,11 @@ enum Ev {
     Arrive(PktId),
     /// A TCP timer of endpoint `side` (0 client, 1 server) of connection slot `slot`.
     Timer { slot: u32, side: u8, gen: u32 },
-    /// A traffic source starts flow `flow`.
+    /// A traffic source starts flow `flow` (a bulk flow, a Mah user's page, PackMime's next
+    /// connection).
     Start { source: u32, flow: u32 },
+    /// The application on endpoint `side` of a connection resumes (think gap, server delay).
+    AppWake { slot: u32, side: u8, gen: u32 },
     /// A queue discipline's periodic update.
     QueueTick(LinkId),
     /// Queue sampling for the monitors.
@@ -66,7 +75,13 @@ struct Conn {
     flow_hash: u32,
     app: App,
     source: u32,
-    flow: u32,
+    /// Identity of the connection within its source (a bulk flow's index; a Mah user's
+    /// `user << 32 | connection number`; PackMime's arrival number).
+    identity: u64,
+    /// Mah user that opened the connection.
+    user: Option<u32>,
+    /// The user has been told the connection is over.
+    notified: bool,
     client_host: u32,
     server_host: u32,
     client_left: bool,
@@ -76,6 +91,13 @@ struct Conn {
     first_byte: Option<Time>,
     last_byte: Option<Time>,
     aborted: bool,
+}
+
+/// A traffic source's state.
+enum Source {
+    Bulk,
+    Mah(MahSource),
+    PackMime(PackMimeSource),
 }
 
 /// Engine counters, for progress displays and benchmarks.
@@ -108,6 +130,10 @@ pub struct Summary {
     pub connections_unfinished: u64,
     pub bytes_written: u64,
     pub bytes_delivered: u64,
+    /// Request/response exchanges started after the warm-up: completed, and still open when
+    /// the run (or their connection) ended.
+    pub exchanges_completed: u64,
+    pub exchanges_unfinished: u64,
 }
 
 pub struct Simulation {
@@ -127,11 +153,17 @@ pub struct Simulation {
     warmup: Time,
     monitors: [Monitor; 2],
     conn_rows: ConnectionRows,
+    exch_rows: ExchangeRows,
+    arrival_rows: ArrivalRows,
     bneck_rows: BottleneckRows,
     queue_rows: QueueRows,
     summary: Summary,
     finished_books: bool,
     trace: Option<Vec<TraceEntry>>,
+    sources: Vec<Source>,
+    opens: Vec<OpenRequest>,
+    /// Exchanges started after the warm-up and completed so far (for `max_exchanges`).
+    exchanges_done: u64,
     delivered_packets: u64,
     stale_packets: u64,
 }
@@ -208,6 +240,7 @@ impl Simulation {
                 Rng::stream(seed, StreamKind::LinkLoss, lid),
                 false,
             ));
+            links.last_mut().expect("just pushed").monitor = Some(dir as u8);
         }
         let end = secs(sc.duration_s);
         let warmup = secs(sc.warmup_s);
@@ -230,11 +263,16 @@ impl Simulation {
                 Monitor::new("reverse", &sc.measure),
             ],
             conn_rows: ConnectionRows::default(),
+            exch_rows: ExchangeRows::default(),
+            arrival_rows: ArrivalRows::default(),
             bneck_rows: BottleneckRows::default(),
             queue_rows: QueueRows::default(),
             summary: Summary::default(),
             finished_books: false,
             trace: None,
+            sources: Vec::new(),
+            opens: Vec::new(),
+            exchanges_done: 0,
             delivered_packets: 0,
             stale_packets: 0,
             sc,
@@ -261,7 +299,14 @@ impl Simulation {
     }
 
     fn schedule_sources(&mut self) {
+        let seed = self.sc.seed;
+        let (left, right) = (self.topo.left, self.topo.right);
         for (s, tr) in self.sc.traffic.iter().enumerate() {
+            let source = s as u32;
+            let sides = |side: Side| match side {
+                Side::Left => (left, right),
+                Side::Right => (right, left),
+            };
             match tr {
                 TrafficConfig::Bulk {
                     flows,
@@ -270,21 +315,49 @@ impl Simulation {
                     ..
                 } => {
                     for f in 0..*flows {
-                        let mut r = Rng::substream(
-                            self.sc.seed,
-                            StreamKind::TrafficSource,
-                            s as u64,
-                            f as u64,
-                        );
+                        let mut r =
+                            Rng::substream(seed, StreamKind::TrafficSource, s as u64, f as u64);
                         let t = secs(start_s + start_jitter_s * r.uniform());
-                        self.sched.at(
-                            t,
-                            Ev::Start {
-                                source: s as u32,
-                                flow: f,
-                            },
-                        );
+                        self.sched.at(t, Ev::Start { source, flow: f });
                     }
+                    self.sources.push(Source::Bulk);
+                },
+                TrafficConfig::Mah {
+                    users,
+                    client_side,
+                    max_parallel,
+                    start_spread_s,
+                    think_cap_s,
+                } => {
+                    let (c, sv) = sides(*client_side);
+                    let mut m =
+                        MahSource::new(seed, source, *users, *max_parallel, *think_cap_s, c, sv);
+                    for u in 0..*users {
+                        let t = m.start_time(u, *start_spread_s);
+                        self.sched.at(t, Ev::Start { source, flow: u });
+                    }
+                    self.sources.push(Source::Mah(m));
+                },
+                TrafficConfig::Packmime {
+                    rate,
+                    client_side,
+                    http11,
+                    packmime_rtt,
+                    response_cap_bytes,
+                } => {
+                    let (c, sv) = sides(*client_side);
+                    let mut p = PackMimeSource::new(
+                        seed,
+                        source,
+                        *rate,
+                        *http11,
+                        *packmime_rtt,
+                        *response_cap_bytes,
+                        c,
+                        sv,
+                    );
+                    self.sched.at(p.next_gap(), Ev::Start { source, flow: 0 });
+                    self.sources.push(Source::PackMime(p));
                 },
             }
         }
@@ -321,7 +394,8 @@ impl Simulation {
             Ev::TxDone(l) => self.on_tx_done(l),
             Ev::Arrive(p) => self.on_arrive(p),
             Ev::Timer { slot, side, gen } => self.on_timer(slot, side, gen),
-            Ev::Start { source, flow } => self.start_flow(source, flow),
+            Ev::Start { source, flow } => self.on_start(source, flow),
+            Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),
             Ev::QueueTick(l) => {
                 let now = self.sched.now();
                 let link = &mut self.links[l as usize];
@@ -363,6 +437,10 @@ impl Simulation {
     fn send_on(&mut self, link: LinkId, id: PktId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
+        if let Some(m) = l.monitor {
+            let size = self.pkts.get(id).size;
+            self.monitors[m as usize].arrival(now, size, &mut self.arrival_rows);
+        }
         l.queue.enqueue(now, id, &mut self.pkts);
         if l.in_service.is_none() {
             self.start_tx(link);
@@ -451,36 +529,122 @@ impl Simulation {
 
     // ----- connections -----
 
-    fn start_flow(&mut self, source: u32, flow: u32) {
+    /// A source's scheduled start: a bulk flow, a Mah user's next page, PackMime's next
+    /// connection.
+    fn on_start(&mut self, source: u32, flow: u32) {
+        let now = self.sched.now();
+        let mut opens = std::mem::take(&mut self.opens);
+        match &mut self.sources[source as usize] {
+            Source::Bulk => {
+                self.start_bulk(source, flow);
+            },
+            Source::Mah(m) => m.start_page(flow, &mut opens),
+            Source::PackMime(p) => {
+                opens.push(p.next_connection());
+                let gap = p.next_gap();
+                self.sched.at(
+                    now + gap,
+                    Ev::Start {
+                        source,
+                        flow: flow + 1,
+                    },
+                );
+            },
+        }
+        self.open_requests(source, &mut opens);
+        self.opens = opens;
+    }
+
+    fn open_requests(&mut self, source: u32, opens: &mut Vec<OpenRequest>) {
+        let client_left = match self.sc.traffic[source as usize] {
+            TrafficConfig::Mah { client_side, .. }
+            | TrafficConfig::Packmime { client_side, .. } => client_side == Side::Left,
+            TrafficConfig::Bulk { client_side, .. } => client_side == Side::Left,
+        };
+        let now = self.sched.now();
+        for r in opens.drain(..) {
+            let (client_host, server_host) = if client_left {
+                (
+                    self.topo.left_host(r.client),
+                    self.topo.right_host(r.server),
+                )
+            } else {
+                (
+                    self.topo.right_host(r.client),
+                    self.topo.left_host(r.server),
+                )
+            };
+            let app = App::Web(WebApp::new(r.script, now));
+            self.open(
+                source,
+                r.identity,
+                client_host,
+                server_host,
+                app,
+                r.user,
+                r.extra_rtt,
+            );
+        }
+    }
+
+    fn start_bulk(&mut self, source: u32, flow: u32) {
         let TrafficConfig::Bulk {
             bytes,
             request_bytes,
             direction,
             client_side,
             ..
-        } = self.sc.traffic[source as usize].clone();
+        } = self.sc.traffic[source as usize].clone()
+        else {
+            unreachable!("bulk source")
+        };
         let (client_host, server_host) = match client_side {
             Side::Left => (self.topo.left_host(flow), self.topo.right_host(flow)),
             Side::Right => (self.topo.right_host(flow), self.topo.left_host(flow)),
         };
-        let app = App::bulk(direction, bytes, request_bytes);
-        self.open(source, flow, client_host, server_host, app);
+        let app = App::Bulk(BulkApp::bulk(direction, bytes, request_bytes));
+        self.open(
+            source,
+            flow as u64,
+            client_host,
+            server_host,
+            app,
+            None,
+            None,
+        );
     }
 
-    /// Opens a connection from `client_host` to `server_host`. Its delay-box RTT and timer
-    /// phase come from streams of the flow's identity `(source, flow)`, so they do not depend
-    /// on the order in which connections happen to open (common random numbers).
-    fn open(&mut self, source: u32, flow: u32, client_host: u32, server_host: u32, app: App) {
+    /// Opens a connection from `client_host` to `server_host`. Its delay-box RTT (unless the
+    /// source chose one) and timer phase come from streams of the connection's identity
+    /// `(source, identity)`, so they do not depend on the order in which connections happen
+    /// to open (common random numbers).
+    fn open(
+        &mut self,
+        source: u32,
+        identity: u64,
+        client_host: u32,
+        server_host: u32,
+        app: App,
+        user: Option<u32>,
+        extra_rtt: Option<Time>,
+    ) {
         let now = self.sched.now();
         let seed = self.sc.seed;
-        let mut rtt_rng = Rng::substream(seed, StreamKind::DelayBox, source as u64, flow as u64);
-        let side_index = |h: u32, topo: &Dumbbell| if topo.is_left(h) { h } else { h - topo.left };
-        let extra = self.rtt.sample(
-            &mut rtt_rng,
-            side_index(client_host, &self.topo),
-            side_index(server_host, &self.topo),
-        );
-        let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, flow as u64);
+        let extra = match extra_rtt {
+            Some(e) => e,
+            None => {
+                let mut rtt_rng =
+                    Rng::substream(seed, StreamKind::DelayBox, source as u64, identity);
+                let side_index =
+                    |h: u32, topo: &Dumbbell| if topo.is_left(h) { h } else { h - topo.left };
+                self.rtt.sample(
+                    &mut rtt_rng,
+                    side_index(client_host, &self.topo),
+                    side_index(server_host, &self.topo),
+                )
+            },
+        };
+        let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
         let tick = self.sc.tcp.tick();
         let phases = [clock.below(tick), clock.below(tick)];
         let phases = match self.sc.tcp.timer_model {
@@ -506,7 +670,9 @@ impl Simulation {
             flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
             app,
             source,
-            flow,
+            identity,
+            user,
+            notified: false,
             client_host,
             server_host,
             client_left: self.topo.is_left(client_host),
@@ -564,8 +730,67 @@ impl Simulation {
         self.after_call(slot, side);
     }
 
+    /// A paused application resumes (client think gap, server service delay).
+    fn on_app_wake(&mut self, slot: u32, side: u8, gen: u32) {
+        let now = self.sched.now();
+        let c = &mut self.conns[slot as usize];
+        if !c.active || c.gen != gen {
+            return;
+        }
+        let side = side as usize;
+        let action = c.app.on_wake(side, now);
+        self.out.clear();
+        self.perform(slot, side, action);
+        self.after_call(slot, side);
+    }
+
+    /// Carries out an application action on endpoint `side`; false when there is nothing
+    /// more to do now.
+    fn perform(&mut self, slot: u32, side: usize, action: AppAction) -> bool {
+        let now = self.sched.now();
+        let cfg = &self.sc.tcp;
+        let c = &mut self.conns[slot as usize];
+        let gen = c.gen;
+        match action {
+            AppAction::None => return false,
+            AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
+            AppAction::WriteClose(b) => {
+                c.ep[side].write(now, cfg, b, &mut self.out);
+                self.transmit(slot, side);
+                self.out.clear();
+                let c = &mut self.conns[slot as usize];
+                c.ep[side].close(now, &self.sc.tcp, &mut self.out);
+            },
+            AppAction::Close => c.ep[side].close(now, cfg, &mut self.out),
+            AppAction::WakeAt(t) => {
+                self.sched.at(
+                    t,
+                    Ev::AppWake {
+                        slot,
+                        side: side as u8,
+                        gen,
+                    },
+                );
+                return false;
+            },
+            AppAction::WakeAfter(d) => {
+                self.sched.at(
+                    now + d,
+                    Ev::AppWake {
+                        slot,
+                        side: side as u8,
+                        gen,
+                    },
+                );
+                return false;
+            },
+        }
+        true
+    }
+
     /// After an endpoint call: transmit its segments, let the application react (which may
-    /// produce more segments), re-arm timers, and retire the connection when both ends are done.
+    /// produce more segments), re-arm timers, tell the owning user when the responses are in,
+    /// and retire the connection when both ends are done.
     fn after_call(&mut self, slot: u32, side: usize) {
         let now = self.sched.now();
         loop {
@@ -573,6 +798,7 @@ impl Simulation {
             let c = &mut self.conns[slot as usize];
             if self.out.aborted {
                 c.aborted = true;
+                self.notify_user(slot);
                 self.retire(slot);
                 return;
             }
@@ -582,23 +808,20 @@ impl Simulation {
             if self.out.delivered > 0 && side == c.app.receiver_side() && c.first_byte.is_none() {
                 c.first_byte = Some(now);
             }
-            let action = c.app.on_event(side, &self.out);
+            let before = Self::completed_exchanges(&c.app);
+            let action = c.app.on_event(side, &self.out, now);
+            let after = Self::completed_exchanges(&c.app);
+            if after > before {
+                self.count_completed(slot, before, after);
+            }
+            let c = &mut self.conns[slot as usize];
             if c.last_byte.is_none() && c.app.transfer_complete() {
                 c.last_byte = Some(now);
+                self.notify_user(slot);
             }
             self.out.clear();
-            let cfg = &self.sc.tcp;
-            match action {
-                AppAction::None => break,
-                AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
-                AppAction::WriteClose(b) => {
-                    c.ep[side].write(now, cfg, b, &mut self.out);
-                    self.transmit(slot, side);
-                    self.out.clear();
-                    let c = &mut self.conns[slot as usize];
-                    c.ep[side].close(now, &self.sc.tcp, &mut self.out);
-                },
-                AppAction::Close => c.ep[side].close(now, cfg, &mut self.out),
+            if !self.perform(slot, side, action) {
+                break;
             }
         }
         let c = &self.conns[slot as usize];
@@ -608,6 +831,52 @@ impl Simulation {
         }
         self.arm_timer(slot, 0);
         self.arm_timer(slot, 1);
+    }
+
+    fn completed_exchanges(app: &App) -> usize {
+        match app {
+            App::Web(w) => w.completed(),
+            App::Bulk(_) => 0,
+        }
+    }
+
+    /// Exchanges `[from, to)` of a connection completed now; counts those started after the
+    /// warm-up and stops the run at `max_exchanges`.
+    fn count_completed(&mut self, slot: u32, from: usize, to: usize) {
+        let App::Web(w) = &self.conns[slot as usize].app else {
+            return;
+        };
+        let n = (from..to)
+            .filter(|&i| w.starts[i].is_some_and(|t| t >= self.warmup))
+            .count() as u64;
+        self.exchanges_done += n;
+        if let Some(max) = self.sc.max_exchanges {
+            if self.exchanges_done >= max && self.end > self.sched.now() {
+                self.end = self.sched.now();
+            }
+        }
+    }
+
+    /// Tells a Mah user that one of its connections is over (responses in, or failed), once;
+    /// the user may open more connections or start thinking.
+    fn notify_user(&mut self, slot: u32) {
+        let now = self.sched.now();
+        let c = &mut self.conns[slot as usize];
+        let (Some(u), source) = (c.user, c.source) else {
+            return;
+        };
+        if c.notified {
+            return;
+        }
+        c.notified = true;
+        let mut opens = std::mem::take(&mut self.opens);
+        if let Source::Mah(m) = &mut self.sources[source as usize] {
+            if let Some(next_page) = m.on_done(u, now, &mut opens) {
+                self.sched.at(next_page, Ev::Start { source, flow: u });
+            }
+        }
+        self.open_requests(source, &mut opens);
+        self.opens = opens;
     }
 
     /// Puts the outbox's segments on the wire from endpoint `side` of `slot`.
@@ -687,6 +956,9 @@ impl Simulation {
         let c = &mut self.conns[slot as usize];
         c.active = false;
         self.free_slots.push(slot);
+        // A user whose connection ended without delivering (e.g. the server closed early)
+        // must not wait forever.
+        self.notify_user(slot);
     }
 
     fn record(&mut self, slot: u32, closed: Option<Time>) {
@@ -696,7 +968,7 @@ impl Simulation {
         let completed = c.app.transfer_complete() && !c.aborted;
         r.conn_id.push(c.id);
         r.source.push(c.source as u64);
-        r.flow.push(c.flow as u64);
+        r.flow.push(c.identity);
         r.client_side
             .push(if c.client_left { "left" } else { "right" }.to_string());
         r.client_host.push(c.client_host as u64);
@@ -746,14 +1018,62 @@ impl Simulation {
             sm.bytes_written += c.app.bytes_expected();
             sm.bytes_delivered += c.app.bytes_received();
         }
+        self.record_exchanges(slot);
+    }
+
+    /// One row per exchange of a Web connection; an exchange without an end is unfinished.
+    fn record_exchanges(&mut self, slot: u32) {
+        let c = &self.conns[slot as usize];
+        let App::Web(w) = &c.app else { return };
+        let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
+        let r = &mut self.exch_rows;
+        let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
+        for (i, e) in w.exchanges().iter().enumerate() {
+            let (start, end) = (w.starts[i], w.ends[i]);
+            r.conn_id.push(c.id);
+            r.source.push(c.source as u64);
+            r.user.push(c.user.map_or(c.identity, |u| u as u64));
+            r.index.push(i as u64);
+            r.client_side
+                .push(if c.client_left { "left" } else { "right" }.to_string());
+            r.persistent.push(w.persistent());
+            r.start_s.push(secs(start));
+            r.end_s.push(secs(end));
+            r.response_time_s.push(match (start, end) {
+                (Some(s), Some(e)) => (e - s) as f64 * 1e-9,
+                _ => f64::NAN,
+            });
+            r.request_bytes.push(e.request);
+            r.response_bytes.push(e.response);
+            r.completed.push(end.is_some());
+            r.base_rtt_ms.push(c.base_rtt as f64 * 1e-6);
+            r.syn_retransmits
+                .push(a.syn_retransmits + b.syn_retransmits);
+            r.fin_retransmits
+                .push(a.fin_retransmits + b.fin_retransmits);
+            r.data_retransmits
+                .push(a.data_retransmits + b.data_retransmits);
+            r.timeouts.push(a.timeouts + b.timeouts);
+            // An exchange that never started (its connection failed first) starts at the
+            // connection's start for the books.
+            if start.unwrap_or(c.start) >= self.warmup {
+                if end.is_some() {
+                    self.summary.exchanges_completed += 1;
+                } else {
+                    self.summary.exchanges_unfinished += 1;
+                }
+            }
+        }
     }
 
     /// Records produced since the last drain, one batch per table.
     pub fn drain(&mut self) -> Vec<Table> {
         vec![
             self.conn_rows.take(),
+            self.exch_rows.take(),
             self.bneck_rows.take(),
             self.queue_rows.take(),
+            self.arrival_rows.take(),
         ]
     }
 
@@ -769,7 +1089,13 @@ impl Simulation {
             let now = self.sched.now();
             for dir in 0..2 {
                 let link = &self.links[self.bottleneck(dir) as usize];
-                self.monitors[dir].close(now, link, &mut self.bneck_rows, &mut self.queue_rows);
+                self.monitors[dir].close(
+                    now,
+                    link,
+                    &mut self.bneck_rows,
+                    &mut self.queue_rows,
+                    &mut self.arrival_rows,
+                );
             }
             self.summary.measured_s = (now.saturating_sub(self.warmup)) as f64 * 1e-9;
             self.summary.forward = self.monitors[0].summary.clone();

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::records::{BottleneckRows, QueueRows};
+use super::records::{ArrivalRows, BottleneckRows, QueueRows};
 use crate::config::MeasureConfig;
 use crate::measure::histogram::DelayHistogram;
 use crate::net::link::Link;
@@ -103,6 +103,11 @@ pub struct Monitor {
     m_sum_bytes: f64,
     m_max: u64,
     pub summary: DirectionSummary,
+    // arrival-count series (0 = off)
+    burst_bin: Time,
+    bin_start: Time,
+    bin_packets: u64,
+    bin_bytes: u64,
 }
 
 impl Monitor {
@@ -130,6 +135,35 @@ impl Monitor {
             m_sum_bytes: 0.0,
             m_max: 0,
             summary: DirectionSummary::default(),
+            burst_bin: millis(m.burst_bin_ms),
+            bin_start: 0,
+            bin_packets: 0,
+            bin_bytes: 0,
+        }
+    }
+
+    /// A packet of `size` bytes arrives at the queue: counted in the current bin of the
+    /// arrival series; bins that ended before `now` are written out, empty ones included.
+    #[inline]
+    pub fn arrival(&mut self, now: Time, size: u32, rows: &mut ArrivalRows) {
+        if self.burst_bin == 0 {
+            return;
+        }
+        self.flush_bins(now, rows);
+        self.bin_packets += 1;
+        self.bin_bytes += size as u64;
+    }
+
+    /// Writes every complete bin ending at or before `now`.
+    fn flush_bins(&mut self, now: Time, rows: &mut ArrivalRows) {
+        while now >= self.bin_start + self.burst_bin {
+            rows.t_s.push(self.bin_start as f64 * 1e-9);
+            rows.direction.push(self.name.to_string());
+            rows.packets.push(self.bin_packets);
+            rows.bytes.push(self.bin_bytes);
+            self.bin_start += self.burst_bin;
+            self.bin_packets = 0;
+            self.bin_bytes = 0;
         }
     }
 
@@ -213,14 +247,19 @@ impl Monitor {
         self.base_delay = link.queue.stats.sojourn.as_deref().cloned();
     }
 
-    /// End of run: the last partial interval and window, and the summary.
+    /// End of run: the last partial interval and window, the complete arrival bins, and the
+    /// summary.
     pub fn close(
         &mut self,
         now: Time,
         link: &Link,
         brows: &mut BottleneckRows,
         qrows: &mut QueueRows,
+        arows: &mut ArrivalRows,
     ) {
+        if self.burst_bin > 0 {
+            self.flush_bins(now, arows);
+        }
         if now > self.last.at {
             self.interval(now, link, brows);
         }

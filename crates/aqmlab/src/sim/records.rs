@@ -149,3 +149,77 @@ impl QueueRows {
         )
     }
 }
+
+/// One row per request/response exchange of a Web connection, written when the connection
+/// ends (or the run does). Retransmission and timeout counts are the connection's totals.
+#[derive(Default)]
+pub struct ExchangeRows {
+    pub conn_id: Vec<u64>,
+    pub source: Vec<u64>,
+    pub user: Vec<u64>,
+    pub index: Vec<u64>,
+    pub client_side: Vec<String>,
+    pub persistent: Vec<bool>,
+    pub start_s: Vec<f64>,
+    pub end_s: Vec<f64>,
+    pub response_time_s: Vec<f64>,
+    pub request_bytes: Vec<u64>,
+    pub response_bytes: Vec<u64>,
+    pub completed: Vec<bool>,
+    pub base_rtt_ms: Vec<f64>,
+    pub syn_retransmits: Vec<u64>,
+    pub fin_retransmits: Vec<u64>,
+    pub data_retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+}
+
+impl ExchangeRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "exchanges",
+            self {
+                conn_id: U64,
+                source: U64,
+                user: U64,
+                index: U64,
+                client_side: Str,
+                persistent: Bool,
+                start_s: F64,
+                end_s: F64,
+                response_time_s: F64,
+                request_bytes: U64,
+                response_bytes: U64,
+                completed: Bool,
+                base_rtt_ms: F64,
+                syn_retransmits: U64,
+                fin_retransmits: U64,
+                data_retransmits: U64,
+                timeouts: U64,
+            }
+        )
+    }
+}
+
+/// Packets and bytes arriving at the bottleneck queue per bin (`measure.burst_bin_ms`) and
+/// direction, empty bins included: the series behind burstiness and Hurst estimates.
+#[derive(Default)]
+pub struct ArrivalRows {
+    pub t_s: Vec<f64>,
+    pub direction: Vec<String>,
+    pub packets: Vec<u64>,
+    pub bytes: Vec<u64>,
+}
+
+impl ArrivalRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "arrivals",
+            self {
+                t_s: F64,
+                direction: Str,
+                packets: U64,
+                bytes: U64
+            }
+        )
+    }
+}

@@ -47,6 +47,7 @@ pub fn base(duration_s: f64) -> Scenario {
             start_jitter_s: 0.0,
         }],
         measure: MeasureConfig::default(),
+        max_exchanges: None,
     }
 }
 
