@@ -124,3 +124,26 @@ def test_write_plots_from_results(tmp_path):
     ]
     for f in files:
         assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_run_plots_and_plots_command(tmp_path):
+    from test_calibration import WEB, _core_has_packmime
+
+    if not _core_has_packmime():
+        pytest.skip("core without packmime traffic")
+    from conftest import cli
+
+    f = tmp_path / "w.toml"
+    f.write_text(WEB.format(population="rate = 5.0"), encoding="utf-8")
+    out = tmp_path / "res"
+    proc = cli("run", f, "--out", out, "--plots", "--set", "duration_s=60.0")
+    assert proc.returncode == 0, proc.stderr
+    assert "studied direction: reverse" in proc.stdout and "median response" in proc.stdout
+    assert len(list((out / "plots").glob("*.png"))) == 5
+    proc = cli("plots", out, "--out", tmp_path / "p", "--direction", "forward")
+    assert proc.returncode == 0, proc.stderr
+    assert "studied direction: forward" in proc.stdout
+    assert sorted(p.name for p in (tmp_path / "p").glob("*.png")) == sorted(
+        p.name for p in (out / "plots").glob("*.png")
+    )
+    assert cli("plots", tmp_path / "nothing").returncode == 2

@@ -64,6 +64,13 @@ MAX_LOAD = 1.1
 _TOPOLOGY_IGNORED = ("bottleneck_mbps", "access_queue_packets")
 
 
+# Defaults of the core (config.rs), so that writing a default out does not change the key.
+_ENTRY_DEFAULTS = {
+    "mah": {"client_side": "left", "max_parallel": 4, "start_spread_s": 10.0},
+    "packmime": {"client_side": "left", "http11": False, "packmime_rtt": False},
+}
+
+
 class CalibrationMissing(sc.ScenarioError):
     """A `load` was given but no stored calibration matches the traffic entry."""
 
@@ -89,7 +96,8 @@ def response_direction(entry: Mapping[str, Any]) -> str:
 def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any]:
     """The fields a calibration depends on, from a resolved scenario (TCP preset expanded,
     RTT file loaded)."""
-    entry = dict(scenario["traffic"][index])
+    entry = {**_ENTRY_DEFAULTS.get(scenario["traffic"][index].get("kind"), {})}
+    entry.update(scenario["traffic"][index])
     for k in ("users", "rate", "load"):
         entry.pop(k, None)
     topo = {k: v for k, v in (scenario.get("topology") or {}).items() if k not in _TOPOLOGY_IGNORED}
