@@ -1,6 +1,9 @@
 """The ``aqmlab`` command.
 
     aqmlab run SCENARIO.toml [--out DIR] [--seed N] [--set key.path=value ...]
+               [--plots] [--calibrate] [--calibration FILE]
+    aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
+    aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
     aqmlab validate SCENARIO.toml [--seed N] [--set ...] [--print]
     aqmlab presets
 
@@ -56,6 +59,56 @@ def _parser() -> argparse.ArgumentParser:
         "--chunk-s", type=float, default=None, help="simulated seconds per chunk (default: auto)"
     )
     r.add_argument("-q", "--quiet", action="store_true", help="print no summary or progress")
+    r.add_argument(
+        "--plots",
+        action="store_true",
+        help="after the run, write the plots into OUT/plots and print the metrics table",
+    )
+    r.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="first calibrate the traffic entries that give a `load` and have no calibration",
+    )
+    r.add_argument(
+        "--calibration",
+        default=None,
+        metavar="FILE",
+        help="calibration file for `load` entries (default: <scenario stem>.calibration.json)",
+    )
+
+    c = sub.add_parser(
+        "calibrate",
+        help="measure the offered load of each Web traffic entry against its population",
+    )
+    scenario_args(c)
+    c.add_argument("--points", type=int, default=5, help="populations measured (default 5)")
+    c.add_argument(
+        "--duration", type=float, default=None, help="simulated seconds per run (default: scenario)"
+    )
+    c.add_argument(
+        "--warmup", type=float, default=None, help="warm-up seconds per run (default: scenario)"
+    )
+    c.add_argument(
+        "--out",
+        default=None,
+        help="calibration file (default: <scenario stem>.calibration.json beside the scenario)",
+    )
+    c.add_argument(
+        "--workers", type=int, default=2, help="parallel simulation processes (default 2)"
+    )
+    c.add_argument("-q", "--quiet", action="store_true", help="print only the result")
+
+    pl_ = sub.add_parser("plots", help="write the plots of a results directory, print its metrics")
+    pl_.add_argument("results", help="results directory of `aqmlab run`")
+    pl_.add_argument(
+        "--out", default=None, help="directory for the PNG files (default RESULTS/plots)"
+    )
+    pl_.add_argument(
+        "--direction",
+        choices=("forward", "reverse"),
+        default=None,
+        help="studied bottleneck direction (default: that of the Web responses)",
+    )
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     scenario_args(v)
@@ -143,6 +196,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     progress = None
     if not args.quiet and sys.stderr.isatty():
         progress = runner._default_progress(sys.stderr)
+    if args.calibrate:
+        _calibrate_missing(args)
     results = runner.run(
         args.scenario,
         seed=args.seed,
@@ -150,9 +205,85 @@ def _cmd_run(args: argparse.Namespace) -> int:
         progress=progress,
         overrides=args.overrides,
         chunk_s=args.chunk_s,
+        calibration=args.calibration,
     )
     if not args.quiet:
         print(format_summary(results))
+        for c in results.summary.get("calibration") or []:
+            pop = "users" if "users" in c else "rate"
+            print(
+                f"calibration: traffic[{c['traffic_index']}] load {c['load']:g} -> "
+                f"{pop} = {c[pop]:g} (slope {c['slope_mbps']:.4g} Mb/s, R² {c['r2']:.4f}, "
+                f"{c['file']})"
+            )
+    if args.plots:
+        _write_plots(results, Path(out) / "plots", None, quiet=args.quiet)
+    return 0
+
+
+def _calibrate_missing(args: argparse.Namespace) -> None:
+    from aqmlab import calibration as cal
+    from aqmlab import scenario as sc
+
+    resolved = sc.load(args.scenario, overrides=args.overrides, seed=args.seed, loads=False)
+    path = Path(args.calibration) if args.calibration else cal.default_path(args.scenario)
+    todo = cal.missing(resolved, path)
+    if not todo:
+        return
+    log = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr))
+    cal.calibrate(
+        args.scenario, out=path, overrides=args.overrides, seed=args.seed, only=todo, log=log
+    )
+
+
+def _write_plots(results, out: Path, direction: str | None, quiet: bool = False) -> None:
+    from aqmlab import metrics, plots
+
+    files = plots.write_plots(results, out, direction=direction)
+    if not quiet:
+        print(metrics.format_metrics(metrics.metrics(results, direction)))
+        print(f"plots: {', '.join(str(f) for f in files) or 'none (no exchanges or arrivals)'}")
+
+
+def _cmd_plots(args: argparse.Namespace) -> int:
+    from aqmlab import runner
+
+    results = runner.Results.open(args.results)
+    out = Path(args.out) if args.out else Path(args.results) / "plots"
+    _write_plots(results, out, args.direction)
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from aqmlab import calibration as cal
+
+    if args.points < 2:
+        raise ValueError(f"--points {args.points}: expected at least 2")
+    log = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr))
+    path, done = cal.calibrate(
+        args.scenario,
+        points=args.points,
+        duration_s=args.duration,
+        warmup_s=args.warmup,
+        out=args.out,
+        overrides=args.overrides,
+        seed=args.seed,
+        workers=args.workers,
+        log=log,
+    )
+    for c in done:
+        fi = c.intercept_fit
+        print(
+            f"traffic[{c.traffic_index}] {c.kind}: load = {c.slope_mbps:.6g} Mb/s × {c.population}"
+            f" (R² {c.r2:.4f}); with intercept: {fi['slope_mbps']:.6g} × {c.population} "
+            f"{fi['intercept_mbps']:+.4g} Mb/s (R² {fi['r2']:.4f}); key {c.key}"
+        )
+        for pt in c.points:
+            print(
+                f"    {c.population} = {pt['population']:<10g} {pt['load_mbps']:10.4f} Mb/s"
+                f"  ({100 * pt['load_fraction']:.1f} % of {c.capacity_mbps:g} Mb/s)"
+            )
+    print(f"calibration: {path}")
     return 0
 
 
@@ -200,7 +331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"aqmlab {__version__}")
         return 0
-    commands = {"run": _cmd_run, "validate": _cmd_validate, "presets": _cmd_presets}
+    commands = {
+        "run": _cmd_run,
+        "validate": _cmd_validate,
+        "presets": _cmd_presets,
+        "calibrate": _cmd_calibrate,
+        "plots": _cmd_plots,
+    }
     if args.command not in commands:
         _parser().print_help(sys.stderr)
         return EXIT_ERROR

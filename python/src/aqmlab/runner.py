@@ -177,10 +177,17 @@ def _scenario_from(
     scenario: str | os.PathLike | Mapping[str, Any],
     seed: int | None,
     overrides: Iterable[str],
-) -> tuple[dict[str, Any], str | None]:
+    calibration: str | os.PathLike | None = None,
+) -> tuple[dict[str, Any], str | None, list[dict[str, Any]]]:
     if isinstance(scenario, str | os.PathLike):
-        return sc.load(scenario, overrides=overrides, seed=seed), os.fspath(scenario)
-    return sc.resolve(scenario, overrides=overrides, seed=seed), None
+        resolved, used = sc.load_with_calibration(
+            scenario, overrides=overrides, seed=seed, calibration=calibration
+        )
+        return resolved, os.fspath(scenario), used
+    resolved, used = sc.resolve_with_calibration(
+        scenario, overrides=overrides, seed=seed, calibration=calibration
+    )
+    return resolved, None, used
 
 
 def run(
@@ -191,15 +198,18 @@ def run(
     *,
     overrides: Iterable[str] = (),
     chunk_s: float | None = None,
+    calibration: str | os.PathLike | None = None,
 ) -> Results:
     """Runs a scenario and returns its results.
 
     `scenario` is a TOML file path or a scenario document (a dict as in the TOML file, or as
     resolved). `seed` overrides the scenario's. With `out`, tables are streamed to Parquet files
     in that directory (memory stays bounded) and `summary.json` is written; without, they are
-    kept in memory. `progress` is called after each chunk of simulated time.
+    kept in memory. `progress` is called after each chunk of simulated time. A traffic
+    entry's `load` is resolved with the calibration file `calibration` (default: beside the
+    scenario file); the calibrations used are recorded in the summary (`calibration`).
     """
-    resolved, source = _scenario_from(scenario, seed, overrides)
+    resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
     sim = _make_simulation(resolved)
     end = sim.end_time()
     step = chunk_s if chunk_s is not None else min(5.0, max(1.0, end / 50.0))
@@ -241,6 +251,8 @@ def run(
             "summary": sim.summary(),
             "tables": dict(sink.rows),
         }
+        if used:
+            summary["calibration"] = used
         if tmp is not None and out_dir is not None:
             (tmp / SUMMARY_FILE).write_text(
                 json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

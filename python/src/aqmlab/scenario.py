@@ -36,7 +36,9 @@ __all__ = [
     "apply_overrides",
     "load",
     "load_rtt_cdf",
+    "load_with_calibration",
     "resolve",
+    "resolve_with_calibration",
     "to_json",
     "validate",
 ]
@@ -83,10 +85,36 @@ def load(
     path: str | Path,
     overrides: Iterable[str] = (),
     seed: int | None = None,
+    *,
+    calibration: str | Path | None = None,
+    loads: bool = True,
 ) -> dict[str, Any]:
-    """Reads and resolves a scenario file (see the module doc)."""
+    """Reads and resolves a scenario file (see the module doc). A traffic `load` is resolved
+    with `calibration` (default: `<stem>.calibration.json` beside the file)."""
+    return load_with_calibration(path, overrides, seed, calibration=calibration, loads=loads)[0]
+
+
+def load_with_calibration(
+    path: str | Path,
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+    *,
+    calibration: str | Path | None = None,
+    loads: bool = True,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """`load`, also returning the calibrations used to resolve `load` entries."""
     doc = read_toml(path)
-    return resolve(doc, overrides=overrides, seed=seed, base_dir=Path(path).resolve().parent)
+    if calibration is None:
+        p = Path(path)
+        calibration = p.with_name(f"{p.stem}.calibration.json")
+    return resolve_with_calibration(
+        doc,
+        overrides=overrides,
+        seed=seed,
+        base_dir=Path(path).resolve().parent,
+        calibration=calibration,
+        loads=loads,
+    )
 
 
 # --- overrides -----------------------------------------------------------------------------
@@ -278,11 +306,31 @@ def resolve(
     overrides: Iterable[str] = (),
     seed: int | None = None,
     base_dir: str | Path | None = None,
+    *,
+    calibration: str | Path | None = None,
+    loads: bool = True,
 ) -> dict[str, Any]:
     """Turns a parsed scenario document into the core's scenario (a plain dict).
 
+    A traffic entry's `load` is replaced by its population from the calibration file
+    `calibration` (see aqmlab.calibration); `loads=False` leaves `load` keys as they are.
     Resolving an already resolved scenario gives it back unchanged.
     """
+    return resolve_with_calibration(
+        doc, overrides, seed, base_dir, calibration=calibration, loads=loads
+    )[0]
+
+
+def resolve_with_calibration(
+    doc: Mapping[str, Any],
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+    base_dir: str | Path | None = None,
+    *,
+    calibration: str | Path | None = None,
+    loads: bool = True,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """`resolve`, also returning the calibrations used (one dict per `load` entry)."""
     if not isinstance(doc, Mapping):
         raise ScenarioError(f"scenario: expected a table, got {type(doc).__name__}")
     out = apply_overrides(dict(doc), overrides)
@@ -295,7 +343,12 @@ def resolve(
     _resolve_tcp(out)
     _resolve_rtt(out, base)
     _check_finite(out, [])
-    return out
+    used: list[dict[str, Any]] = []
+    if loads:
+        from aqmlab import calibration as cal
+
+        used = cal.resolve_loads(out, calibration)
+    return out, used
 
 
 def to_json(scenario: Mapping[str, Any]) -> str:
