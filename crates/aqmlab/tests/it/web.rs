@@ -19,9 +19,12 @@ pub fn mah(users: u32, mbps: f64, duration: f64, seed: u64) -> Scenario {
     sc.topology.left_hosts = 7;
     sc.topology.right_hosts = 7;
     sc.tcp = TcpConfig::freebsd_228();
-    sc.rtt = RttConfig::Matrix {
-        rtt_ms: aqmlab::workload::rtt::study_a_rtt_matrix(),
-    };
+    // The data file lists servers by rows; the scenario wants client (browser) rows.
+    let m = aqmlab::workload::rtt::study_a_rtt_matrix();
+    let by_browser = (0..m[0].len())
+        .map(|j| m.iter().map(|row| row[j]).collect())
+        .collect();
+    sc.rtt = RttConfig::Matrix { rtt_ms: by_browser };
     sc.queue = AqmConfig::Droptail {
         limit: 5000,
         unit: QueueUnit::Packets,
