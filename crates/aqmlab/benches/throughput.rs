@@ -58,6 +58,16 @@ fn main() {
         measure: MeasureConfig::default(),
         max_exchanges: None,
     };
+    // AQMLAB_BENCH_SCENARIO: a resolved scenario as JSON (`aqmlab validate S.toml --print`)
+    // to time instead of the built-in one.
+    let sc = match std::env::var("AQMLAB_BENCH_SCENARIO") {
+        Ok(path) => {
+            let text = std::fs::read_to_string(&path).expect("readable scenario JSON");
+            Scenario::from_json(&text).expect("valid scenario JSON")
+        },
+        Err(_) => sc,
+    };
+    let duration = sc.duration_s;
     let mut sim = Simulation::new(sc).expect("valid benchmark scenario");
     let t0 = Instant::now();
     let end = sim.end_time();
@@ -71,7 +81,7 @@ fn main() {
     let wall = t0.elapsed().as_secs_f64();
     let st = sim.engine_stats();
     let s = sim.summary();
-    println!("scenario: 100 greedy flows, 100 Mb/s bottleneck, RTT 100 ms, 833-packet drop-tail, {duration} s");
+    println!("scenario: {}, {duration} s", sim.scenario().name);
     println!("wall time                 {wall:.3} s");
     println!("bottleneck packets        {}", st.bottleneck_packets);
     println!(
@@ -86,4 +96,9 @@ fn main() {
     println!("utilization (data dir.)   {:.4}", s.reverse.utilization);
     println!("loss rate (data dir.)     {:.5}", s.reverse.loss_rate);
     println!("peak packets in flight    {}", st.peak_packets_in_flight);
+    println!("connections opened        {}", st.connections_opened);
+    println!(
+        "connections/wall-s        {:.0}",
+        st.connections_opened as f64 / wall
+    );
 }

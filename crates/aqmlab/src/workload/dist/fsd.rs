@@ -19,7 +19,9 @@ pub struct Fsd {
     order: usize,
     /// Innovation variance v_t.
     v: f64,
-    /// Last `n` values of x, circular; `hist[head]` is the most recent.
+    /// Recent values of x, newest first from `hist[head]`: `hist[head + k − 1]` is x at lag
+    /// k. The buffer is 2n long and refilled from the back when `head` reaches 0, so the lags
+    /// are one contiguous slice (no modulo in the O(n) sum).
     hist: Vec<f64>,
     head: usize,
     /// Steps taken (t of the next value).
@@ -46,8 +48,8 @@ impl Fsd {
             phi_prev: vec![0.0; n - 1],
             order: 0,
             v: v0,
-            hist: vec![0.0; n],
-            head: 0,
+            hist: vec![0.0; 2 * n],
+            head: n,
             t: 0,
             n,
             d,
@@ -59,12 +61,6 @@ impl Fsd {
             f.next_x();
         }
         f
-    }
-
-    /// x at lag `k ≥ 1` (k ≤ n).
-    #[inline]
-    fn lag(&self, k: usize) -> f64 {
-        self.hist[(self.head + self.n - (k - 1)) % self.n]
     }
 
     /// One step of the fractional ARIMA(0, d, 0) x_t by Hosking's recursion, frozen at order
@@ -84,12 +80,18 @@ impl Fsd {
             self.v *= 1.0 - ptt * ptt;
         }
         // x_t = Σ_{j=1}^{order} φ_tj·x_{t−j} + √v_t·ε_t.
-        let mut mean = 0.0;
-        for j in 1..=self.order {
-            mean += self.phi[j - 1] * self.lag(j);
-        }
+        let mean = dot(
+            &self.phi[..self.order],
+            &self.hist[self.head..self.head + self.order],
+        );
         let x = mean + self.v.sqrt() * self.rng.normal();
-        self.head = (self.head + 1) % self.n;
+        if self.head == 0 {
+            // Move the newest n − 1 values to the back of the buffer.
+            let n = self.n;
+            self.hist.copy_within(0..n - 1, n + 1);
+            self.head = n + 1;
+        }
+        self.head -= 1;
         self.hist[self.head] = x;
         self.t += 1;
         x
@@ -106,6 +108,22 @@ impl Fsd {
     pub fn next_u(&mut self) -> f64 {
         norm_cdf(self.next_z())
     }
+}
+
+/// Dot product with four independent partial sums, so that the compiler can vectorise the
+/// O(n) AR step (the rounding differs from a left-to-right sum only in the last bits).
+#[inline]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..4 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 #[cfg(test)]
