@@ -9,12 +9,14 @@ use serde::{Deserialize, Serialize};
 use crate::config::ConfigError;
 use crate::units::{Time, MS, SEC};
 
-/// Loss-recovery algorithm. Only `Reno` is built in this version; `NewReno` (RFC 6582) and
-/// `Sack` (RFC 6675) plug into `tcp::recovery`.
+/// Loss-recovery algorithm: Reno (RFC 5681 §3.2, 4.4BSD) or NewReno (RFC 6582). SACK
+/// (RFC 6675) plugs into the same hooks of `tcp::endpoint` (issue 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Recovery {
     Reno,
+    #[serde(rename = "newreno")]
+    NewReno,
 }
 
 /// How the RTT estimator and the retransmit timer see time.

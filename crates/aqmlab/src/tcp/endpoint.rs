@@ -98,6 +98,13 @@ pub struct Endpoint {
     cwnd: u64,
     ssthresh: u64,
     dupacks: u32,
+    /// In fast recovery (NewReno keeps it across partial ACKs).
+    in_recovery: bool,
+    /// NewReno's `recover` (RFC 6582): snd_max when recovery (or a timeout) began; fast
+    /// retransmit is entered again only once the cumulative ACK reaches it.
+    recover: u64,
+    /// A partial ACK has already restarted the retransmit timer in this recovery.
+    partial_seen: bool,
     /// Segment being timed for an RTT sample (Karn: one at a time, never a retransmission).
     timing: Option<(u64, Time)>,
     pub rto: RtoEstimator,
@@ -130,6 +137,9 @@ impl Endpoint {
             cwnd: cfg.initial_cwnd(),
             ssthresh: cfg.initial_ssthresh,
             dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            partial_seen: false,
             timing: None,
             rto: RtoEstimator::new(cfg, tick_phase),
             rexmt_at: None,
@@ -346,8 +356,11 @@ impl Endpoint {
         }
 
         // New data acknowledged.
-        self.on_recovery_ack(cfg);
-        self.dupacks = 0;
+        let acked = ack - self.snd_una;
+        let partial = self.on_recovery_ack(cfg, ack);
+        if !partial {
+            self.dupacks = 0;
+        }
         if let Some((seq, start)) = self.timing {
             if ack > seq {
                 self.rtt_sample(now, cfg, start);
@@ -363,13 +376,18 @@ impl Endpoint {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        // RFC 6298 (5.2)/(5.3): stop the timer when everything is acknowledged, else restart it.
-        self.rexmt_at = if self.snd_una == self.snd_max {
-            None
-        } else {
-            Some(self.rto.timer_deadline(cfg, now, false))
-        };
-        if self.ecn.should_reduce(pkt) {
+        // RFC 6298 (5.2)/(5.3): stop the timer when everything is acknowledged, else restart it
+        // — except on NewReno's later partial ACKs (RFC 6582 §3.2 step 5: only the first
+        // partial ACK of a recovery restarts it).
+        if self.snd_una == self.snd_max {
+            self.rexmt_at = None;
+        } else if !partial || !self.partial_seen {
+            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, false));
+        }
+        if partial {
+            self.partial_seen = true;
+            self.newreno_partial_ack(now, cfg, acked, out);
+        } else if self.ecn.should_reduce(pkt) {
             self.ecn_reduce(cfg);
         } else {
             self.open_cwnd(cfg);
@@ -407,17 +425,46 @@ impl Endpoint {
         self.cwnd = (self.cwnd + incr).min(MAX_CWND);
     }
 
-    /// Loss-recovery hook for an ACK of new data.
-    fn on_recovery_ack(&mut self, cfg: &TcpConfig) {
+    /// Loss-recovery hook for an ACK of new data (before snd_una moves); true for a NewReno
+    /// partial ACK, which keeps fast recovery going.
+    fn on_recovery_ack(&mut self, cfg: &TcpConfig, ack: u64) -> bool {
+        if !self.in_recovery {
+            return false;
+        }
         match cfg.recovery {
             Recovery::Reno => {
                 // Reno leaves fast recovery on the first new ACK and deflates the window to
                 // ssthresh (RFC 5681 §3.2 step 6).
-                if self.dupacks >= cfg.dupack_threshold && self.cwnd > self.ssthresh {
-                    self.cwnd = self.ssthresh;
-                }
+                self.cwnd = self.cwnd.min(self.ssthresh);
+                self.in_recovery = false;
+                false
             },
+            Recovery::NewReno if ack >= self.recover => {
+                // Full ACK (RFC 6582 §3.2 step 6, option 1): cwnd = min(ssthresh,
+                // max(FlightSize, SMSS) + SMSS); leave fast recovery.
+                let mss = cfg.mss as u64;
+                let flight = self.snd_max - ack;
+                self.cwnd = self.ssthresh.min(flight.max(mss) + mss);
+                self.in_recovery = false;
+                false
+            },
+            Recovery::NewReno => true,
         }
+    }
+
+    /// NewReno partial ACK (RFC 6582 §3.2 step 5): retransmit the first unacknowledged
+    /// segment, deflate cwnd by the data acknowledged and add back one SMSS if at least one
+    /// SMSS was acknowledged; new data goes out if the window then allows (the caller's output).
+    fn newreno_partial_ack(&mut self, now: Time, cfg: &TcpConfig, acked: u64, out: &mut Outbox) {
+        let mss = cfg.mss as u64;
+        let (onxt, ocwnd) = (self.snd_nxt, self.cwnd);
+        self.timing = None;
+        self.snd_nxt = self.snd_una;
+        self.cwnd = mss;
+        self.output(now, cfg, out);
+        self.snd_nxt = self.snd_nxt.max(onxt);
+        self.cwnd = ocwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
+        self.cwnd = self.cwnd.max(mss);
     }
 
     /// Loss-recovery hook for a duplicate ACK: Reno fast retransmit and fast recovery
@@ -426,8 +473,14 @@ impl Endpoint {
         let mss = cfg.mss as u64;
         self.dupacks += 1;
         match cfg.recovery {
-            Recovery::Reno => {
-                if self.dupacks == cfg.dupack_threshold {
+            Recovery::Reno | Recovery::NewReno => {
+                // NewReno enters only if the cumulative ACK has reached `recover` (RFC 6582
+                // §3.2 step 2: no second reduction for losses of the same window).
+                let may_enter = cfg.recovery == Recovery::Reno || self.snd_una >= self.recover;
+                if self.dupacks == cfg.dupack_threshold && !self.in_recovery && may_enter {
+                    self.in_recovery = true;
+                    self.partial_seen = false;
+                    self.recover = self.snd_max;
                     let onxt = self.snd_nxt;
                     self.ssthresh = self.halved_window(cfg);
                     // Retransmit the missing segment alone: timer restarted, no RTT timing.
@@ -443,7 +496,7 @@ impl Endpoint {
                     if onxt > self.snd_nxt {
                         self.snd_nxt = onxt;
                     }
-                } else if self.dupacks > cfg.dupack_threshold {
+                } else if self.dupacks > cfg.dupack_threshold && self.in_recovery {
                     self.cwnd = (self.cwnd + mss).min(MAX_CWND);
                 }
             },
@@ -555,6 +608,10 @@ impl Endpoint {
             self.ecn.on_reduction(self.snd_max, false);
         }
         self.dupacks = 0;
+        // Leave fast recovery; NewReno does not fast-retransmit again until the data sent so
+        // far is acknowledged (RFC 6582 §3.2 step 4 after a timeout).
+        self.in_recovery = false;
+        self.recover = self.snd_max;
         self.timing = None; // Karn: never time a retransmission
         self.snd_nxt = self.snd_una;
         self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, opening));

@@ -3,7 +3,7 @@
 use aqmlab::net::link::ScriptedLoss;
 use aqmlab::packet::flags;
 use aqmlab::sim::Simulation;
-use aqmlab::tcp::config::TcpConfig;
+use aqmlab::tcp::config::{Recovery, TcpConfig};
 use aqmlab::units::{secs, MS, SEC};
 
 use crate::common::*;
@@ -53,7 +53,16 @@ fn completion_time_is_handshake_plus_slow_start_rounds() {
 }
 
 fn lossy_download(lost: &[u64], rwnd_segments: u32) -> (Simulation, Vec<aqmlab::measure::Table>) {
+    lossy_download_with(lost, rwnd_segments, Recovery::Reno)
+}
+
+fn lossy_download_with(
+    lost: &[u64],
+    rwnd_segments: u32,
+    recovery: Recovery,
+) -> (Simulation, Vec<aqmlab::measure::Table>) {
     let mut sc = base(60.0);
+    sc.tcp.recovery = recovery;
     sc.tcp.rwnd = rwnd_segments * MSS as u32;
     sc.traffic = vec![bulk(1, Some(60 * MSS))];
     let mut sim = Simulation::new(sc).unwrap();
@@ -208,4 +217,40 @@ fn delayed_ack_waits_for_the_fast_timer_tick() {
         assert_eq!(t % (200 * MS), 0, "ACK at {t} ns is off the 200 ms grid");
     }
     let _ = secs(0.0);
+}
+
+/// NewReno (RFC 6582) with 1, 2, 3 and 4 losses in one window: one fast retransmit, then one
+/// retransmission per partial ACK, each one RTT (100 ms) after the previous, and no timeout
+/// — where Reno, with the same two losses in an 8-segment window, has to time out.
+#[test]
+fn newreno_repairs_one_loss_per_rtt_without_timeout() {
+    for (lost, rwnd) in [
+        (&[20u64][..], 8u32),
+        (&[20, 22], 8),
+        (&[20, 22, 24], 20),
+        (&[20, 22, 24, 26], 20),
+    ] {
+        let (sim, tables) = lossy_download_with(lost, rwnd, Recovery::NewReno);
+        let c = table(&tables, "connections");
+        assert_eq!(bools(c, "completed"), vec![true]);
+        assert_eq!(u64s(c, "timeouts"), vec![0], "losses {lost:?}");
+        assert_eq!(u64s(c, "fast_retransmits"), vec![1]);
+        assert_eq!(u64s(c, "data_retransmits"), vec![lost.len() as u64]);
+        let rtx: Vec<(u64, u64)> = sim
+            .trace()
+            .iter()
+            .filter(|e| e.side == 1 && e.retransmit)
+            .map(|e| (e.seq, e.t))
+            .collect();
+        let seqs: Vec<u64> = rtx.iter().map(|r| r.0).collect();
+        let want: Vec<u64> = lost.iter().map(|k| 1 + k * MSS).collect();
+        assert_eq!(seqs, want, "retransmitted in order, each once");
+        for w in rtx.windows(2) {
+            let gap = w[1].1 - w[0].1;
+            assert!(
+                (100 * MS..105 * MS).contains(&gap),
+                "partial-ACK retransmissions {gap} ns apart"
+            );
+        }
+    }
 }
