@@ -198,6 +198,29 @@ pub enum TrafficConfig {
         #[serde(default)]
         response_cap_bytes: Option<u64>,
     },
+    /// HTTP/1.0 + 1.1 browsing users (Study B, after Smith et al.'s UNC model, with PackMime
+    /// HTTP 1.1's public distributions as substitutes): pages of a top-level object and
+    /// embedded objects over at most `parallel` connections (each user draws its limit from
+    /// the list), `persistent_share` of new connections persistent.
+    Browsers {
+        users: u32,
+        #[serde(default)]
+        client_side: Side,
+        #[serde(default = "default_parallel")]
+        parallel: Vec<u32>,
+        #[serde(default = "default_persistent_share")]
+        persistent_share: f64,
+        #[serde(default = "default_start_spread")]
+        start_spread_s: f64,
+    },
+}
+
+fn default_parallel() -> Vec<u32> {
+    vec![2, 4]
+}
+
+fn default_persistent_share() -> f64 {
+    0.15
 }
 
 fn default_max_parallel() -> u32 {
@@ -370,6 +393,36 @@ impl Scenario {
                     if let Some(c) = think_cap_s {
                         positive(&format!("{p}.think_cap_s"), *c)?;
                     }
+                },
+                TrafficConfig::Browsers {
+                    users,
+                    parallel,
+                    persistent_share,
+                    start_spread_s,
+                    ..
+                } => {
+                    if *users == 0 || *users > 10_000_000 {
+                        return Err(ConfigError::new(
+                            format!("{p}.users"),
+                            users,
+                            "an integer in 1..=10000000",
+                        ));
+                    }
+                    if parallel.is_empty() || parallel.iter().any(|&k| k == 0 || k > 64) {
+                        return Err(ConfigError::new(
+                            format!("{p}.parallel"),
+                            format!("{parallel:?}"),
+                            "a non-empty list of integers in 1..=64",
+                        ));
+                    }
+                    if !(0.0..=1.0).contains(persistent_share) {
+                        return Err(ConfigError::new(
+                            format!("{p}.persistent_share"),
+                            persistent_share,
+                            "a share in [0, 1]",
+                        ));
+                    }
+                    non_negative(&format!("{p}.start_spread_s"), *start_spread_s)?;
                 },
                 TrafficConfig::Packmime {
                     rate,

@@ -55,10 +55,12 @@ __all__ = [
 
 FORMAT = "aqmlab-calibration"
 VERSION = 1
-POPULATION = {"mah": "users", "packmime": "rate"}
+POPULATION = {"mah": "users", "browsers": "users", "packmime": "rate"}
+# Kinds whose population is a whole number of users.
+USER_KINDS = ("mah", "browsers")
 CAPACITY_FACTOR = 10.0
 BIG_QUEUE = 100_000
-DEFAULT_PILOT = {"mah": 10, "packmime": 10.0}
+DEFAULT_PILOT = {"mah": 10, "browsers": 10, "packmime": 10.0}
 MAX_LOAD = 1.1
 # Topology keys left out of the key: the capacity that scenarios vary and queue sizes.
 _TOPOLOGY_IGNORED = ("bottleneck_mbps", "access_queue_packets")
@@ -67,6 +69,12 @@ _TOPOLOGY_IGNORED = ("bottleneck_mbps", "access_queue_packets")
 # Defaults of the core (config.rs), so that writing a default out does not change the key.
 _ENTRY_DEFAULTS = {
     "mah": {"client_side": "left", "max_parallel": 4, "start_spread_s": 10.0},
+    "browsers": {
+        "client_side": "left",
+        "parallel": [2, 4],
+        "persistent_share": 0.15,
+        "start_spread_s": 10.0,
+    },
     "packmime": {"client_side": "left", "http11": False, "packmime_rtt": False},
 }
 
@@ -175,7 +183,7 @@ def uncongested(
     entry = dict(s["traffic"][index])
     kind = entry["kind"]
     entry.pop("load", None)
-    entry[POPULATION[kind]] = round(population) if kind == "mah" else float(population)
+    entry[POPULATION[kind]] = round(population) if kind in USER_KINDS else float(population)
     s["traffic"] = [entry]
     topo = dict(s["topology"])
     topo["bottleneck_mbps"] = float(topo["bottleneck_mbps"]) * factor
@@ -250,7 +258,7 @@ def target_populations(
     out: list[float] = []
     for i in range(1, points + 1):
         p = max_load * capacity_mbps * i / points / slope_guess
-        if kind == "mah":
+        if kind in USER_KINDS:
             p = max(round(p), (int(out[-1]) + 1) if out else 1)
         out.append(p)
     return out
@@ -463,7 +471,7 @@ def resolve_loads(
         if not cal.slope_mbps > 0 or not math.isfinite(cal.slope_mbps):
             raise sc.ScenarioError(f"{where}: calibration {key} has a bad slope {cal.slope_mbps}")
         pop = load * capacity / cal.slope_mbps
-        value: float = max(1, round(pop)) if kind == "mah" else pop
+        value: float = max(1, round(pop)) if kind in USER_KINDS else pop
         del entry["load"]
         entry[pop_key] = value
         used.append(

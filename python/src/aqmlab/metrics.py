@@ -31,7 +31,7 @@ __all__ = [
     "with_retransmission_class",
 ]
 
-WEB_KINDS = ("mah", "packmime")
+WEB_KINDS = ("mah", "browsers", "packmime")
 RETX_CLASSES = ("none", "SYN", "FIN", "data", "combined")
 # (label, lower bound exclusive, upper bound inclusive), seconds.
 RESPONSE_BINS = (

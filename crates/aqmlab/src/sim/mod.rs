@@ -6,6 +6,7 @@
 //! (unfinished connections are reported as such) and returns the last records.
 
 mod app;
+mod browsers;
 mod bulk_app;
 mod monitor;
 mod records;
@@ -29,6 +30,7 @@ use crate::tcp::{Endpoint, Outbox};
 use crate::units::{millis, secs, BitsPerSec, Time};
 
 use app::{App, AppAction};
+use browsers::BrowserSource;
 use bulk_app::BulkApp;
 use monitor::Monitor;
 use records::{ArrivalRows, BottleneckRows, ConnectionRows, ExchangeRows, QueueRows};
@@ -82,6 +84,8 @@ struct Conn {
     user: Option<u32>,
     /// The user has been told the connection is over.
     notified: bool,
+    /// A page's top-level connection (Study B users wait for its first response).
+    primary: bool,
     client_host: u32,
     server_host: u32,
     client_left: bool,
@@ -98,6 +102,7 @@ enum Source {
     Bulk,
     Mah(MahSource),
     PackMime(Box<PackMimeSource>),
+    Browsers(BrowserSource),
 }
 
 /// Engine counters, for progress displays and benchmarks.
@@ -338,6 +343,29 @@ impl Simulation {
                     }
                     self.sources.push(Source::Mah(m));
                 },
+                TrafficConfig::Browsers {
+                    users,
+                    client_side,
+                    parallel,
+                    persistent_share,
+                    start_spread_s,
+                } => {
+                    let (c, sv) = sides(*client_side);
+                    let mut b = BrowserSource::new(
+                        seed,
+                        source,
+                        *users,
+                        parallel,
+                        *persistent_share,
+                        c,
+                        sv,
+                    );
+                    for u in 0..*users {
+                        let t = b.start_time(u, *start_spread_s);
+                        self.sched.at(t, Ev::Start { source, flow: u });
+                    }
+                    self.sources.push(Source::Browsers(b));
+                },
                 TrafficConfig::Packmime {
                     rate,
                     client_side,
@@ -539,6 +567,7 @@ impl Simulation {
                 self.start_bulk(source, flow);
             },
             Source::Mah(m) => m.start_page(flow, &mut opens),
+            Source::Browsers(b) => b.start_page(flow, &mut opens),
             Source::PackMime(p) => {
                 opens.push(p.next_connection());
                 let gap = p.next_gap();
@@ -558,7 +587,8 @@ impl Simulation {
     fn open_requests(&mut self, source: u32, opens: &mut Vec<OpenRequest>) {
         let client_left = match self.sc.traffic[source as usize] {
             TrafficConfig::Mah { client_side, .. }
-            | TrafficConfig::Packmime { client_side, .. } => client_side == Side::Left,
+            | TrafficConfig::Packmime { client_side, .. }
+            | TrafficConfig::Browsers { client_side, .. } => client_side == Side::Left,
             TrafficConfig::Bulk { client_side, .. } => client_side == Side::Left,
         };
         let now = self.sched.now();
@@ -583,6 +613,7 @@ impl Simulation {
                 app,
                 r.user,
                 r.extra_rtt,
+                r.primary,
             );
         }
     }
@@ -611,6 +642,7 @@ impl Simulation {
             app,
             None,
             None,
+            false,
         );
     }
 
@@ -627,6 +659,7 @@ impl Simulation {
         app: App,
         user: Option<u32>,
         extra_rtt: Option<Time>,
+        primary: bool,
     ) {
         let now = self.sched.now();
         let seed = self.sc.seed;
@@ -673,6 +706,7 @@ impl Simulation {
             identity,
             user,
             notified: false,
+            primary,
             client_host,
             server_host,
             client_left: self.topo.is_left(client_host),
@@ -813,6 +847,9 @@ impl Simulation {
             let after = Self::completed_exchanges(&c.app);
             if after > before {
                 self.count_completed(slot, before, after);
+                if before == 0 && self.conns[slot as usize].primary {
+                    self.notify_primary(slot);
+                }
             }
             let c = &mut self.conns[slot as usize];
             if c.last_byte.is_none() && c.app.transfer_complete() {
@@ -857,6 +894,21 @@ impl Simulation {
         }
     }
 
+    /// Tells a Study B user that its page's top-level response has arrived: the embedded
+    /// requests may go out.
+    fn notify_primary(&mut self, slot: u32) {
+        let c = &self.conns[slot as usize];
+        let (Some(u), source) = (c.user, c.source) else {
+            return;
+        };
+        let mut opens = std::mem::take(&mut self.opens);
+        if let Source::Browsers(b) = &mut self.sources[source as usize] {
+            b.on_primary_response(u, &mut opens);
+        }
+        self.open_requests(source, &mut opens);
+        self.opens = opens;
+    }
+
     /// Tells a Mah user that one of its connections is over (responses in, or failed), once;
     /// the user may open more connections or start thinking.
     fn notify_user(&mut self, slot: u32) {
@@ -870,10 +922,13 @@ impl Simulation {
         }
         c.notified = true;
         let mut opens = std::mem::take(&mut self.opens);
-        if let Source::Mah(m) = &mut self.sources[source as usize] {
-            if let Some(next_page) = m.on_done(u, now, &mut opens) {
-                self.sched.at(next_page, Ev::Start { source, flow: u });
-            }
+        let next_page = match &mut self.sources[source as usize] {
+            Source::Mah(m) => m.on_done(u, now, &mut opens),
+            Source::Browsers(b) => b.on_done(u, now, &mut opens),
+            Source::Bulk | Source::PackMime(_) => None,
+        };
+        if let Some(t) = next_page {
+            self.sched.at(t, Ev::Start { source, flow: u });
         }
         self.open_requests(source, &mut opens);
         self.opens = opens;

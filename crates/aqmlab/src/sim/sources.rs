@@ -28,6 +28,8 @@ pub struct OpenRequest {
     pub user: Option<u32>,
     /// Extra RTT chosen by the source (PackMime's own RTT model) instead of `[rtt]`.
     pub extra_rtt: Option<Time>,
+    /// A page's top-level connection: its user is told when the first response arrives.
+    pub primary: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +129,7 @@ impl MahSource {
             }],
             user: Some(u),
             extra_rtt: None,
+            primary: false,
         });
     }
 
@@ -275,6 +278,7 @@ impl PackMimeSource {
             script,
             user: None,
             extra_rtt,
+            primary: false,
         }
     }
 }

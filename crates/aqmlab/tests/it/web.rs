@@ -286,3 +286,60 @@ fn run_stops_after_max_exchanges() {
         s.exchanges_completed
     );
 }
+
+fn browsers(users: u32, duration: f64, seed: u64) -> Scenario {
+    let mut sc = mah(users, 100.0, duration, seed);
+    sc.traffic = vec![TrafficConfig::Browsers {
+        users,
+        client_side: Side::Left,
+        parallel: vec![2, 4],
+        persistent_share: 0.15,
+        start_spread_s: 10.0,
+    }];
+    sc
+}
+
+/// Study B's users: 15 % of new connections persistent (carrying ≥ 2 requests unless the page
+/// ran out of objects), and never more connections open at once than the user's limit (2 or 4).
+#[test]
+fn browsers_respect_persistence_share_and_parallel_limit() {
+    let (_, t) = run(browsers(400, 300.0, 7));
+    let c = table(&t, "connections");
+    let e = table(&t, "exchanges");
+    let mut per_conn = std::collections::BTreeMap::<u64, u32>::new();
+    for id in u64s(e, "conn_id") {
+        *per_conn.entry(id).or_default() += 1;
+    }
+    let n = per_conn.len() as f64;
+    assert!(n > 5000.0, "{n} connections");
+    let multi = per_conn.values().filter(|&&k| k > 1).count() as f64 / n;
+    // Persistent connections carry ≥ 2 requests except when a page has fewer objects left.
+    assert!(
+        (0.09..=0.15).contains(&multi),
+        "share of connections with several requests {multi}"
+    );
+    // Parallel limit: open intervals [start, last byte) per user.
+    let flows = u64s(c, "flow");
+    let (start, end) = (f64s(c, "start_s"), f64s(c, "last_byte_s"));
+    let mut by_user = std::collections::BTreeMap::<u64, Vec<(f64, i32)>>::new();
+    for i in 0..flows.len() {
+        if end[i].is_finite() {
+            let ev = by_user.entry(flows[i] >> 32).or_default();
+            ev.push((start[i], 1));
+            ev.push((end[i], -1));
+        }
+    }
+    let mut worst = 0;
+    for ev in by_user.values_mut() {
+        ev.sort_by(|a, b| a.partial_cmp(b).unwrap()); // ends (−1) before starts at equal times
+        let mut open = 0;
+        for (_, d) in ev.iter() {
+            open += d;
+            worst = worst.max(open);
+        }
+    }
+    assert!(
+        (2..=4).contains(&worst),
+        "at most {worst} connections open per user"
+    );
+}

@@ -1,0 +1,237 @@
+//! HTTP/1.0 + 1.1 browsing users in the manner of Study B (Le et al. 2003, after the UNC
+//! model of Smith et al. 2001): a user thinks, then fetches a page — the top-level object,
+//! then its embedded objects over at most `parallel` connections at once — a number of
+//! consecutive pages from one server, then a new server chosen uniformly. A share of the new
+//! connections (15 % in Study B) is persistent and carries several requests in sequence.
+//!
+//! The UNC distributions behind Study B are not public; each element uses the closest public
+//! substitute (docs/workload.md lists them): PackMime-HTTP 1.1 [model-facts §8.3] for request
+//! sizes, top-level response sizes (its response-size mixture), embedded response sizes (its
+//! law for later responses on a persistent connection), embedded objects per page, requests
+//! per persistent connection and think times (its between-page gap law); Mah's CDF for
+//! consecutive pages per server; one server per page.
+
+use super::sources::OpenRequest;
+use super::web_app::WebExchange;
+use crate::rng::{Rng, StreamKind};
+use crate::units::{secs, Time};
+use crate::workload::dist::variates::{gamma, normal_mv, weibull};
+use crate::workload::mah::MahModel;
+use crate::workload::packmime::request::request_size_at;
+use crate::workload::packmime::response::{cache_size_at, download_size_at};
+
+/// Share of PackMime responses in the "download" state (mean run lengths 3.79 vs 1.44 at
+/// 100 conn/s, nearly rate-independent [model-facts §8.3.6]).
+const DOWNLOAD_SHARE: f64 = 0.725;
+
+/// Cap on sampled response sizes (the extrapolated tails are unbounded): 2³¹ − 1 bytes, as
+/// the PackMime source (ns-2 stores sizes in an `int`).
+const SIZE_CAP: f64 = 2_147_483_647.0;
+
+#[derive(Clone, Debug)]
+struct User {
+    rng: Rng,
+    parallel: u32,
+    server: u32,
+    pages_left: u32,
+    /// Think-time law parameters (ℓ_b, s_b), drawn once per user.
+    think_loc: f64,
+    think_scale2: f64,
+    /// Embedded objects of the current page not yet assigned to a connection: (request, response).
+    pending: Vec<(u64, u64)>,
+    in_flight: u32,
+    /// The top-level response has arrived (embedded requests may go out).
+    primary_done: bool,
+    conns: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct BrowserSource {
+    users: Vec<User>,
+    persistent_share: f64,
+    client_hosts: u32,
+    server_hosts: u32,
+}
+
+fn log2_law(rng: &mut Rng, loc: f64, scale2: f64, extra_var: f64) -> f64 {
+    // 2^{ℓ + √s·√v·N(0,1)} [§8.3.7]
+    (loc + scale2.sqrt() * extra_var.sqrt() * rng.normal()).exp2()
+}
+
+impl BrowserSource {
+    pub fn new(
+        seed: u64,
+        source: u32,
+        users: u32,
+        parallel: &[u32],
+        persistent_share: f64,
+        client_hosts: u32,
+        server_hosts: u32,
+    ) -> Self {
+        let users = (0..users)
+            .map(|u| {
+                let mut rng = Rng::substream(seed, StreamKind::Workload, source as u64, u as u64);
+                let parallel = parallel[rng.below(parallel.len() as u64) as usize];
+                // ℓ_b ~ N(3.22, 0.73), s_b ~ Gamma(1.85, rate 1.85) [§8.3.7], per user.
+                let think_loc = normal_mv(&mut rng, 3.22, 0.73);
+                let think_scale2 = gamma(&mut rng, 1.85, 1.0 / 1.85);
+                User {
+                    rng,
+                    parallel,
+                    server: 0,
+                    pages_left: 0,
+                    think_loc,
+                    think_scale2,
+                    pending: Vec::new(),
+                    in_flight: 0,
+                    primary_done: false,
+                    conns: 0,
+                }
+            })
+            .collect();
+        BrowserSource {
+            users,
+            persistent_share,
+            client_hosts,
+            server_hosts,
+        }
+    }
+
+    pub fn start_time(&mut self, u: u32, spread: f64) -> Time {
+        secs(spread * self.users[u as usize].rng.uniform())
+    }
+
+    /// Requests on a new connection: 1, or for a persistent connection PackMime-HTTP 1.1's
+    /// count — pages (1 w.p. 0.82, else ⌈1 + Exp(0.417)⌉) times objects per page
+    /// (⌈1 + Exp(1.578)⌉ on a one-page connection; 1 w.p. 0.69 per page otherwise) [§8.3.7].
+    fn requests_on_new_connection(&mut self, u: usize) -> usize {
+        let share = self.persistent_share;
+        let rng = &mut self.users[u].rng;
+        if !rng.bernoulli(share) {
+            return 1;
+        }
+        let multi = |rng: &mut Rng| (1.0 + weibull(rng, 1.0, 1.578)).ceil() as usize;
+        if rng.bernoulli(0.82) {
+            return multi(rng);
+        }
+        let pages = (1.0 + weibull(rng, 1.0, 0.417)).ceil() as usize;
+        (0..pages)
+            .map(|_| if rng.bernoulli(0.69) { 1 } else { multi(rng) })
+            .sum()
+    }
+
+    fn open(
+        &mut self,
+        u: u32,
+        objects: Vec<(u64, u64)>,
+        primary: bool,
+        out: &mut Vec<OpenRequest>,
+    ) {
+        let client = u % self.client_hosts;
+        let user = &mut self.users[u as usize];
+        user.in_flight += 1;
+        user.conns += 1;
+        out.push(OpenRequest {
+            identity: ((u as u64) << 32) | user.conns as u64,
+            client,
+            server: user.server,
+            script: objects
+                .into_iter()
+                .map(|(request, response)| WebExchange {
+                    request,
+                    response,
+                    gap: 0,
+                    server_delay: 0,
+                })
+                .collect(),
+            user: Some(u),
+            extra_rtt: None,
+            primary,
+        });
+    }
+
+    /// User `u` starts a page after thinking.
+    pub fn start_page(&mut self, u: u32, out: &mut Vec<OpenRequest>) {
+        let ui = u as usize;
+        let server_hosts = self.server_hosts;
+        let user = &mut self.users[ui];
+        if user.pages_left == 0 {
+            user.server = user.rng.below(server_hosts as u64) as u32;
+            user.pages_left = MahModel::shared()
+                .sample_consecutive_docs(&mut user.rng)
+                .max(1);
+        }
+        user.pages_left -= 1;
+        let rng = &mut user.rng;
+        let request = |rng: &mut Rng| (request_size_at(rng.uniform()) as u64).max(1);
+        let top_request = request(rng);
+        let top_response = if rng.bernoulli(DOWNLOAD_SHARE) {
+            download_size_at(rng.uniform())
+        } else {
+            cache_size_at(rng.uniform())
+        }
+        .min(SIZE_CAP);
+        // Embedded objects: ⌈1 + Exp(1.578)⌉ − 1 ≥ 1; sizes from the law of later responses on
+        // a persistent connection, ℓ ~ N(10.62, 0.94), s ~ Gamma(3.22, rate 3.22) per page.
+        let embedded = (1.0 + weibull(rng, 1.0, 1.578)).ceil() as usize - 1;
+        let (loc, scale2) = (normal_mv(rng, 10.62, 0.94), gamma(rng, 3.22, 1.0 / 3.22));
+        user.pending.clear();
+        for _ in 0..embedded {
+            let req = request(&mut user.rng);
+            let resp = log2_law(&mut user.rng, loc, scale2, 2.43).min(SIZE_CAP) as u64;
+            user.pending.push((req, resp.max(1)));
+        }
+        user.pending.reverse(); // taken from the back, in page order
+        user.primary_done = false;
+        // The top-level connection, if persistent, carries the first embedded objects too.
+        let k = self.requests_on_new_connection(ui);
+        let mut objects = vec![(top_request, (top_response as u64).max(1))];
+        objects.extend(self.take(ui, k - 1));
+        self.open(u, objects, true, out);
+    }
+
+    fn take(&mut self, u: usize, n: usize) -> Vec<(u64, u64)> {
+        let p = &mut self.users[u].pending;
+        let n = n.min(p.len());
+        let at = p.len() - n;
+        let mut v = p.split_off(at);
+        v.reverse();
+        v
+    }
+
+    fn open_embedded(&mut self, u: u32, out: &mut Vec<OpenRequest>) {
+        let ui = u as usize;
+        while !self.users[ui].pending.is_empty()
+            && self.users[ui].in_flight < self.users[ui].parallel
+        {
+            let k = self.requests_on_new_connection(ui);
+            let objects = self.take(ui, k);
+            self.open(u, objects, false, out);
+        }
+    }
+
+    /// The top-level response of user `u`'s page has arrived: embedded requests may go out.
+    pub fn on_primary_response(&mut self, u: u32, out: &mut Vec<OpenRequest>) {
+        self.users[u as usize].primary_done = true;
+        self.open_embedded(u, out);
+    }
+
+    /// A connection of user `u` is over. Returns the next page's start time when the page is
+    /// complete (the think time is drawn now).
+    pub fn on_done(&mut self, u: u32, now: Time, out: &mut Vec<OpenRequest>) -> Option<Time> {
+        let ui = u as usize;
+        self.users[ui].in_flight -= 1;
+        if !self.users[ui].primary_done {
+            // The top-level connection failed before its response: go on with the page.
+            self.users[ui].primary_done = true;
+        }
+        self.open_embedded(u, out);
+        let user = &mut self.users[ui];
+        if user.in_flight == 0 && user.pending.is_empty() {
+            // Think: 2^{ℓ_b + √s_b·√1.21·N} seconds [§8.3.7 between-page gap].
+            let think = log2_law(&mut user.rng, user.think_loc, user.think_scale2, 1.21);
+            return Some(now + secs(think));
+        }
+        None
+    }
+}
