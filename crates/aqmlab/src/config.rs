@@ -124,6 +124,15 @@ pub enum RttConfig {
     },
 }
 
+/// How a Web model draws object sizes.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeLaw {
+    #[default]
+    Empirical,
+    Exponential,
+}
+
 /// Which side of the dumbbell a population of clients sits on.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -181,6 +190,10 @@ pub enum TrafficConfig {
         /// Optional cap on think times (the empirical tail reaches a day); absent = none.
         #[serde(default)]
         think_cap_s: Option<f64>,
+        /// `"empirical"` (Mah's CDFs) or `"exponential"`: request and reply sizes drawn from
+        /// exponential laws with the same means, a control for burstiness studies.
+        #[serde(default)]
+        size_law: SizeLaw,
     },
     /// PackMime-HTTP (Study C): new connections arrive at `rate` per second, regardless of
     /// completions; sizes, server delays and (with `http11`) persistent connections from the

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::config::{ConfigError, Scenario, Side, TrafficConfig};
+use crate::config::{ConfigError, Scenario, Side, SizeLaw, TrafficConfig};
 use crate::engine::Scheduler;
 use crate::measure::Table;
 use crate::net::delaybox::RttSampler;
@@ -333,10 +333,14 @@ impl Simulation {
                     max_parallel,
                     start_spread_s,
                     think_cap_s,
+                    size_law,
                 } => {
                     let (c, sv) = sides(*client_side);
                     let mut m =
                         MahSource::new(seed, source, *users, *max_parallel, *think_cap_s, c, sv);
+                    if *size_law == SizeLaw::Exponential {
+                        m = m.with_exponential_sizes();
+                    }
                     for u in 0..*users {
                         let t = m.start_time(u, *start_spread_s);
                         self.sched.at(t, Ev::Start { source, flow: u });

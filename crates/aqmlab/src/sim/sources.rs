@@ -59,6 +59,8 @@ pub struct MahSource {
     users: Vec<MahUser>,
     max_parallel: u32,
     think_cap: Option<f64>,
+    /// Draw sizes from exponential laws with Mah's means instead of Mah's CDFs.
+    exponential_sizes: bool,
     client_hosts: u32,
     server_hosts: u32,
 }
@@ -89,9 +91,16 @@ impl MahSource {
             users,
             max_parallel,
             think_cap,
+            exponential_sizes: false,
             client_hosts,
             server_hosts,
         }
+    }
+
+    /// Sizes from exponential laws with the means of Mah's CDFs (a burstiness control).
+    pub fn with_exponential_sizes(mut self) -> Self {
+        self.exponential_sizes = true;
+        self
     }
 
     /// When user `u` first starts, within `[0, spread)`.
@@ -103,16 +112,27 @@ impl MahSource {
         let m = self.model;
         let client = u % self.client_hosts;
         let user = &mut self.users[u as usize];
-        let (request, response) = if primary {
-            (
+        let (request, response) = match (self.exponential_sizes, primary) {
+            (false, true) => (
                 m.sample_primary_request(&mut user.rng),
                 m.sample_primary_reply(&mut user.rng),
-            )
-        } else {
-            (
+            ),
+            (false, false) => (
                 m.sample_secondary_request(&mut user.rng),
                 m.sample_secondary_reply(&mut user.rng),
-            )
+            ),
+            (true, _) => {
+                let (req, rep) = if primary {
+                    (&m.primary_request, &m.primary_reply)
+                } else {
+                    (&m.secondary_request, &m.secondary_reply)
+                };
+                let rng = &mut user.rng;
+                (
+                    rng.exponential(req.mean()).ceil() as u64,
+                    rng.exponential(rep.mean()).ceil() as u64,
+                )
+            },
         };
         user.in_flight += 1;
         user.conns += 1;
