@@ -31,6 +31,9 @@ pub struct Link {
     pub busy_time: Time,
     /// When the packet in service finishes.
     pub tx_end: Time,
+    /// Last serialization time computed, by packet size (most packets on a link have one of
+    /// two sizes: a 128-bit division per packet is worth saving).
+    tx_memo: (u32, Time),
     /// Index of the bottleneck monitor watching this link, if any.
     pub monitor: Option<u8>,
     /// Scripted losses (tests, teaching): drop the next `count` packets that match.
@@ -47,6 +50,15 @@ pub struct ScriptedLoss {
 }
 
 impl Link {
+    /// Serialization time of a packet of `size` bytes (`BitsPerSec::tx_time`, memoised).
+    #[inline]
+    pub fn tx_time(&mut self, size: u32) -> Time {
+        if self.tx_memo.0 != size {
+            self.tx_memo = (size, self.rate.tx_time(size));
+        }
+        self.tx_memo.1
+    }
+
     /// Time the transmitter has been busy up to `now` (exact: the packet in service counts
     /// only for the part already sent).
     pub fn busy_until(&self, now: Time) -> Time {
@@ -96,6 +108,7 @@ impl Link {
             lost: 0,
             busy_time: 0,
             tx_end: 0,
+            tx_memo: (u32::MAX, 0),
             monitor: None,
             scripted: Vec::new(),
         }

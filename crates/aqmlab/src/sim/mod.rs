@@ -484,7 +484,7 @@ impl Simulation {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
         if let Some(id) = l.queue.dequeue(now, &mut self.pkts) {
-            let tx = l.rate.tx_time(self.pkts.get(id).size);
+            let tx = l.tx_time(self.pkts.get(id).size);
             l.in_service = Some(id);
             l.busy_time += tx;
             l.tx_end = now + tx;
