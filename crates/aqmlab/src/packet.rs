@@ -70,6 +70,8 @@ pub struct Packet {
     /// SACK blocks `[start, end)`, most recent first (RFC 2018 §4).
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     pub sack_n: u8,
+    /// SACK-permitted option (RFC 2018 §2), on SYN and SYN-ACK only.
+    pub sack_permitted: bool,
     /// True for a retransmitted segment (for accounting only; TCP does not read it).
     pub retransmit: bool,
     /// Extra one-way delay the connection's delay box adds at the first link (ns).

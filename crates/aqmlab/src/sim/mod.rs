@@ -186,6 +186,9 @@ pub struct TraceEntry {
     pub flags: u8,
     pub retransmit: bool,
     pub ecn: crate::packet::Ecn,
+    /// SACK blocks carried (the first `sack_n`).
+    pub sack: [(u64, u64); crate::packet::MAX_SACK_BLOCKS],
+    pub sack_n: u8,
 }
 
 impl Simulation {
@@ -964,12 +967,15 @@ impl Simulation {
             let s = self.out.segs[i];
             let p = Packet {
                 flags: s.flags,
-                size: s.len + hdr,
+                size: s.len + hdr + s.option_bytes(),
                 len: s.len,
                 seq: s.seq,
                 ack: s.ack,
                 retransmit: s.retransmit,
                 ecn: s.ecn,
+                sack: s.sack,
+                sack_n: s.sack_n,
+                sack_permitted: s.sack_permitted,
                 ..template
             };
             if let Some(tr) = &mut self.trace {
@@ -985,6 +991,8 @@ impl Simulation {
                     flags: s.flags,
                     retransmit: s.retransmit,
                     ecn: s.ecn,
+                    sack: s.sack,
+                    sack_n: s.sack_n,
                 });
             }
             let id = self.pkts.alloc(p);

@@ -9,14 +9,37 @@ use serde::{Deserialize, Serialize};
 use crate::config::ConfigError;
 use crate::units::{Time, MS, SEC};
 
-/// Loss-recovery algorithm: Reno (RFC 5681 §3.2, 4.4BSD) or NewReno (RFC 6582). SACK
-/// (RFC 6675) plugs into the same hooks of `tcp::endpoint` (issue 5).
+/// Loss-recovery algorithm: Reno (RFC 5681 §3.2, 4.4BSD), NewReno (RFC 6582) or SACK
+/// (RFC 2018 blocks, recovery per `SackVariant`). A SACK endpoint whose peer does not agree
+/// to SACK on the SYN falls back to NewReno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Recovery {
     Reno,
     #[serde(rename = "newreno")]
     NewReno,
+    Sack,
+}
+
+/// Which SACK-based loss recovery a `recovery = "sack"` sender runs (`tcp/sack.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SackVariant {
+    /// RFC 6675: pipe recomputed from the scoreboard (SetPipe), IsLost/NextSeg rules 1–4,
+    /// entry on DupThresh SACK-bearing duplicate ACKs or IsLost(HighACK).
+    #[default]
+    Rfc6675,
+    /// ns-2 Full-TCP SACK (`Agent/TCP/FullTcp/Sack`, Sack1-style): on the 3rd duplicate ACK
+    /// pipe = outstanding − SACKed bytes, then a counter (−1 segment per ACK, −1 more per
+    /// partial ACK, + bytes sent); holes below the highest SACK retransmitted in order.
+    Ns2,
+}
+
+/// RFC 2018 §3: at most 4 SACK blocks fit in the 40 bytes of TCP options without timestamps.
+pub const MAX_SACK_BLOCKS_ALLOWED: u8 = crate::packet::MAX_SACK_BLOCKS as u8;
+
+fn default_sack_max_blocks() -> u8 {
+    3
 }
 
 /// When a pending delayed ACK is sent if no second segment arrives first.
@@ -113,6 +136,13 @@ pub struct TcpConfig {
     /// it on.
     #[serde(default)]
     pub ecn: bool,
+    /// SACK loss recovery model (used when `recovery = "sack"`).
+    #[serde(default)]
+    pub sack_variant: SackVariant,
+    /// Most SACK blocks a receiver puts in one ACK (RFC 2018: 1..=4 without timestamps;
+    /// ns-2 Full-TCP `max_sack_blocks_` 3).
+    #[serde(default = "default_sack_max_blocks")]
+    pub sack_max_blocks: u8,
 }
 
 impl TcpConfig {
@@ -144,6 +174,10 @@ impl TcpConfig {
             connect_timeout_s: 75.0,
             rtt_sample_from_syn: true,
             ecn: false,
+            // FreeBSD 2.2.8 had no SACK; with `recovery = "sack"` it runs RFC 6675 with the
+            // RFC 2018 maximum of 4 blocks (no timestamps in this model).
+            sack_variant: SackVariant::Rfc6675,
+            sack_max_blocks: 4,
         }
     }
 
@@ -174,6 +208,9 @@ impl TcpConfig {
             connect_timeout_s: 75.0,
             rtt_sample_from_syn: false,
             ecn: false,
+            // `Agent/TCP/FullTcp/Sack`: max_sack_blocks_ 3 (model-facts §7.3).
+            sack_variant: SackVariant::Ns2,
+            sack_max_blocks: 3,
         }
     }
 
@@ -300,6 +337,13 @@ impl TcpConfig {
         }
         if self.max_retries == 0 || self.max_retries > 64 {
             return err("max_retries", &self.max_retries, "an integer in 1..=64");
+        }
+        if !(1..=MAX_SACK_BLOCKS_ALLOWED).contains(&self.sack_max_blocks) {
+            return err(
+                "sack_max_blocks",
+                &self.sack_max_blocks,
+                "an integer in 1..=4 (RFC 2018 §3, no timestamps)",
+            );
         }
         if self.connect_timeout_s.is_nan() || self.connect_timeout_s <= 0.0 {
             return err("connect_timeout_s", &self.connect_timeout_s, "a time > 0 s");

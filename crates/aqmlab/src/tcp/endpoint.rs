@@ -9,11 +9,12 @@
 //! Sequence numbers are 64-bit offsets from ISS = 0: the SYN occupies 0, application byte `k`
 //! occupies `1 + k`, the FIN the number after the last byte.
 
-use super::config::{DelackClock, Recovery, TcpConfig, TimerModel};
+use super::config::{DelackClock, Recovery, SackVariant, TcpConfig, TimerModel};
 use super::ecn::EcnState;
-use super::reassembly::Reassembly;
+use super::reassembly::{Reassembly, SackBlocks};
 use super::rtt::RtoEstimator;
-use crate::packet::{flags, Ecn, Packet};
+use super::sack::{NextSeg, Scoreboard};
+use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS};
 use crate::units::Time;
 
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
@@ -44,6 +45,24 @@ pub struct Seg {
     pub retransmit: bool,
     /// IP ECN codepoint (ECT(0) on new data of an ECN connection).
     pub ecn: Ecn,
+    /// SACK blocks (RFC 2018), the first `sack_n` valid, most recent first.
+    pub sack: SackBlocks,
+    pub sack_n: u8,
+    /// SACK-permitted option (SYN / SYN-ACK).
+    pub sack_permitted: bool,
+}
+
+impl Seg {
+    /// TCP option bytes beyond the fixed header: a SACK option of n blocks is 2 + 8·n bytes
+    /// (RFC 2018 §3), padded to a 4-byte boundary with two NOPs as stacks send it; the
+    /// SACK-permitted option (2 bytes) is not counted (SYNs keep the bare header size).
+    pub fn option_bytes(&self) -> u32 {
+        if self.sack_n == 0 {
+            0
+        } else {
+            8 * self.sack_n as u32 + 4
+        }
+    }
 }
 
 /// What one call produced.
@@ -122,6 +141,10 @@ pub struct Endpoint {
     pub ecn: EcnState,
     /// Smallest RTT sample seen, in ns of tick-rounded time (for records); 0 if none.
     pub min_rtt_sample: Time,
+    /// Both ends agreed to SACK on the SYN exchange (RFC 2018 §2).
+    sack_ok: bool,
+    /// The SACK sender's scoreboard (`tcp/sack.rs`).
+    board: Scoreboard,
 }
 
 impl Endpoint {
@@ -153,6 +176,8 @@ impl Endpoint {
             counters: Counters::default(),
             ecn: EcnState::default(),
             min_rtt_sample: 0,
+            sack_ok: false,
+            board: Scoreboard::default(),
         }
     }
 
@@ -183,6 +208,27 @@ impl Endpoint {
     }
     pub fn rexmt_deadline(&self) -> Option<Time> {
         self.rexmt_at
+    }
+    /// SACK is in use on this connection (both ends asked for it on the SYNs).
+    pub fn sack_ok(&self) -> bool {
+        self.sack_ok
+    }
+    /// In fast recovery (any variant).
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// The loss recovery in force: SACK only if both ends agreed to it on the SYNs, else a
+    /// SACK endpoint falls back to NewReno (RFC 6582), as SACK stacks do without the option.
+    fn recovery(&self, cfg: &TcpConfig) -> Recovery {
+        match cfg.recovery {
+            Recovery::Sack if !self.sack_ok => Recovery::NewReno,
+            r => r,
+        }
+    }
+
+    fn sack_recovery(&self, cfg: &TcpConfig) -> bool {
+        self.in_recovery && self.recovery(cfg) == Recovery::Sack
     }
 
     /// Earliest pending timer.
@@ -251,6 +297,7 @@ impl Endpoint {
                 if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
                     self.rcv_nxt = pkt.seq + 1;
                     self.ecn.on_syn(cfg.ecn, pkt);
+                    self.sack_ok = cfg.recovery == Recovery::Sack && pkt.sack_permitted;
                     self.state = State::SynRcvd;
                     self.output(now, cfg, out);
                 }
@@ -260,6 +307,7 @@ impl Endpoint {
                 if pkt.has(flags::SYN) && pkt.has(flags::ACK) && pkt.ack == 1 {
                     self.rcv_nxt = pkt.seq + 1;
                     self.ecn.on_syn_ack(cfg.ecn, pkt);
+                    self.sack_ok = cfg.recovery == Recovery::Sack && pkt.sack_permitted;
                     self.ack_of_handshake(now, cfg);
                     self.state = State::Established;
                     out.established = true;
@@ -339,17 +387,33 @@ impl Endpoint {
             self.ack_now = true;
             return;
         }
+        let sack = self.recovery(cfg) == Recovery::Sack;
+        let mut new_sack = false;
+        if sack && ack >= self.snd_una {
+            // RFC 6675 Update(): every ACK's blocks go into the scoreboard.
+            let blocks = &pkt.sack[..(pkt.sack_n as usize).min(MAX_SACK_BLOCKS)];
+            new_sack = self.board.update(ack, self.snd_max, blocks);
+            if self.in_recovery
+                && cfg.sack_variant == SackVariant::Ns2
+                && (pkt.len == 0 || ack > self.snd_una)
+            {
+                // ns-2 Full-TCP: every ACK in recovery means a segment left the network.
+                self.board.ns2_pipe -= cfg.mss as i64;
+            }
+        }
         if ack <= self.snd_una {
             // 4.4BSD's duplicate-ACK test: no data, no window change (our windows are
             // constant), the ACK equals snd_una, data outstanding and the timer running.
+            // RFC 6675 §2 counts an ACK as a duplicate only if it SACKs new data.
             let dup = pkt.len == 0
                 && !pkt.has(flags::FIN)
                 && ack == self.snd_una
                 && self.snd_max > self.snd_una
                 && self.rexmt_at.is_some();
-            if dup {
+            let rfc6675 = sack && cfg.sack_variant == SackVariant::Rfc6675;
+            if dup && (new_sack || !rfc6675) {
                 self.on_dupack(now, cfg, out);
-            } else {
+            } else if !dup {
                 self.dupacks = 0;
             }
             return;
@@ -384,7 +448,15 @@ impl Endpoint {
         } else if !partial || !self.partial_seen {
             self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, false));
         }
-        if partial {
+        if partial && sack {
+            // SACK recovery goes on: the caller's output() sends what pipe allows. ns-2
+            // counts a partial ACK as one more segment gone (`pack_action`) and restarts its
+            // hole search at the new cumulative ACK.
+            if cfg.sack_variant == SackVariant::Ns2 {
+                self.board.ns2_pipe -= cfg.mss as i64;
+                self.board.ns2_next = self.board.ns2_next.max(ack);
+            }
+        } else if partial {
             self.partial_seen = true;
             self.newreno_partial_ack(now, cfg, acked, out);
         } else if self.ecn.should_reduce(pkt) {
@@ -431,7 +503,7 @@ impl Endpoint {
         if !self.in_recovery {
             return false;
         }
-        match cfg.recovery {
+        match self.recovery(cfg) {
             Recovery::Reno => {
                 // Reno leaves fast recovery on the first new ACK and deflates the window to
                 // ssthresh (RFC 5681 §3.2 step 6).
@@ -449,6 +521,13 @@ impl Endpoint {
                 false
             },
             Recovery::NewReno => true,
+            // RFC 6675 §5 (A): recovery ends when the cumulative ACK covers RecoveryPoint;
+            // cwnd was set to ssthresh on entry and never inflated, so it stays.
+            Recovery::Sack if ack >= self.recover => {
+                self.in_recovery = false;
+                false
+            },
+            Recovery::Sack => true,
         }
     }
 
@@ -472,7 +551,27 @@ impl Endpoint {
     fn on_dupack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let mss = cfg.mss as u64;
         self.dupacks += 1;
-        match cfg.recovery {
+        match self.recovery(cfg) {
+            Recovery::Sack => {
+                // Entry (RFC 6675 §5 steps 1–2; ns-2 `dupack_action`): DupThresh duplicate
+                // ACKs, or (RFC 6675) IsLost(HighACK + 1); not again before the cumulative ACK
+                // reaches the last RecoveryPoint (RFC 6675 §5.1, ns-2 `bug_fix_`).
+                let trigger = match cfg.sack_variant {
+                    SackVariant::Rfc6675 => {
+                        self.dupacks >= cfg.dupack_threshold
+                            || self.board.first_is_lost(
+                                self.snd_una,
+                                self.snd_max,
+                                cfg.dupack_threshold,
+                                mss,
+                            )
+                    },
+                    SackVariant::Ns2 => self.dupacks == cfg.dupack_threshold,
+                };
+                if trigger && !self.in_recovery && self.snd_una >= self.recover {
+                    self.sack_enter_recovery(now, cfg, out);
+                }
+            },
             Recovery::Reno | Recovery::NewReno => {
                 // NewReno enters only if the cumulative ACK has reached `recover` (RFC 6582
                 // §3.2 step 2: no second reduction for losses of the same window).
@@ -615,6 +714,9 @@ impl Endpoint {
         // far is acknowledged (RFC 6582 §3.2 step 4 after a timeout).
         self.in_recovery = false;
         self.recover = self.snd_max;
+        // RFC 2018 §8 / ns-2 `clear_on_timeout_`: forget what was SACKed (the receiver may have
+        // reneged); go-back-N resends it. ACKs arriving later fill the scoreboard again.
+        self.board.clear();
         self.timing = None; // Karn: never time a retransmission
         self.snd_nxt = self.snd_una;
         self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, opening));
@@ -631,103 +733,254 @@ impl Endpoint {
     // ----- transmission (tcp_output) -----
 
     fn output(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
-        let mss = cfg.mss as u64;
+        if self.sack_recovery(cfg) {
+            self.sack_output(now, cfg, out);
+            return;
+        }
         loop {
-            let (syn, mut fl) = match self.state {
-                State::Closed | State::Listen => return,
-                State::SynSent => (true, flags::SYN | self.ecn.syn_flags(cfg.ecn, false)),
-                State::SynRcvd => (
-                    true,
-                    flags::SYN | flags::ACK | self.ecn.syn_flags(cfg.ecn, true),
-                ),
-                _ => (false, flags::ACK),
-            };
-            let retransmit = self.snd_nxt < self.snd_max;
-            let mut len: u64 = 0;
-            if syn {
-                if self.snd_nxt > 0 {
-                    // SYN already out; only a bare ACK could be due, and none is before
-                    // the handshake completes.
-                    return;
-                }
-            } else {
-                let win = self.cwnd.min(cfg.rwnd as u64);
-                let usable = win.saturating_sub(self.snd_nxt - self.snd_una);
-                let data_end = self.app_end;
-                let avail = data_end.saturating_sub(self.snd_nxt);
-                len = avail.min(mss).min(usable);
-                // The FIN rides on the segment that carries the last byte (or goes alone once
-                // all data is out), until it is acknowledged.
-                let fin_fits = |len: u64| self.fin_queued && self.snd_nxt + len == data_end;
-                if len > 0 && len < mss {
-                    // Nagle (RFC 896) and sender silly-window avoidance, as in tcp_output: a
-                    // partial segment goes only if it is a retransmission, if it carries the
-                    // FIN, if it empties the buffer while nothing is outstanding (or Nagle is
-                    // off), or if it is at least half the peer's window.
-                    let idle = self.snd_max == self.snd_una;
-                    let ok = retransmit
-                        || fin_fits(len)
-                        || (len == avail && (idle || !cfg.nagle))
-                        || len >= cfg.rwnd as u64 / 2;
-                    if !ok {
-                        len = 0;
-                    }
-                }
-                if fin_fits(len) {
-                    fl |= flags::FIN;
-                } else if len == 0 {
-                    if self.ack_now {
-                        self.emit_ack(out); // a pure ACK does not advance snd_nxt
-                    }
-                    return;
-                }
-            }
-            let seq = self.snd_nxt;
-            let (ecn_flags, ecn) = if syn {
-                (0, Ecn::NotEct)
-            } else {
-                self.ecn.on_send(len as u32, retransmit)
-            };
-            let seg = Seg {
-                seq,
-                ack: self.rcv_nxt,
-                len: len as u32,
-                flags: fl | ecn_flags,
-                retransmit,
-                ecn,
-            };
-            self.account(&seg);
-            out.segs.push(seg);
-            self.ack_now = false;
-            self.unacked_bytes = 0;
-            self.delack_at = None;
-            let seg_len = len + syn as u64 + (fl & flags::FIN != 0) as u64;
-            if self.timing.is_none() && !retransmit && seg_len > 0 {
-                self.timing = Some((seq, now)); // time this new segment (Karn)
-            }
-            self.snd_nxt += seg_len;
-            if self.snd_nxt > self.snd_max {
-                self.snd_max = self.snd_nxt;
-            }
-            if self.rexmt_at.is_none() && self.snd_nxt > self.snd_una {
-                self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn));
-            }
-            if syn || fl & flags::FIN != 0 {
-                return;
+            // The window: min(cwnd, rwnd) less what is outstanding from snd_una to snd_nxt.
+            let win = self.cwnd.min(cfg.rwnd as u64);
+            let usable = win.saturating_sub(self.snd_nxt - self.snd_una);
+            match self.send_one(now, cfg, usable, out) {
+                Some((_, false)) => {},
+                _ => return,
             }
         }
     }
 
-    fn emit_ack(&mut self, out: &mut Outbox) {
+    /// Sends one segment at `snd_nxt` with at most `usable` payload bytes (tcp_output's body),
+    /// or a pure ACK if one is due and no data may go. Returns the sequence space sent and
+    /// whether output must stop after it (SYN or FIN), or None if no segment carrying
+    /// sequence space went out.
+    fn send_one(
+        &mut self,
+        now: Time,
+        cfg: &TcpConfig,
+        usable: u64,
+        out: &mut Outbox,
+    ) -> Option<(u64, bool)> {
+        let mss = cfg.mss as u64;
+        let (syn, mut fl) = match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent => (true, flags::SYN | self.ecn.syn_flags(cfg.ecn, false)),
+            State::SynRcvd => (
+                true,
+                flags::SYN | flags::ACK | self.ecn.syn_flags(cfg.ecn, true),
+            ),
+            _ => (false, flags::ACK),
+        };
+        let retransmit = self.snd_nxt < self.snd_max;
+        let mut len: u64 = 0;
+        if syn {
+            if self.snd_nxt > 0 {
+                // SYN already out; only a bare ACK could be due, and none is before the
+                // handshake completes.
+                return None;
+            }
+        } else {
+            let data_end = self.app_end;
+            let avail = data_end.saturating_sub(self.snd_nxt);
+            len = avail.min(mss).min(usable);
+            // The FIN rides on the segment that carries the last byte (or goes alone once all
+            // data is out), until it is acknowledged.
+            let fin_fits = |len: u64| self.fin_queued && self.snd_nxt + len == data_end;
+            if len > 0 && len < mss {
+                // Nagle (RFC 896) and sender silly-window avoidance, as in tcp_output: a
+                // partial segment goes only if it is a retransmission, if it carries the FIN,
+                // if it empties the buffer while nothing is outstanding (or Nagle is off), or
+                // if it is at least half the peer's window.
+                let idle = self.snd_max == self.snd_una;
+                let ok = retransmit
+                    || fin_fits(len)
+                    || (len == avail && (idle || !cfg.nagle))
+                    || len >= cfg.rwnd as u64 / 2;
+                if !ok {
+                    len = 0;
+                }
+            }
+            if fin_fits(len) {
+                fl |= flags::FIN;
+            } else if len == 0 {
+                if self.ack_now {
+                    self.emit_ack(cfg, out); // a pure ACK does not advance snd_nxt
+                }
+                return None;
+            }
+        }
+        let seq = self.snd_nxt;
+        let (ecn_flags, ecn) = if syn {
+            (0, Ecn::NotEct)
+        } else {
+            self.ecn.on_send(len as u32, retransmit)
+        };
+        let mut seg = Seg {
+            seq,
+            ack: self.rcv_nxt,
+            len: len as u32,
+            flags: fl | ecn_flags,
+            retransmit,
+            ecn,
+            sack: [(0, 0); MAX_SACK_BLOCKS],
+            sack_n: 0,
+            // The client offers SACK if it runs SACK recovery; the server answers in kind.
+            sack_permitted: syn
+                && cfg.recovery == Recovery::Sack
+                && (self.state == State::SynSent || self.sack_ok),
+        };
+        if !syn {
+            self.fill_sack(cfg, &mut seg);
+        }
+        self.account(&seg);
+        out.segs.push(seg);
+        self.ack_now = false;
+        self.unacked_bytes = 0;
+        self.delack_at = None;
+        let seg_len = len + syn as u64 + (fl & flags::FIN != 0) as u64;
+        if self.timing.is_none() && !retransmit && seg_len > 0 {
+            self.timing = Some((seq, now)); // time this new segment (Karn)
+        }
+        self.snd_nxt += seg_len;
+        if self.snd_nxt > self.snd_max {
+            self.snd_max = self.snd_nxt;
+        }
+        if self.rexmt_at.is_none() && self.snd_nxt > self.snd_una {
+            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn));
+        }
+        Some((seg_len, syn || fl & flags::FIN != 0))
+    }
+
+    /// RFC 2018 §4: a SACK-enabled receiver with data held out of order reports it on every
+    /// segment it sends.
+    fn fill_sack(&self, cfg: &TcpConfig, seg: &mut Seg) {
+        if self.sack_ok && !self.reasm.is_empty() {
+            seg.sack_n = self
+                .reasm
+                .sack_blocks(cfg.sack_max_blocks as usize, &mut seg.sack);
+        }
+    }
+
+    // ----- SACK loss recovery (RFC 6675 §5; ns-2 Full-TCP SACK) -----
+
+    /// Enters SACK recovery on a duplicate ACK: RecoveryPoint = HighData, ssthresh = cwnd =
+    /// half the window (RFC 6675 §5 step 4.2, with 4.4BSD's `max(min(cwnd, rwnd)/2, 2·MSS)`
+    /// rounding as for Reno), retransmit the first unacknowledged segment (step 4.3); the
+    /// caller's output() then sends what pipe allows (step 4.5 → C).
+    fn sack_enter_recovery(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        self.ssthresh = self.halved_window(cfg);
+        self.cwnd = self.ssthresh;
+        self.counters.fast_retransmits += 1;
+        self.ecn.on_reduction(self.snd_max, false);
+        // The retransmission restarts the timer and is never timed (Karn).
+        self.rexmt_at = None;
+        self.timing = None;
+        self.board.start_recovery(self.snd_una);
+        // ns-2 `dupack_action`: pipe = maxseq − highest_ack − SACKed bytes.
+        self.board.ns2_pipe =
+            (self.snd_max - self.snd_una) as i64 - self.board.sacked_bytes() as i64;
+        let end = self.board.hole_end(self.snd_una, self.snd_max);
+        self.sack_retransmit(now, cfg, self.snd_una, end, false, out);
+    }
+
+    /// Retransmits one segment from `seq`, stopping at `end` (a hole's end); returns the
+    /// sequence space sent.
+    fn sack_retransmit(
+        &mut self,
+        now: Time,
+        cfg: &TcpConfig,
+        seq: u64,
+        end: u64,
+        rescue: bool,
+        out: &mut Outbox,
+    ) -> u64 {
+        let onxt = self.snd_nxt;
+        self.snd_nxt = seq;
+        let sent = self
+            .send_one(now, cfg, end - seq, out)
+            .map_or(0, |(n, _)| n);
+        self.snd_nxt = onxt.max(self.snd_nxt);
+        if !rescue {
+            // RFC 6675 (C.2): HighRxt = highest octet retransmitted; ns-2 moves h_seqno_ on.
+            self.board.high_rxt = self.board.high_rxt.max(seq + sent);
+            self.board.ns2_next = self.board.ns2_next.max(seq + sent);
+        }
+        self.board.ns2_pipe += sent as i64;
+        sent
+    }
+
+    /// Transmission during SACK recovery (RFC 6675 §5 step C): while cwnd − pipe ≥ 1 SMSS
+    /// (ns-2: while pipe < cwnd) send NextSeg(): lost holes first, then new data, then other
+    /// holes below a SACK, then one rescue retransmission.
+    fn sack_output(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        let mss = cfg.mss as u64;
+        let thresh = cfg.dupack_threshold;
+        let rfc = cfg.sack_variant == SackVariant::Rfc6675;
+        // (B.2) SetPipe() from the scoreboard; ns-2 keeps its counter.
+        let mut pipe = if rfc {
+            self.board.set_pipe(self.snd_una, self.snd_max, thresh, mss) as i64
+        } else {
+            self.board.ns2_pipe
+        };
+        self.snd_nxt = self.snd_max;
+        loop {
+            let room = self.cwnd as i64 - pipe;
+            if (rfc && room < mss as i64) || room <= 0 {
+                break;
+            }
+            // New data only within the receiver's window.
+            let rwnd_room = (self.snd_una + cfg.rwnd as u64).saturating_sub(self.snd_max);
+            let unsent =
+                self.snd_max < self.app_end || (self.fin_queued && self.snd_max == self.app_end);
+            let next = if rfc {
+                self.board.next_seg_rfc6675(
+                    self.snd_una,
+                    self.snd_max,
+                    self.recover,
+                    unsent && rwnd_room > 0,
+                    thresh,
+                    mss,
+                )
+            } else {
+                Some(self.board.next_seg_ns2(self.snd_una, self.snd_max))
+            };
+            let sent = match next {
+                Some(NextSeg::Retransmit { seq, end, rescue }) => {
+                    self.sack_retransmit(now, cfg, seq, end, rescue, out)
+                },
+                Some(NextSeg::NewData) => {
+                    let sent = self
+                        .send_one(now, cfg, rwnd_room, out)
+                        .map_or(0, |(n, _)| n);
+                    self.board.ns2_pipe += sent as i64;
+                    sent
+                },
+                None => 0,
+            };
+            if sent == 0 {
+                break;
+            }
+            pipe += sent as i64; // (C.4)
+        }
+        if self.ack_now {
+            self.emit_ack(cfg, out);
+        }
+    }
+
+    fn emit_ack(&mut self, cfg: &TcpConfig, out: &mut Outbox) {
         let (ecn_flags, ecn) = self.ecn.on_send(0, false);
-        let seg = Seg {
+        let mut seg = Seg {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
             len: 0,
             flags: flags::ACK | ecn_flags,
             retransmit: false,
             ecn,
+            sack: [(0, 0); MAX_SACK_BLOCKS],
+            sack_n: 0,
+            sack_permitted: false,
         };
+        self.fill_sack(cfg, &mut seg);
         self.account(&seg);
         out.segs.push(seg);
         self.ack_now = false;

@@ -3,7 +3,9 @@
 pub mod config;
 pub mod ecn;
 pub mod endpoint;
+pub mod ranges;
 pub mod reassembly;
 pub mod rtt;
+pub mod sack;
 
 pub use endpoint::{Counters, Endpoint, Outbox, Seg, State};

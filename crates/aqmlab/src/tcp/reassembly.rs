@@ -1,61 +1,71 @@
 //! The receiver's out-of-order queue: byte ranges held above `rcv_nxt` (RFC 793 §3.9
-//! "segment arrives", reassembly). Kept as a short sorted vector of disjoint ranges; a window
-//! of 16 KB holds at most a dozen of them, so linear scans beat any tree.
+//! "segment arrives", reassembly), and the SACK blocks that describe it (RFC 2018 §4).
+
+use super::ranges::RangeSet;
+use crate::packet::MAX_SACK_BLOCKS;
+
+/// SACK blocks as carried in a segment: `[start, end)` pairs, the first `n` valid.
+pub type SackBlocks = [(u64, u64); MAX_SACK_BLOCKS];
 
 #[derive(Clone, Debug, Default)]
 pub struct Reassembly {
-    /// Disjoint, non-adjacent `[start, end)` ranges in increasing order, all above `rcv_nxt`.
-    ranges: Vec<(u64, u64)>,
+    /// Ranges held above `rcv_nxt`; each range's stamp is the arrival number of the latest
+    /// segment that landed in it.
+    held: RangeSet,
+    /// Out-of-order segments received so far (the stamp source).
+    arrivals: u64,
 }
 
 impl Reassembly {
     pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
+        self.held.is_empty()
     }
 
-    pub fn ranges(&self) -> &[(u64, u64)] {
-        &self.ranges
+    /// The held ranges in sequence order.
+    pub fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.held.spans().iter().map(|s| (s.start, s.end))
     }
 
     /// Records `[start, end)` received out of order, merging with neighbours.
     pub fn insert(&mut self, start: u64, end: u64) {
-        if start >= end {
-            return;
-        }
-        let mut s = start;
-        let mut e = end;
-        // Absorb every range that overlaps or touches [s, e).
-        let mut i = 0;
-        while i < self.ranges.len() {
-            let (a, b) = self.ranges[i];
-            if b < s {
-                i += 1;
-                continue;
-            }
-            if a > e {
-                break;
-            }
-            s = s.min(a);
-            e = e.max(b);
-            self.ranges.remove(i);
-        }
-        self.ranges.insert(i, (s, e));
+        self.arrivals += 1;
+        self.held.insert(start, end, self.arrivals);
     }
 
     /// Advances `rcv_nxt` over any ranges it now reaches; returns the new `rcv_nxt`.
     pub fn advance(&mut self, mut rcv_nxt: u64) -> u64 {
-        while let Some(&(a, b)) = self.ranges.first() {
-            if a > rcv_nxt {
-                break;
-            }
-            rcv_nxt = rcv_nxt.max(b);
-            self.ranges.remove(0);
+        while let Some(s) = self.held.pop_first_reaching(rcv_nxt) {
+            rcv_nxt = rcv_nxt.max(s.end);
         }
         rcv_nxt
     }
 
     pub fn clear(&mut self) {
-        self.ranges.clear();
+        self.held.clear();
+    }
+
+    /// Fills `out` with up to `max` SACK blocks and returns how many (RFC 2018 §4): the first
+    /// block holds the most recently received segment, the others follow in the order they
+    /// last held the newest segment — i.e. the most recently reported blocks first. Every
+    /// held range is above `rcv_nxt`, so no block is ever at or below the cumulative ACK.
+    pub fn sack_blocks(&self, max: usize, out: &mut SackBlocks) -> u8 {
+        let spans = self.held.spans();
+        let max = max.min(MAX_SACK_BLOCKS);
+        let mut n = 0;
+        let mut below = u64::MAX; // stamps are distinct: each arrival lands in one range
+        while n < max {
+            let Some(s) = spans
+                .iter()
+                .filter(|s| s.stamp < below)
+                .max_by_key(|s| s.stamp)
+            else {
+                break;
+            };
+            out[n] = (s.start, s.end);
+            below = s.stamp;
+            n += 1;
+        }
+        n as u8
     }
 }
 
@@ -69,45 +79,33 @@ mod tests {
         r.insert(300, 400);
         r.insert(100, 200);
         r.insert(200, 250); // touches [100,200)
-        assert_eq!(r.ranges(), &[(100, 250), (300, 400)]);
+        assert_eq!(r.ranges().collect::<Vec<_>>(), vec![(100, 250), (300, 400)]);
         r.insert(240, 310);
-        assert_eq!(r.ranges(), &[(100, 400)]);
+        assert_eq!(r.ranges().collect::<Vec<_>>(), vec![(100, 400)]);
         assert_eq!(r.advance(50), 50);
         assert_eq!(r.advance(100), 400);
         assert!(r.is_empty());
     }
 
-    /// Randomized check against a byte bitmap.
+    /// RFC 2018 §4's example pattern: segments 2, 4, 6, 8 of 1..8 arrive (1, 3, 5, 7 lost); each
+    /// ACK reports the newest block first, then the earlier ones, newest first.
     #[test]
-    fn matches_bitmap_model() {
-        use crate::rng::{Rng, StreamKind};
-        let mut rng = Rng::stream(5, StreamKind::Test, 0);
-        for _ in 0..200 {
-            let mut r = Reassembly::default();
-            let mut bits = [false; 256];
-            for _ in 0..20 {
-                let a = rng.below(250);
-                let b = a + 1 + rng.below(6);
-                r.insert(a, b);
-                for x in a..b {
-                    bits[x as usize] = true;
-                }
-            }
-            // Reconstruct ranges from the bitmap.
-            let mut expect = Vec::new();
-            let mut i = 0;
-            while i < 256 {
-                if bits[i] {
-                    let s = i;
-                    while i < 256 && bits[i] {
-                        i += 1;
-                    }
-                    expect.push((s as u64, i as u64));
-                } else {
-                    i += 1;
-                }
-            }
-            assert_eq!(r.ranges(), expect.as_slice());
+    fn blocks_follow_rfc_2018_ordering() {
+        let mut r = Reassembly::default();
+        let mut b = [(0, 0); MAX_SACK_BLOCKS];
+        for (k, expect) in [
+            (2u64, &[(200u64, 300u64)][..]),
+            (4, &[(400, 500), (200, 300)]),
+            (6, &[(600, 700), (400, 500), (200, 300)]),
+            (8, &[(800, 900), (600, 700), (400, 500)]), // 3 blocks at most
+        ] {
+            r.insert(k * 100, k * 100 + 100);
+            let n = r.sack_blocks(3, &mut b) as usize;
+            assert_eq!(&b[..n], expect);
         }
+        // Segment 5 arrives: it joins 4 and 6 into one block, reported first.
+        r.insert(500, 600);
+        let n = r.sack_blocks(3, &mut b) as usize;
+        assert_eq!(&b[..n], &[(400, 700), (800, 900), (200, 300)]);
     }
 }

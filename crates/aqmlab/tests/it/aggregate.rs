@@ -3,7 +3,7 @@
 
 use aqmlab::aqm::config::AqmConfig;
 use aqmlab::aqm::QueueUnit;
-use aqmlab::measure::{Column, Table};
+use aqmlab::measure::Table;
 
 use crate::common::*;
 
@@ -117,29 +117,6 @@ fn packets_and_bytes_are_conserved() {
             assert!(got[i] < want[i]);
         }
     }
-}
-
-fn digest(tables: &[Table]) -> u64 {
-    // FNV-1a over every value of every table, in order.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |x: u64| {
-        for b in x.to_le_bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-    };
-    for t in tables {
-        for (_, col) in &t.columns {
-            match col {
-                Column::U64(v) => v.iter().for_each(|&x| eat(x)),
-                Column::I64(v) => v.iter().for_each(|&x| eat(x as u64)),
-                Column::F64(v) => v.iter().for_each(|&x| eat(x.to_bits())),
-                Column::Bool(v) => v.iter().for_each(|&x| eat(x as u64)),
-                Column::Str(v) => v.iter().for_each(|x| x.bytes().for_each(|b| eat(b as u64))),
-            }
-        }
-    }
-    h
 }
 
 #[test]

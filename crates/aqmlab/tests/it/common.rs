@@ -5,6 +5,7 @@ use aqmlab::aqm::QueueUnit;
 use aqmlab::config::{
     Direction, MeasureConfig, RttConfig, Scenario, Side, Topology, TrafficConfig,
 };
+use aqmlab::net::link::ScriptedLoss;
 use aqmlab::sim::Simulation;
 use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::secs;
@@ -49,6 +50,47 @@ pub fn base(duration_s: f64) -> Scenario {
         measure: MeasureConfig::default(),
         max_exchanges: None,
     }
+}
+
+/// MSS of `base()`.
+pub const MSS: u64 = 1460;
+
+/// A download of `segments` full segments over `base()` (RTT 100 ms, no delayed ACK, IW 2)
+/// with the receiver window `rwnd_segments` and data segments `lost` (numbered from 0)
+/// dropped once on the bottleneck; `tcp` adjusts the TCP configuration. Traced, run to the
+/// end.
+pub fn lossy_download(
+    segments: u64,
+    lost: &[u64],
+    rwnd_segments: u32,
+    tcp: impl FnOnce(&mut TcpConfig),
+) -> (Simulation, Vec<aqmlab::measure::Table>) {
+    let mut sc = base(60.0);
+    sc.tcp.rwnd = rwnd_segments * MSS as u32;
+    tcp(&mut sc.tcp);
+    sc.traffic = vec![bulk(1, Some(segments * MSS))];
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.enable_trace();
+    let data_link = sim.topology().reverse(); // the server is on the right
+    for &k in lost {
+        sim.script_loss(
+            data_link,
+            ScriptedLoss {
+                seq: 1 + k * MSS,
+                syn: false,
+                count: 1,
+            },
+        );
+    }
+    run_traced(sim)
+}
+
+/// Runs a simulation in one go to its end.
+pub fn run_traced(mut sim: Simulation) -> (Simulation, Vec<aqmlab::measure::Table>) {
+    let end = sim.end_time();
+    sim.run_until(end);
+    let t = sim.finish();
+    (sim, t)
 }
 
 pub fn bulk(flows: u32, bytes: Option<u64>) -> TrafficConfig {
@@ -165,4 +207,30 @@ pub fn greedy_10mbps(flows: u32, duration: f64, seed: u64) -> Scenario {
     };
     sc.traffic = vec![bulk_at(flows, None, 0.0, 2.0)];
     sc
+}
+
+/// A hash of every value of every table, in order (FNV-1a), to compare whole runs.
+pub fn digest(tables: &[aqmlab::measure::Table]) -> u64 {
+    // FNV-1a over every value of every table, in order.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |x: u64| {
+        for b in x.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    for t in tables {
+        for (_, col) in &t.columns {
+            match col {
+                aqmlab::measure::Column::U64(v) => v.iter().for_each(|&x| eat(x)),
+                aqmlab::measure::Column::I64(v) => v.iter().for_each(|&x| eat(x as u64)),
+                aqmlab::measure::Column::F64(v) => v.iter().for_each(|&x| eat(x.to_bits())),
+                aqmlab::measure::Column::Bool(v) => v.iter().for_each(|&x| eat(x as u64)),
+                aqmlab::measure::Column::Str(v) => {
+                    v.iter().for_each(|x| x.bytes().for_each(|b| eat(b as u64)))
+                },
+            }
+        }
+    }
+    h
 }

@@ -4,5 +4,6 @@ mod aggregate;
 mod aqm_network;
 mod common;
 mod ecn;
+mod sack;
 mod tcp_traces;
 mod web;

@@ -8,15 +8,6 @@ use aqmlab::units::{secs, MS, SEC};
 
 use crate::common::*;
 
-const MSS: u64 = 1460;
-
-fn run_sim(mut sim: Simulation) -> (Simulation, Vec<aqmlab::measure::Table>) {
-    let end = sim.end_time();
-    sim.run_until(end);
-    let t = sim.finish();
-    (sim, t)
-}
-
 /// With no loss, no delayed ACK and an unlimited receiver window, a download of N segments
 /// takes one RTT of handshake (the server answers the client's ACK, which arrives 1.5 RTT
 /// after the SYN) plus r rounds of slow start, where r is the smallest integer with
@@ -52,33 +43,12 @@ fn completion_time_is_handshake_plus_slow_start_rounds() {
     }
 }
 
-fn lossy_download(lost: &[u64], rwnd_segments: u32) -> (Simulation, Vec<aqmlab::measure::Table>) {
-    lossy_download_with(lost, rwnd_segments, Recovery::Reno)
-}
-
 fn lossy_download_with(
     lost: &[u64],
     rwnd_segments: u32,
     recovery: Recovery,
 ) -> (Simulation, Vec<aqmlab::measure::Table>) {
-    let mut sc = base(60.0);
-    sc.tcp.recovery = recovery;
-    sc.tcp.rwnd = rwnd_segments * MSS as u32;
-    sc.traffic = vec![bulk(1, Some(60 * MSS))];
-    let mut sim = Simulation::new(sc).unwrap();
-    sim.enable_trace();
-    let data_link = sim.topology().reverse(); // the server is on the right
-    for &k in lost {
-        sim.script_loss(
-            data_link,
-            ScriptedLoss {
-                seq: 1 + k * MSS,
-                syn: false,
-                count: 1,
-            },
-        );
-    }
-    run_sim(sim)
+    lossy_download(60, lost, rwnd_segments, |tcp| tcp.recovery = recovery)
 }
 
 /// One lost segment in a large window: the third duplicate ACK triggers exactly one fast
@@ -86,7 +56,7 @@ fn lossy_download_with(
 #[test]
 fn one_loss_is_repaired_by_fast_retransmit() {
     let lost = 20;
-    let (sim, tables) = lossy_download(&[lost], 1000);
+    let (sim, tables) = lossy_download_with(&[lost], 1000, Recovery::Reno);
     let c = table(&tables, "connections");
     assert_eq!(bools(c, "completed"), vec![true]);
     assert_eq!(u64s(c, "timeouts"), vec![0]);
@@ -125,7 +95,7 @@ fn one_loss_is_repaired_by_fast_retransmit() {
 /// timer (1 s minimum RTO) must fire.
 #[test]
 fn two_losses_in_a_small_window_make_reno_time_out() {
-    let (sim, tables) = lossy_download(&[20, 22], 8);
+    let (sim, tables) = lossy_download_with(&[20, 22], 8, Recovery::Reno);
     let c = table(&tables, "connections");
     assert_eq!(bools(c, "completed"), vec![true]);
     assert_eq!(u64s(c, "fast_retransmits"), vec![1]);
@@ -181,7 +151,7 @@ fn lost_syns_follow_the_configured_schedules() {
                 count: lost,
             },
         );
-        let (sim, tables) = run_sim(sim);
+        let (sim, tables) = run_traced(sim);
         let syns: Vec<f64> = sim
             .trace()
             .iter()
@@ -210,7 +180,7 @@ fn delayed_ack_waits_for_the_fast_timer_tick() {
     sc.traffic = vec![bulk(1, None)];
     let mut sim = Simulation::new(sc).unwrap();
     sim.enable_trace();
-    let (sim, _) = run_sim(sim);
+    let (sim, _) = run_traced(sim);
     let acks: Vec<u64> = sim
         .trace()
         .iter()
