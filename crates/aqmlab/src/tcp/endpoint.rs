@@ -813,7 +813,7 @@ impl Endpoint {
         } else {
             self.ecn.on_send(len as u32, retransmit)
         };
-        let mut seg = Seg {
+        let seg = Seg {
             seq,
             ack: self.rcv_nxt,
             len: len as u32,
@@ -827,14 +827,7 @@ impl Endpoint {
                 && cfg.recovery == Recovery::Sack
                 && (self.state == State::SynSent || self.sack_ok),
         };
-        if !syn {
-            self.fill_sack(cfg, &mut seg);
-        }
-        self.account(&seg);
-        out.segs.push(seg);
-        self.ack_now = false;
-        self.unacked_bytes = 0;
-        self.delack_at = None;
+        self.push_seg(cfg, seg, out);
         let seg_len = len + syn as u64 + (fl & flags::FIN != 0) as u64;
         if self.timing.is_none() && !retransmit && seg_len > 0 {
             self.timing = Some((seq, now)); // time this new segment (Karn)
@@ -969,7 +962,7 @@ impl Endpoint {
 
     fn emit_ack(&mut self, cfg: &TcpConfig, out: &mut Outbox) {
         let (ecn_flags, ecn) = self.ecn.on_send(0, false);
-        let mut seg = Seg {
+        let seg = Seg {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
             len: 0,
@@ -980,7 +973,15 @@ impl Endpoint {
             sack_n: 0,
             sack_permitted: false,
         };
-        self.fill_sack(cfg, &mut seg);
+        self.push_seg(cfg, seg, out);
+    }
+
+    /// Puts a segment in the outbox: SACK blocks added (not on SYNs), counted; it carries an
+    /// acknowledgment, so no ACK is pending any more.
+    fn push_seg(&mut self, cfg: &TcpConfig, mut seg: Seg, out: &mut Outbox) {
+        if seg.flags & flags::SYN == 0 {
+            self.fill_sack(cfg, &mut seg);
+        }
         self.account(&seg);
         out.segs.push(seg);
         self.ack_now = false;

@@ -234,3 +234,23 @@ pub fn digest(tables: &[aqmlab::measure::Table]) -> u64 {
     }
     h
 }
+
+/// Packet conservation: every packet the endpoints sent was delivered, dropped by a queue,
+/// lost on a link or is still in the network. Returns (queue drops, link losses).
+pub fn assert_packets_conserved(sim: &Simulation, tables: &[aqmlab::measure::Table]) -> (u64, u64) {
+    let sent: u64 = u64s(table(tables, "connections"), "segments_sent")
+        .iter()
+        .sum();
+    let st = sim.engine_stats();
+    let topo = sim.topology();
+    let (mut dropped, mut lost) = (0, 0);
+    for l in 0..(2 * topo.hosts() + 2) {
+        dropped += sim.link(l).queue.stats.drops();
+        lost += sim.link(l).lost;
+    }
+    assert_eq!(
+        sent,
+        st.delivered_packets + dropped + lost + sim.packets_in_network() as u64
+    );
+    (dropped, lost)
+}

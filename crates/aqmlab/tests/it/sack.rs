@@ -454,19 +454,7 @@ fn many_sack_flows_conserve_packets_are_deterministic_and_time_out_less_than_ren
     for variant in [SackVariant::Rfc6675, SackVariant::Ns2] {
         let (sim, tables) = run(scenario(Recovery::Sack, variant));
         let c = table(&tables, "connections");
-        // Conservation: every packet sent is delivered, dropped, lost or still in flight.
-        let sent: u64 = u64s(c, "segments_sent").iter().sum();
-        let st = sim.engine_stats();
-        let topo = sim.topology();
-        let (mut dropped, mut lost) = (0, 0);
-        for l in 0..(2 * topo.hosts() + 2) {
-            dropped += sim.link(l).queue.stats.drops();
-            lost += sim.link(l).lost;
-        }
-        assert_eq!(
-            sent,
-            st.delivered_packets + dropped + lost + sim.packets_in_network() as u64
-        );
+        let (dropped, lost) = assert_packets_conserved(&sim, &tables);
         assert!(dropped > 0 && lost > 0);
         let done = bools(c, "completed");
         let got = u64s(c, "bytes_delivered");
