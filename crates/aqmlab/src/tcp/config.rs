@@ -174,8 +174,9 @@ impl TcpConfig {
             connect_timeout_s: 75.0,
             rtt_sample_from_syn: true,
             ecn: false,
-            // FreeBSD 2.2.8 had no SACK; with `recovery = "sack"` it runs RFC 6675 with the
-            // RFC 2018 maximum of 4 blocks (no timestamps in this model).
+            // FreeBSD 2.2.8 (and 4.5, by default) did not use SACK; with `recovery = "sack"`
+            // these presets run RFC 6675 with the RFC 2018 maximum of 4 blocks (no timestamps
+            // in this model).
             sack_variant: SackVariant::Rfc6675,
             sack_max_blocks: 4,
         }

@@ -204,7 +204,7 @@ fn delayed_ack_per_connection_timer_waits_exactly_100ms() {
     sc.traffic = vec![bulk(1, None)];
     let mut sim = Simulation::new(sc).unwrap();
     sim.enable_trace();
-    let (sim, _) = run_sim(sim);
+    let (sim, _) = run_traced(sim);
     // Stop-and-wait (window of one segment): pair each pure ACK the client (side 0) sends with
     // the server's data segment sent before it. The gap is the one-way delay (50 ms of delay
     // box + 3 serializations of 1500 B at 1 Gb/s = 36 µs) plus exactly 100 ms.
