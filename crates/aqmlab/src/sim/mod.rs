@@ -8,9 +8,11 @@
 mod app;
 mod browsers;
 mod bulk_app;
+mod ftp;
 mod monitor;
 mod records;
 mod sources;
+mod udp_cbr;
 mod web_app;
 
 use std::collections::HashMap;
@@ -24,7 +26,7 @@ use crate::net::delaybox::RttSampler;
 use crate::net::link::{Link, LinkId};
 use crate::net::queue::Queue;
 use crate::net::topology::{Dumbbell, Path};
-use crate::packet::{Packet, PacketStore, PktId};
+use crate::packet::{Packet, PacketStore, PktId, Proto};
 use crate::rng::{Rng, StreamKind};
 use crate::tcp::{Endpoint, Outbox};
 use crate::units::{millis, secs, BitsPerSec, Time};
@@ -32,12 +34,18 @@ use crate::units::{millis, secs, BitsPerSec, Time};
 use app::{App, AppAction};
 use browsers::BrowserSource;
 use bulk_app::BulkApp;
+use ftp::FtpSource;
 use monitor::Monitor;
-use records::{ArrivalRows, BottleneckRows, ConnectionRows, ExchangeRows, QueueRows};
+use records::{
+    ArrivalRows, BottleneckRows, CbrFlowRows, ConnectionRows, ExchangeRows, LossRunRows,
+    QueueDelayRows, QueueRows,
+};
 use sources::{MahSource, OpenRequest, PackMimeSource};
 use web_app::WebApp;
 
+pub use ftp::validate_ftp;
 pub use monitor::DirectionSummary;
+pub use udp_cbr::{validate_udp_cbr, UdpSummary};
 
 /// Simulation events. Components are named by index; payloads stay small and `Copy`.
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +63,8 @@ enum Ev {
     AppWake { slot: u32, side: u8, gen: u32 },
     /// A queue discipline's periodic update.
     QueueTick(LinkId),
+    /// UDP CBR flow `.0` sends its next packet.
+    CbrSend(u32),
     /// Queue sampling for the monitors.
     Sample,
     /// End of a reporting interval.
@@ -95,6 +105,8 @@ struct Conn {
     first_byte: Option<Time>,
     last_byte: Option<Time>,
     aborted: bool,
+    /// Application bytes delivered in order at either end after the warm-up (goodput).
+    delivered_measured: u64,
 }
 
 /// A traffic source's state.
@@ -103,6 +115,9 @@ enum Source {
     Mah(MahSource),
     PackMime(Box<PackMimeSource>),
     Browsers(BrowserSource),
+    Ftp(Box<FtpSource>),
+    /// UDP CBR flows live in `Simulation::udp`.
+    UdpCbr,
 }
 
 /// Engine counters, for progress displays and benchmarks.
@@ -139,6 +154,15 @@ pub struct Summary {
     /// the run (or their connection) ended.
     pub exchanges_completed: u64,
     pub exchanges_unfinished: u64,
+    /// Aggregate TCP goodput: application bytes delivered in order (each byte once, however
+    /// often it was sent) at times after the warm-up, every connection and both directions;
+    /// and the same per bottleneck direction the bytes crossed, in Mb/s of measured time.
+    pub tcp_goodput_bytes: u64,
+    pub tcp_goodput_mbps: f64,
+    pub tcp_goodput_forward_mbps: f64,
+    pub tcp_goodput_reverse_mbps: f64,
+    /// UDP CBR totals (all zero without `udp_cbr` sources).
+    pub udp: UdpSummary,
 }
 
 pub struct Simulation {
@@ -162,6 +186,12 @@ pub struct Simulation {
     arrival_rows: ArrivalRows,
     bneck_rows: BottleneckRows,
     queue_rows: QueueRows,
+    udp_rows: CbrFlowRows,
+    loss_run_rows: LossRunRows,
+    queue_delay_rows: QueueDelayRows,
+    udp: udp_cbr::CbrFlows,
+    /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
+    goodput: [u64; 2],
     summary: Summary,
     finished_books: bool,
     trace: Option<Vec<TraceEntry>>,
@@ -272,6 +302,11 @@ impl Simulation {
             arrival_rows: ArrivalRows::default(),
             bneck_rows: BottleneckRows::default(),
             queue_rows: QueueRows::default(),
+            udp_rows: CbrFlowRows::default(),
+            loss_run_rows: LossRunRows::default(),
+            queue_delay_rows: QueueDelayRows::default(),
+            udp: udp_cbr::CbrFlows::default(),
+            goodput: [0; 2],
             summary: Summary::default(),
             finished_books: false,
             trace: None,
@@ -306,7 +341,8 @@ impl Simulation {
     fn schedule_sources(&mut self) {
         let seed = self.sc.seed;
         let (left, right) = (self.topo.left, self.topo.right);
-        for (s, tr) in self.sc.traffic.iter().enumerate() {
+        let traffic = self.sc.traffic.clone();
+        for (s, tr) in traffic.iter().enumerate() {
             let source = s as u32;
             let sides = |side: Side| match side {
                 Side::Left => (left, right),
@@ -391,6 +427,11 @@ impl Simulation {
                     self.sched.at(p.next_gap(), Ev::Start { source, flow: 0 });
                     self.sources.push(Source::PackMime(Box::new(p)));
                 },
+                TrafficConfig::Ftp { .. } => self.add_ftp_source(source),
+                TrafficConfig::UdpCbr { .. } => {
+                    self.add_cbr_source(source);
+                    self.sources.push(Source::UdpCbr);
+                },
             }
         }
     }
@@ -428,6 +469,7 @@ impl Simulation {
             Ev::Timer { slot, side, gen } => self.on_timer(slot, side, gen),
             Ev::Start { source, flow } => self.on_start(source, flow),
             Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),
+            Ev::CbrSend(f) => self.on_cbr_send(f),
             Ev::QueueTick(l) => {
                 let now = self.sched.now();
                 let link = &mut self.links[l as usize];
@@ -572,6 +614,8 @@ impl Simulation {
             },
             Source::Mah(m) => m.start_page(flow, &mut opens),
             Source::Browsers(b) => b.start_page(flow, &mut opens),
+            Source::Ftp(_) => self.start_ftp(source, flow),
+            Source::UdpCbr => unreachable!("UDP flows are not started by Ev::Start"),
             Source::PackMime(p) => {
                 opens.push(p.next_connection());
                 let gap = p.next_gap();
@@ -593,7 +637,9 @@ impl Simulation {
             TrafficConfig::Mah { client_side, .. }
             | TrafficConfig::Packmime { client_side, .. }
             | TrafficConfig::Browsers { client_side, .. } => client_side == Side::Left,
-            TrafficConfig::Bulk { client_side, .. } => client_side == Side::Left,
+            TrafficConfig::Bulk { client_side, .. }
+            | TrafficConfig::Ftp { client_side, .. }
+            | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
         };
         let now = self.sched.now();
         for r in opens.drain(..) {
@@ -720,6 +766,7 @@ impl Simulation {
             first_byte: None,
             last_byte: None,
             aborted: false,
+            delivered_measured: 0,
         };
         let slot = if let Some(s) = self.free_slots.pop() {
             let gen = self.conns[s as usize].gen.wrapping_add(1);
@@ -742,6 +789,10 @@ impl Simulation {
     fn deliver(&mut self, pkt: &Packet) {
         let slot = pkt.conn;
         self.delivered_packets += 1;
+        if pkt.proto == Proto::Udp {
+            self.deliver_udp(pkt);
+            return;
+        }
         let c = &mut self.conns[slot as usize];
         if !c.active || c.gen != pkt.gen {
             self.stale_packets += 1;
@@ -846,6 +897,13 @@ impl Simulation {
             if self.out.delivered > 0 && side == c.app.receiver_side() && c.first_byte.is_none() {
                 c.first_byte = Some(now);
             }
+            if self.out.delivered > 0 && now >= self.warmup {
+                c.delivered_measured += self.out.delivered;
+                // Bytes reaching the client crossed server → client: right → left (reverse)
+                // when the client is on the left.
+                let reverse = (side == 0) == c.client_left;
+                self.goodput[reverse as usize] += self.out.delivered;
+            }
             let before = Self::completed_exchanges(&c.app);
             let action = c.app.on_event(side, &self.out, now);
             let after = Self::completed_exchanges(&c.app);
@@ -929,7 +987,8 @@ impl Simulation {
         let next_page = match &mut self.sources[source as usize] {
             Source::Mah(m) => m.on_done(u, now, &mut opens),
             Source::Browsers(b) => b.on_done(u, now, &mut opens),
-            Source::Bulk | Source::PackMime(_) => None,
+            Source::Ftp(f) => Some(f.on_done(u, now)),
+            Source::Bulk | Source::PackMime(_) | Source::UdpCbr => None,
         };
         if let Some(t) = next_page {
             self.sched.at(t, Ev::Start { source, flow: u });
@@ -1041,6 +1100,7 @@ impl Simulation {
         r.request_bytes.push(c.app.request_bytes());
         r.response_bytes.push(c.app.response_bytes());
         r.bytes_delivered.push(c.app.bytes_received());
+        r.bytes_delivered_measured.push(c.delivered_measured);
         r.completed.push(completed);
         r.aborted.push(c.aborted);
         let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
@@ -1133,6 +1193,9 @@ impl Simulation {
             self.bneck_rows.take(),
             self.queue_rows.take(),
             self.arrival_rows.take(),
+            self.udp_rows.take(),
+            self.loss_run_rows.take(),
+            self.queue_delay_rows.take(),
         ]
     }
 
@@ -1167,8 +1230,45 @@ impl Simulation {
                 .aqm
                 .params_json();
             self.summary.reverse = self.monitors[1].summary.clone();
+            self.close_mix_metrics();
         }
         self.drain()
+    }
+
+    /// End of run: goodput, UDP flows, and the loss-run and queueing-delay distributions.
+    fn close_mix_metrics(&mut self) {
+        let measured = self.summary.measured_s;
+        let mbps = |bytes: u64| {
+            if measured > 0.0 {
+                bytes as f64 * 8.0 / measured * 1e-6
+            } else {
+                0.0
+            }
+        };
+        let sm = &mut self.summary;
+        sm.tcp_goodput_bytes = self.goodput[0] + self.goodput[1];
+        sm.tcp_goodput_mbps = mbps(sm.tcp_goodput_bytes);
+        sm.tcp_goodput_forward_mbps = mbps(self.goodput[0]);
+        sm.tcp_goodput_reverse_mbps = mbps(self.goodput[1]);
+        for (dir, scope) in [(0, "queue_forward"), (1, "queue_reverse")] {
+            let runs = if dir == 0 {
+                &self.summary.forward.drop_runs
+            } else {
+                &self.summary.reverse.drop_runs
+            };
+            self.loss_run_rows.push_histogram(scope, -1, runs);
+            let link = &self.links[self.bottleneck(dir) as usize];
+            self.monitors[dir].write_delay_rows(link, &mut self.queue_delay_rows);
+        }
+        let (mut rows, mut runs) = (
+            std::mem::take(&mut self.udp_rows),
+            std::mem::take(&mut self.loss_run_rows),
+        );
+        if !self.udp.is_empty() {
+            self.close_udp(&mut rows, &mut runs);
+        }
+        self.udp_rows = rows;
+        self.loss_run_rows = runs;
     }
 
     /// Whole-run totals (after `finish`), as a struct.

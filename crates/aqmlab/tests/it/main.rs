@@ -4,5 +4,6 @@ mod aggregate;
 mod aqm_network;
 mod common;
 mod ecn;
+mod mixes;
 mod tcp_traces;
 mod web;
