@@ -258,14 +258,14 @@ pub enum TrafficConfig {
     /// size). Either `sessions` closed-loop sessions, each transferring a file, waiting an
     /// exponential think time of mean `think_mean_s` (0 = restart at once) after the file has
     /// arrived, then transferring the next on a new connection; or open-loop Poisson arrivals
-    /// of transfers at `rate` per second. File sizes from `file` (constant, exponential,
+    /// of transfers at `rate` per second. File sizes from `size` (constant, exponential,
     /// Pareto or an empirical CDF).
     Ftp {
         #[serde(default)]
         sessions: Option<u32>,
         #[serde(default)]
         rate: Option<f64>,
-        file: FileSize,
+        size: FileSize,
         #[serde(default)]
         think_mean_s: f64,
         #[serde(default)]

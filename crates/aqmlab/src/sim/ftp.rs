@@ -47,7 +47,7 @@ impl FtpSource {
         let TrafficConfig::Ftp {
             sessions,
             rate,
-            file,
+            size,
             think_mean_s,
             ..
         } = tr
@@ -56,7 +56,7 @@ impl FtpSource {
         };
         let st = |k: u64| Rng::substream(seed, StreamKind::Workload, source as u64, k);
         FtpSource {
-            sizes: file.sampler(),
+            sizes: size.sampler(),
             think_mean_s: *think_mean_s,
             sessions: (0..sessions.unwrap_or(0))
                 .map(|u| (st(u as u64), 0))
@@ -110,7 +110,7 @@ pub fn validate_ftp(p: &str, tr: &TrafficConfig) -> Result<(), ConfigError> {
     let TrafficConfig::Ftp {
         sessions,
         rate,
-        file,
+        size,
         think_mean_s,
         start_s,
         start_spread_s,
@@ -143,7 +143,7 @@ pub fn validate_ftp(p: &str, tr: &TrafficConfig) -> Result<(), ConfigError> {
         },
         _ => {},
     }
-    file.validate(&format!("{p}.file"))?;
+    size.validate(&format!("{p}.size"))?;
     for (name, v) in [
         ("think_mean_s", *think_mean_s),
         ("start_s", *start_s),

@@ -34,7 +34,7 @@ pub enum FileSize {
 }
 
 impl FileSize {
-    /// Checks the law's parameters; `field` is the path of the `file` table.
+    /// Checks the law's parameters; `field` is the path of the `size` table.
     pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
         let positive = |name: &str, v: f64| {
             if v.is_finite() && v >= 1.0 {
@@ -204,9 +204,9 @@ mod tests {
             mean_bytes: 1e5,
             shape: 1.0,
         }
-        .validate("traffic[1].file")
+        .validate("traffic[1].size")
         .unwrap_err();
-        assert_eq!(e.field, "traffic[1].file.shape");
+        assert_eq!(e.field, "traffic[1].size.shape");
         let e = FileSize::Constant { bytes: 0 }.validate("f").unwrap_err();
         assert_eq!(e.field, "f.bytes");
     }

@@ -33,7 +33,7 @@ fn ftp(sessions: Option<u32>, rate: Option<f64>, bytes: u64, think_mean_s: f64) 
     TrafficConfig::Ftp {
         sessions,
         rate,
-        file: FileSize::Constant { bytes },
+        size: FileSize::Constant { bytes },
         think_mean_s,
         request_bytes: 0,
         direction: Direction::Download,
@@ -384,5 +384,5 @@ fn bad_mix_entries_name_their_field() {
     sc.traffic = vec![ftp(None, None, 10, 0.0)];
     assert_eq!(sc.validate().unwrap_err().field, "traffic[0].sessions");
     sc.traffic = vec![ftp(Some(1), None, 0, 0.0)];
-    assert_eq!(sc.validate().unwrap_err().field, "traffic[0].file.bytes");
+    assert_eq!(sc.validate().unwrap_err().field, "traffic[0].size.bytes");
 }
