@@ -122,6 +122,12 @@ def test_study_d_example_reports_goodput_udp_loss_and_loss_runs(study_d):
     assert abs(weighted - drops) <= 2 * 64
     per_flow = mt.loss_run_distribution(runs, "udp_flow")
     assert int((per_flow["run_length"] * per_flow["count"]).sum()) == m["udp_lost"]
+    # Every queue drop (all on arrival: drop-tail) is a UDP loss or a TCP connection's drop,
+    # but for UDP losses after a flow's last delivered packet, still unresolved.
+    tcp = mt.loss_run_distribution(runs, "tcp_flow")
+    tcp_drops = int((tcp["run_length"] * tcp["count"]).sum())
+    assert tcp_drops == study_d.connections["bottleneck_drops"].sum()
+    assert m["udp_lost"] + tcp_drops <= drops <= m["udp_lost"] + tcp_drops + m["udp_unresolved"]
     # The queueing-delay distribution sums to the departures after warm-up.
     qd = mt.queue_delay_distribution(study_d.queue_delay, "reverse")
     assert qd["count"].sum() == s["reverse"]["departures"]

@@ -4,8 +4,9 @@ polars DataFrames.
 - `tcp_goodput`: aggregate TCP goodput after warm-up (application bytes delivered in order,
   each byte once), total and per bottleneck direction.
 - `udp_loss`: UDP CBR packets sent, delivered, lost and the loss probability.
-- `loss_run_distribution`: runs of consecutive losses (per UDP flow, summed over the UDP flows,
-  or of the aggregate at a bottleneck queue) as counts and probabilities by run length.
+- `loss_run_distribution`: runs of consecutive losses (of one flow, summed over the UDP flows
+  or the TCP connections, or of the aggregate at a bottleneck queue) as counts and
+  probabilities by run length.
 - `queue_delay_distribution`: the bottleneck's queueing-delay histogram and CDF.
 - `flow_throughputs`: per-flow throughput of TCP connections and UDP flows after warm-up.
 - `jain_index`: Jain's fairness index of a set of throughputs.
@@ -32,7 +33,7 @@ __all__ = [
     "udp_loss",
 ]
 
-LOSS_RUN_SCOPES = ("udp_flow", "udp_all", "queue_forward", "queue_reverse")
+LOSS_RUN_SCOPES = ("udp_flow", "udp_all", "tcp_flow", "tcp_all", "queue_forward", "queue_reverse")
 
 
 def jain_index(values: Iterable[float]) -> float:
@@ -87,8 +88,8 @@ def udp_loss(summary: Mapping[str, Any]) -> dict[str, Any]:
 def loss_run_distribution(
     loss_runs: pl.DataFrame, scope: str = "udp_all", flow: int | None = None
 ) -> pl.DataFrame:
-    """Runs of consecutive losses of one scope (see `LOSS_RUN_SCOPES`; for "udp_flow" all
-    flows summed unless `flow` is given) as `run_length`, `count`, `probability` (share of
+    """Runs of consecutive losses of one scope (see `LOSS_RUN_SCOPES`; for "udp_flow" and
+    "tcp_flow" all flows summed unless `flow` is given) as `run_length`, `count`, `probability` (share of
     runs) and `ccdf` (P(run ≥ length)). Run length 64 collects the longer runs."""
     if scope not in LOSS_RUN_SCOPES:
         raise ValueError(f"scope = {scope!r}: expected one of {', '.join(LOSS_RUN_SCOPES)}")
@@ -207,21 +208,22 @@ def _run_shares(dist: pl.DataFrame) -> dict[str, float]:
     """Share of runs of length 1, 2 and ≥ 3, and the mean run length."""
     if not dist.height:
         return {"p1": math.nan, "p2": math.nan, "p3plus": math.nan, "mean": math.nan}
-    p = dict(zip(dist["run_length"].to_list(), dist["probability"].to_list(), strict=True))
-    total = int(dist["count"].sum())
+    n = dict(zip(dist["run_length"].to_list(), dist["count"].to_list(), strict=True))
+    total = sum(n.values())
     mean = float((dist["run_length"] * dist["count"]).sum()) / total
     return {
-        "p1": p.get(1, 0.0),
-        "p2": p.get(2, 0.0),
-        "p3plus": 1.0 - p.get(1, 0.0) - p.get(2, 0.0),
+        "p1": n.get(1, 0) / total,
+        "p2": n.get(2, 0) / total,
+        "p3plus": sum(c for length, c in n.items() if length >= 3) / total,
         "mean": mean,
     }
 
 
 def mix_metrics(results, direction: str | None = None) -> dict[str, Any]:
     """The mix metrics of a `Results`: TCP goodput, UDP loss, consecutive-loss summaries
-    (`runs_udp_*` over the UDP flows' own losses, `runs_queue_*` of the aggregate at the
-    studied direction's queue: share of runs of length 1, 2, ≥ 3 and the mean), queueing
+    (`runs_udp_*` over the UDP flows' own losses, `runs_tcp_*` over the TCP connections'
+    drops at the bottleneck queues, `runs_queue_*` of the aggregate at the studied
+    direction's queue: share of runs of length 1, 2, ≥ 3 and the mean), queueing
     delay percentiles, and Jain's index over the long-lived TCP flows (`jain_tcp`) and over
     the UDP flows (`jain_udp`)."""
     from aqmlab.metrics import studied_direction
@@ -231,7 +233,7 @@ def mix_metrics(results, direction: str | None = None) -> dict[str, Any]:
     block = _core(summary).get(d) or {}
     row: dict[str, Any] = {"direction": d, **tcp_goodput(summary), **udp_loss(summary)}
     runs = _table(results, "loss_runs")
-    for name, scope in (("udp", "udp_all"), ("queue", f"queue_{d}")):
+    for name, scope in (("udp", "udp_all"), ("tcp", "tcp_all"), ("queue", f"queue_{d}")):
         dist = loss_run_distribution(runs, scope) if runs is not None else pl.DataFrame()
         for k, v in _run_shares(dist).items():
             row[f"runs_{name}_{k}"] = v
@@ -255,6 +257,8 @@ _SHOWN = (
     ("UDP packets sent", "udp_sent", "{:,}"),
     ("UDP runs of 1 / 2 / >=3", ("runs_udp_p1", "runs_udp_p2", "runs_udp_p3plus"), "{:.3f}"),
     ("UDP mean run", "runs_udp_mean", "{:.2f} pkt"),
+    ("TCP runs of 1 / 2 / >=3", ("runs_tcp_p1", "runs_tcp_p2", "runs_tcp_p3plus"), "{:.3f}"),
+    ("TCP mean run", "runs_tcp_mean", "{:.2f} pkt"),
     (
         "queue runs of 1 / 2 / >=3",
         ("runs_queue_p1", "runs_queue_p2", "runs_queue_p3plus"),

@@ -8,6 +8,7 @@
 mod app;
 mod browsers;
 mod bulk_app;
+mod flow_losses;
 mod ftp;
 mod monitor;
 mod records;
@@ -107,6 +108,8 @@ struct Conn {
     aborted: bool,
     /// Application bytes delivered in order at either end after the warm-up (goodput).
     delivered_measured: u64,
+    /// The connection's packets dropped on arrival at a bottleneck queue after the warm-up.
+    losses: flow_losses::FlowLosses,
 }
 
 /// A traffic source's state.
@@ -161,6 +164,9 @@ pub struct Summary {
     pub tcp_goodput_mbps: f64,
     pub tcp_goodput_forward_mbps: f64,
     pub tcp_goodput_reverse_mbps: f64,
+    /// Runs of consecutive losses of each TCP connection's packets at the bottleneck queues
+    /// (on arrival, after the warm-up), summed over the connections (index = run length).
+    pub tcp_loss_runs: Vec<u64>,
     /// UDP CBR totals (all zero without `udp_cbr` sources).
     pub udp: UdpSummary,
 }
@@ -192,6 +198,8 @@ pub struct Simulation {
     udp: udp_cbr::CbrFlows,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
+    /// Runs of consecutive losses of TCP connections, summed over the connections recorded.
+    tcp_loss_runs: Vec<u64>,
     summary: Summary,
     finished_books: bool,
     trace: Option<Vec<TraceEntry>>,
@@ -307,6 +315,7 @@ impl Simulation {
             queue_delay_rows: QueueDelayRows::default(),
             udp: udp_cbr::CbrFlows::default(),
             goodput: [0; 2],
+            tcp_loss_runs: Vec::new(),
             summary: Summary::default(),
             finished_books: false,
             trace: None,
@@ -511,13 +520,20 @@ impl Simulation {
     fn send_on(&mut self, link: LinkId, id: PktId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
+        let mut owner = None;
         if let Some(m) = l.monitor {
-            let size = self.pkts.get(id).size;
-            self.monitors[m as usize].arrival(now, size, &mut self.arrival_rows);
+            let p = self.pkts.get(id);
+            if p.proto == Proto::Tcp && now >= self.warmup {
+                owner = Some((p.conn, p.gen));
+            }
+            self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
         }
-        l.queue.enqueue(now, id, &mut self.pkts);
+        let offer = l.queue.enqueue(now, id, &mut self.pkts);
         if l.in_service.is_none() {
             self.start_tx(link);
+        }
+        if let Some((slot, gen)) = owner {
+            self.count_flow_offer(slot, gen, offer);
         }
     }
 
@@ -767,6 +783,7 @@ impl Simulation {
             last_byte: None,
             aborted: false,
             delivered_measured: 0,
+            losses: Default::default(),
         };
         let slot = if let Some(s) = self.free_slots.pop() {
             let gen = self.conns[s as usize].gen.wrapping_add(1);
@@ -1137,6 +1154,7 @@ impl Simulation {
             sm.bytes_written += c.app.bytes_expected();
             sm.bytes_delivered += c.app.bytes_received();
         }
+        self.record_flow_losses(slot);
         self.record_exchanges(slot);
     }
 
@@ -1260,6 +1278,9 @@ impl Simulation {
             let link = &self.links[self.bottleneck(dir) as usize];
             self.monitors[dir].write_delay_rows(link, &mut self.queue_delay_rows);
         }
+        self.loss_run_rows
+            .push_histogram("tcp_all", -1, &self.tcp_loss_runs);
+        self.summary.tcp_loss_runs = self.tcp_loss_runs.clone();
         let (mut rows, mut runs) = (
             std::mem::take(&mut self.udp_rows),
             std::mem::take(&mut self.loss_run_rows),

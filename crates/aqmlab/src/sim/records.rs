@@ -41,6 +41,10 @@ pub struct ConnectionRows {
     pub ecn: Vec<bool>,
     pub ecn_reductions: Vec<u64>,
     pub ce_received: Vec<u64>,
+    /// Packets of the connection dropped on arrival at a bottleneck queue after the warm-up,
+    /// and the longest run of them in a row (`loss_runs` has the whole histogram).
+    pub bottleneck_drops: Vec<u64>,
+    pub longest_drop_run: Vec<u64>,
 }
 
 impl ConnectionRows {
@@ -76,6 +80,8 @@ impl ConnectionRows {
                 ecn: Bool,
                 ecn_reductions: U64,
                 ce_received: U64,
+                bottleneck_drops: U64,
+                longest_drop_run: U64,
             }
         )
     }
@@ -278,9 +284,10 @@ impl CbrFlowRows {
 
 /// Histograms of runs of consecutive losses after the warm-up, one row per non-empty bin:
 /// `scope` = "udp_flow" (one UDP flow, `flow` = its id), "udp_all" (the UDP flows' runs
-/// summed), "queue_forward" / "queue_reverse" (consecutive drops of the aggregate at a
-/// bottleneck queue, whatever the flows); `flow` = −1 for aggregates. `run_length` = 64
-/// collects the longer runs.
+/// summed), "tcp_flow" (one TCP connection, `flow` = its conn_id; written when it ends),
+/// "tcp_all" (the connections' runs summed), "queue_forward" / "queue_reverse" (consecutive
+/// drops of the aggregate at a bottleneck queue, whatever the flows); `flow` = −1 for
+/// aggregates. `run_length` = 64 collects the longer runs.
 #[derive(Default)]
 pub struct LossRunRows {
     pub scope: Vec<String>,

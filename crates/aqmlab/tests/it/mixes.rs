@@ -314,6 +314,32 @@ fn greedy_tcp_with_cbr_goodput_is_bounded_and_conserved() {
     assert!(s.udp.lost > 0 && s.udp.loss_probability < 0.5);
 }
 
+/// Every packet a drop-tail bottleneck drops after the warm-up belongs to one connection:
+/// the connections' drop counts add up to the queues' drops, their runs to their drops, and
+/// the `tcp_all` histogram is the sum of the `tcp_flow` ones.
+#[test]
+fn tcp_flow_losses_add_up_to_the_queue_drops() {
+    let (sim, tables) = run(greedy_10mbps(40, 30.0, 9));
+    let s = sim.summary();
+    let c = table(&tables, "connections");
+    let drops: u64 = u64s(c, "bottleneck_drops").iter().sum();
+    let queue =
+        |d: &aqmlab::sim::DirectionSummary| d.drops_early + d.drops_forced + d.drops_overflow;
+    assert!(drops > 100, "{drops}");
+    assert_eq!(drops, queue(&s.forward) + queue(&s.reverse));
+    assert_eq!(aqmlab::measure::runs::losses(&s.tcp_loss_runs), drops);
+    let t = table(&tables, "loss_runs");
+    let (scope, len, n) = (strs(t, "scope"), u64s(t, "run_length"), u64s(t, "count"));
+    let mut per_flow = vec![0; MAX_RUN + 1];
+    for i in 0..scope.len() {
+        if scope[i] == "tcp_flow" {
+            per_flow[len[i] as usize] += n[i];
+        }
+    }
+    assert_eq!(per_flow, runs_of(&tables, "tcp_all", -1));
+    assert_eq!(dense(&s.tcp_loss_runs), per_flow);
+}
+
 /// Closed-loop FTP with no think time: each session's next file starts the moment the
 /// previous one has arrived, and every file is 100 kB.
 #[test]
