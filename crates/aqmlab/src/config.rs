@@ -341,7 +341,7 @@ fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
     }
 }
 
-fn non_negative(field: &str, v: f64) -> Result<(), ConfigError> {
+pub(crate) fn non_negative(field: &str, v: f64) -> Result<(), ConfigError> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {

@@ -89,8 +89,9 @@ def loss_run_distribution(
     loss_runs: pl.DataFrame, scope: str = "udp_all", flow: int | None = None
 ) -> pl.DataFrame:
     """Runs of consecutive losses of one scope (see `LOSS_RUN_SCOPES`; for "udp_flow" and
-    "tcp_flow" all flows summed unless `flow` is given) as `run_length`, `count`, `probability` (share of
-    runs) and `ccdf` (P(run ≥ length)). Run length 64 collects the longer runs."""
+    "tcp_flow" all flows summed unless `flow` is given) as `run_length`, `count`,
+    `probability` (share of runs) and `ccdf` (P(run ≥ length)). Run length 64 collects the
+    longer runs."""
     if scope not in LOSS_RUN_SCOPES:
         raise ValueError(f"scope = {scope!r}: expected one of {', '.join(LOSS_RUN_SCOPES)}")
     df = loss_runs.filter(pl.col("scope") == scope)

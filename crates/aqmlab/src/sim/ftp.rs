@@ -17,7 +17,7 @@
 use super::app::App;
 use super::bulk_app::BulkApp;
 use super::{Ev, Simulation, Source};
-use crate::config::{ConfigError, Side, TrafficConfig};
+use crate::config::{non_negative, ConfigError, TrafficConfig};
 use crate::rng::{Rng, StreamKind};
 use crate::units::{secs, Time};
 use crate::workload::file_size::FileSizeSampler;
@@ -149,9 +149,7 @@ pub fn validate_ftp(p: &str, tr: &TrafficConfig) -> Result<(), ConfigError> {
         ("start_s", *start_s),
         ("start_spread_s", *start_spread_s),
     ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(ConfigError::new(format!("{p}.{name}"), v, "a number ≥ 0"));
-        }
+        non_negative(&format!("{p}.{name}"), v)?;
     }
     Ok(())
 }
@@ -212,10 +210,7 @@ impl Simulation {
         else {
             unreachable!("an ftp entry")
         };
-        let (client_host, server_host) = match client_side {
-            Side::Left => (self.topo.left_host(t.host), self.topo.right_host(t.host)),
-            Side::Right => (self.topo.right_host(t.host), self.topo.left_host(t.host)),
-        };
+        let (client_host, server_host) = self.host_pair(client_side, t.host);
         let app = App::Bulk(BulkApp::bulk(direction, Some(t.bytes), request_bytes));
         self.open(
             source,

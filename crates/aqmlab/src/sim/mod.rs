@@ -695,10 +695,7 @@ impl Simulation {
         else {
             unreachable!("bulk source")
         };
-        let (client_host, server_host) = match client_side {
-            Side::Left => (self.topo.left_host(flow), self.topo.right_host(flow)),
-            Side::Right => (self.topo.right_host(flow), self.topo.left_host(flow)),
-        };
+        let (client_host, server_host) = self.host_pair(client_side, flow);
         let app = App::Bulk(BulkApp::bulk(direction, bytes, request_bytes));
         self.open(
             source,
@@ -710,6 +707,30 @@ impl Simulation {
             None,
             false,
         );
+    }
+
+    /// The delay-box RTT of flow `identity` of `source` between two hosts, from the flow's own
+    /// stream.
+    fn sample_rtt(&self, source: u32, identity: u64, client_host: u32, server_host: u32) -> Time {
+        let mut rng = Rng::substream(self.sc.seed, StreamKind::DelayBox, source as u64, identity);
+        let side_index = |h: u32| {
+            if self.topo.is_left(h) {
+                h
+            } else {
+                h - self.topo.left
+            }
+        };
+        self.rtt
+            .sample(&mut rng, side_index(client_host), side_index(server_host))
+    }
+
+    /// The `i`-th client host on `client_side` and the `i`-th host on the other side (bulk
+    /// flows, FTP sessions, UDP flows).
+    fn host_pair(&self, client_side: Side, i: u32) -> (u32, u32) {
+        match client_side {
+            Side::Left => (self.topo.left_host(i), self.topo.right_host(i)),
+            Side::Right => (self.topo.right_host(i), self.topo.left_host(i)),
+        }
     }
 
     /// Opens a connection from `client_host` to `server_host`. Its delay-box RTT (unless the
@@ -731,17 +752,7 @@ impl Simulation {
         let seed = self.sc.seed;
         let extra = match extra_rtt {
             Some(e) => e,
-            None => {
-                let mut rtt_rng =
-                    Rng::substream(seed, StreamKind::DelayBox, source as u64, identity);
-                let side_index =
-                    |h: u32, topo: &Dumbbell| if topo.is_left(h) { h } else { h - topo.left };
-                self.rtt.sample(
-                    &mut rtt_rng,
-                    side_index(client_host, &self.topo),
-                    side_index(server_host, &self.topo),
-                )
-            },
+            None => self.sample_rtt(source, identity, client_host, server_host),
         };
         let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
         let tick = self.sc.tcp.tick();

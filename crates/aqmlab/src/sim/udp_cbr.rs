@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::records::{CbrFlowRows, LossRunRows};
 use super::{Ev, Simulation};
-use crate::config::{ConfigError, Direction, Scenario, Side, TrafficConfig};
+use crate::config::{non_negative, ConfigError, Direction, Scenario, TrafficConfig};
 use crate::measure::histogram::DelayHistogram;
 use crate::measure::runs;
 use crate::packet::{Packet, Proto};
@@ -208,11 +208,8 @@ pub fn validate_udp_cbr(sc: &Scenario, i: usize, tr: &TrafficConfig) -> Result<(
             "a rate giving at least 1 ns between packets",
         ));
     }
-    for (name, v) in [("start_s", *start_s), ("start_jitter_s", *start_jitter_s)] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(ConfigError::new(format!("{p}.{name}"), v, "a number ≥ 0"));
-        }
-    }
+    non_negative(&format!("{p}.start_s"), *start_s)?;
+    non_negative(&format!("{p}.start_jitter_s"), *start_jitter_s)?;
     if let Some(stop) = stop_s {
         if !(stop.is_finite() && *stop > *start_s) {
             return Err(ConfigError::new(
@@ -249,27 +246,14 @@ impl Simulation {
             self.udp.delay = Some(DelayHistogram::new(100 * US, 20_000));
         }
         for f in 0..flows {
-            let (client, server) = match client_side {
-                Side::Left => (self.topo.left_host(f), self.topo.right_host(f)),
-                Side::Right => (self.topo.right_host(f), self.topo.left_host(f)),
-            };
+            let (client, server) = self.host_pair(client_side, f);
             let (sender, receiver) = match direction {
                 Direction::Download => (server, client),
                 Direction::Upload => (client, server),
             };
-            // The flow's delay-box RTT, from its own stream as a TCP connection's; half of it
-            // is added one way, as for every packet of a connection with that RTT.
-            let mut rtt_rng = Rng::substream(seed, StreamKind::DelayBox, source as u64, f as u64);
-            let side_index = |h: u32| {
-                if self.topo.is_left(h) {
-                    h
-                } else {
-                    h - self.topo.left
-                }
-            };
-            let extra = self
-                .rtt
-                .sample(&mut rtt_rng, side_index(client), side_index(server));
+            // The flow's delay-box RTT, drawn as a TCP connection's; half of it is added one
+            // way, as for every packet of a connection with that RTT.
+            let extra = self.sample_rtt(source, f as u64, client, server);
             let mut start_rng =
                 Rng::substream(seed, StreamKind::TrafficSource, source as u64, f as u64);
             let start = secs(start_s + start_jitter_s * start_rng.uniform());
