@@ -8,6 +8,7 @@ import math
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from conftest import BASE, cli, edit, write_scenario
@@ -135,6 +136,21 @@ def test_study_d_example_reports_goodput_udp_loss_and_loss_runs(study_d):
     # Three kinds of sources in one run.
     kinds = set(mt.flow_throughputs(study_d.summary, study_d.connections)["kind"].unique())
     assert kinds == {"ftp", "mah"}
+
+
+def test_study_d_plots_show_the_loss_runs_and_delays(study_d, tmp_path: Path):
+    from aqmlab import plots
+
+    files = {f.name for f in plots.write_plots(study_d, tmp_path)}
+    assert {"consecutive_losses.png", "queue_delay_cdf.png"} <= files
+    fig = plots.consecutive_losses(study_d.loss_runs, "reverse")
+    lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    queue = mt.loss_run_distribution(study_d.loss_runs, "queue_reverse")
+    line = lines["aggregate at the reverse queue"]
+    assert list(line.get_xdata()) == queue["run_length"].to_list()
+    assert list(line.get_ydata()) == pytest.approx(queue["probability"].to_list())
+    cdf = plots.queue_delay_cdf(study_d.queue_delay).axes[0].get_lines()[0].get_ydata()
+    assert cdf[0] > 0 and np.all(np.diff(cdf) >= 0) and cdf[-1] <= 1
 
 
 def test_study_d_example_sources_match_the_documented_mix():
