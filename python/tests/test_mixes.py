@@ -252,6 +252,10 @@ def test_ftp_size_file_errors_name_the_field(tmp_path: Path):
             'kind = "ftp"\nrate = 1.0\nsize = {kind="pareto", mean_bytes=1e5, shape=0.9}',
             "traffic[0].size.shape",
         ),
+        (
+            'kind = "ftp"\nrate = 1.0\nsize = {kind="pareto", bytes=10}',
+            "traffic[0].size.bytes: unknown field",
+        ),
     ],
 )
 def test_bad_mix_entries_are_one_line_errors(tmp_path: Path, entry: str, field: str):
