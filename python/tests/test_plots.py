@@ -139,7 +139,9 @@ def test_cli_run_plots_and_plots_command(tmp_path):
     proc = cli("run", f, "--out", out, "--plots", "--set", "duration_s=60.0")
     assert proc.returncode == 0, proc.stderr
     assert "studied direction: reverse" in proc.stdout and "median response" in proc.stdout
-    assert len(list((out / "plots").glob("*.png"))) == 5
+    names = {p.name for p in (out / "plots").glob("*.png")}
+    # The five Web plots, the queueing-delay CDF, and the loss runs when anything was lost.
+    assert len(names - {"consecutive_losses.png"}) == 6 and "queue_delay_cdf.png" in names
     proc = cli("plots", out, "--out", tmp_path / "p", "--direction", "forward")
     assert proc.returncode == 0, proc.stderr
     assert "studied direction: forward" in proc.stdout

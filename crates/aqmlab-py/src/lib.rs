@@ -162,6 +162,28 @@ fn find_culprit(v: &serde_json::Value, msg: &str, rel: &str, depth: u32) -> Opti
     }
 }
 
+/// Relative path of an object under `v` that has the key `key`: `v` itself ("") if it has it,
+/// else the first one found depth first.
+fn find_key(v: &serde_json::Value, key: &str, rel: &str, depth: u32) -> Option<String> {
+    use serde_json::Value;
+    if v.get(key).is_some() {
+        return Some(rel.to_string());
+    }
+    if depth > 6 {
+        return None;
+    }
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| find_key(x, key, &join_path(rel, k), depth + 1)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| find_key(x, key, &join_path(rel, &format!("[{i}]")), depth + 1)),
+        _ => None,
+    }
+}
+
 /// One line naming the field path of a deserialization error.
 ///
 /// serde_path_to_error tracks the path through structs, sequences and maps; inside an
@@ -191,7 +213,18 @@ fn describe_json_error(json: &str, err: &serde_path_to_error::Error<serde_json::
                 .split_once(", expected ")
                 .map(|(_, e)| format!("allowed: {e}"))
                 .unwrap_or_else(|| "no fields allowed here".to_string());
-            return format!("{}: unknown field, {expected}", join(&path, field));
+            // A table nested in a tagged one (an ftp source's `size`): name the table that
+            // holds the key.
+            let root: Option<serde_json::Value> = serde_json::from_str(json).ok();
+            let inner = root
+                .as_ref()
+                .and_then(|r| value_at(r, err.path()))
+                .and_then(|v| find_key(v, field, "", 0));
+            let at = match inner {
+                Some(rel) if !rel.is_empty() => join_path(&path, &rel),
+                _ => path,
+            };
+            return format!("{}: unknown field, {expected}", join(&at, field));
         }
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aqm::config::AqmConfig;
 use crate::tcp::config::TcpConfig;
+use crate::workload::file_size::FileSize;
 
 /// A configuration problem: which field, its value, and what is allowed.
 #[derive(Clone, Debug, PartialEq)]
@@ -233,6 +234,66 @@ pub enum TrafficConfig {
         #[serde(default = "default_start_spread")]
         start_spread_s: f64,
     },
+    /// Constant-bit-rate UDP flows (ns-2's Application/Traffic/CBR over Agent/UDP): each
+    /// flow sends a `packet_bytes` packet (size on the wire) every `packet_bytes · 8 / rate`
+    /// seconds from its start (`start_s` plus a uniform jitter in `[0, start_jitter_s)`)
+    /// until `stop_s` (absent = the end of the run). The rate of each flow is `rate_mbps`,
+    /// or `share` of the bottleneck capacity divided evenly among the flows (Study D: "10 %
+    /// of the link as UDP CBR"). `client_side` is the receivers' side; a `download` flow is
+    /// sent by the host on the other side (as a bulk download's data), an `upload` by the
+    /// client's side. No acknowledgements, no reaction to loss.
+    UdpCbr {
+        flows: u32,
+        #[serde(default)]
+        rate_mbps: Option<f64>,
+        #[serde(default)]
+        share: Option<f64>,
+        #[serde(default = "default_cbr_packet")]
+        packet_bytes: u32,
+        #[serde(default)]
+        direction: Direction,
+        #[serde(default)]
+        client_side: Side,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        start_jitter_s: f64,
+        #[serde(default)]
+        stop_s: Option<f64>,
+    },
+    /// Finite file transfers over TCP (one connection per file, as a bulk transfer with a
+    /// size). Either `sessions` closed-loop sessions, each transferring a file, waiting an
+    /// exponential think time of mean `think_mean_s` (0 = restart at once) after the file has
+    /// arrived, then transferring the next on a new connection; or open-loop Poisson arrivals
+    /// of transfers at `rate` per second. File sizes from `size` (constant, exponential,
+    /// Pareto or an empirical CDF).
+    Ftp {
+        #[serde(default)]
+        sessions: Option<u32>,
+        #[serde(default)]
+        rate: Option<f64>,
+        size: FileSize,
+        #[serde(default)]
+        think_mean_s: f64,
+        #[serde(default)]
+        request_bytes: u64,
+        #[serde(default)]
+        direction: Direction,
+        #[serde(default)]
+        client_side: Side,
+        /// Sessions start at uniform times in `[start_s, start_s + start_spread_s)`; Poisson
+        /// arrivals begin at `start_s`.
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default = "default_start_spread")]
+        start_spread_s: f64,
+    },
+}
+
+/// ns-2's CBR default packet size is 210 bytes; Study D's packets are 1,000 bytes, the size
+/// we take as the default for both its TCP and UDP traffic.
+fn default_cbr_packet() -> u32 {
+    1000
 }
 
 fn default_parallel() -> Vec<u32> {
@@ -287,7 +348,7 @@ fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
     }
 }
 
-fn non_negative(field: &str, v: f64) -> Result<(), ConfigError> {
+pub(crate) fn non_negative(field: &str, v: f64) -> Result<(), ConfigError> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {
@@ -444,6 +505,8 @@ impl Scenario {
                     }
                     non_negative(&format!("{p}.start_spread_s"), *start_spread_s)?;
                 },
+                TrafficConfig::UdpCbr { .. } => crate::sim::validate_udp_cbr(self, i, tr)?,
+                TrafficConfig::Ftp { .. } => crate::sim::validate_ftp(&p, tr)?,
                 TrafficConfig::Packmime {
                     rate,
                     response_cap_bytes,

@@ -135,6 +135,8 @@ def _num(v: Any, unit: str, fmt: str = ".2f") -> str:
 
 
 def format_summary(results) -> str:
+    from aqmlab import metrics
+
     s = results.summary
     core = s.get("summary") or {}
     stats = s.get("engine_stats") or {}
@@ -174,6 +176,11 @@ def format_summary(results) -> str:
         f"{core.get('connections_aborted', '-')} aborted, "
         f"{core.get('connections_unfinished', '-')} unfinished"
     )
+    kinds = {t.get("kind") for t in s["scenario"].get("traffic") or []}
+    if kinds & set(metrics.MIX_KINDS):
+        lines.append(metrics.format_mix_metrics(metrics.mix_metrics(results)))
+    elif "tcp_goodput_mbps" in core:
+        lines.append(f"TCP goodput (after warm-up): {core['tcp_goodput_mbps']:.3f} Mb/s")
     events = stats.get("events")
     if wall > 0:
         ev = f"{events / wall:,.0f} events/s" if isinstance(events, int | float) else "- events/s"

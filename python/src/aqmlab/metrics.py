@@ -6,6 +6,10 @@
 - `response_time_shares`: % of responses in ≤ 1 s, 1–2 s, 2–3 s, > 3 s.
 - `run_metrics` / `metrics`: Study A's table row for one run; `metrics_table` for several.
 - `format_metrics`: the row as aligned text.
+
+The metrics of traffic mixes (TCP goodput, UDP loss, runs of consecutive losses, queueing
+delay distribution, per-flow throughput, Jain's index) live in `aqmlab.mix_metrics` and are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -16,22 +20,45 @@ from typing import Any
 
 import polars as pl
 
+from aqmlab.mix_metrics import (
+    LOSS_RUN_SCOPES,
+    flow_throughputs,
+    format_mix_metrics,
+    jain_index,
+    loss_run_distribution,
+    mix_metrics,
+    queue_delay_distribution,
+    tcp_goodput,
+    udp_loss,
+)
+
 __all__ = [
+    "LOSS_RUN_SCOPES",
     "RESPONSE_BINS",
     "RETX_CLASSES",
     "WEB_KINDS",
     "exchanges_after_warmup",
+    "flow_throughputs",
     "format_metrics",
+    "format_mix_metrics",
+    "jain_index",
+    "loss_run_distribution",
     "metrics",
     "metrics_table",
+    "mix_metrics",
+    "queue_delay_distribution",
     "response_time_shares",
     "retransmission_class",
     "run_metrics",
     "studied_direction",
+    "tcp_goodput",
+    "udp_loss",
     "with_retransmission_class",
 ]
 
 WEB_KINDS = ("mah", "browsers", "packmime")
+# Sources whose runs get the mix metrics in `aqmlab run`'s summary.
+MIX_KINDS = ("udp_cbr", "ftp")
 RETX_CLASSES = ("none", "SYN", "FIN", "data", "combined")
 # (label, lower bound exclusive, upper bound inclusive), seconds.
 RESPONSE_BINS = (

@@ -8,8 +8,12 @@ shown. `write_plots` saves the standard set of a results directory as PNG files.
 - `burstiness_cov`: coefficient of variation of bytes and packets per interval against the
   interval (10 ms to 10 s).
 - `variance_time`: the variance–time plot of the packet counts with Hurst estimates.
+- `consecutive_losses`: probability of each run length of consecutive losses (per UDP flow,
+  per TCP connection, and of the aggregate at the queue), log scale.
+- `queue_delay_cdf`: CDF of the bottleneck's queueing delay.
 
-Inputs are polars DataFrames (the `exchanges` and `arrivals` tables), or mappings
+Inputs are polars DataFrames (the `exchanges`, `arrivals`, `loss_runs` and `queue_delay`
+tables), or mappings
 label → DataFrame to compare runs on one figure.
 """
 
@@ -37,7 +41,9 @@ __all__ = [
     "DEFAULT_SCALES_S",
     "arrival_counts",
     "burstiness_cov",
+    "consecutive_losses",
     "cov_by_scale",
+    "queue_delay_cdf",
     "response_time_ccdf",
     "response_time_cdf",
     "response_time_vs_size",
@@ -274,6 +280,47 @@ def variance_time(counts, bin_s: float, label: str = "packets") -> Figure:
 # --- a results directory -------------------------------------------------------------------
 
 
+def consecutive_losses(loss_runs: pl.DataFrame, direction: str = "reverse") -> Figure:
+    """P(run length = k) of runs of consecutive losses: summed over the UDP flows, over the
+    TCP connections, and of the aggregate at the `direction` queue (Study D's per-flow and
+    aggregate distributions). Scopes without runs are left out."""
+    fig, ax = _new_figure()
+    for scope, label in (
+        ("udp_all", "per UDP flow"),
+        ("tcp_all", "per TCP connection"),
+        (f"queue_{direction}", f"aggregate at the {direction} queue"),
+    ):
+        d = mt.loss_run_distribution(loss_runs, scope)
+        if d.height:
+            ax.plot(d["run_length"], d["probability"], marker="o", label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("consecutive losses (packets; 64 = 64 or more)")
+    ax.set_ylabel("probability")
+    ax.set_title("Runs of consecutive losses")
+    ax.grid(True, alpha=0.3)
+    _legend(ax)
+    return fig
+
+
+def queue_delay_cdf(
+    queue_delay: pl.DataFrame | Mapping[str, pl.DataFrame], direction: str = "reverse"
+) -> Figure:
+    """CDF of the queueing delay at the `direction` bottleneck queue (at bin upper edges)."""
+    fig, ax = _new_figure()
+    for label, qd in _series(queue_delay).items():
+        d = mt.queue_delay_distribution(qd, direction).filter(pl.col("width_ms").is_finite())
+        if d.height == 0:
+            continue
+        ax.step(d["delay_ms"] + d["width_ms"], d["cdf"], where="post", label=label or None)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("queueing delay (ms)")
+    ax.set_ylabel("cumulative probability")
+    ax.set_title(f"Queueing delay CDF ({direction})")
+    ax.grid(True, alpha=0.3)
+    _legend(ax)
+    return fig
+
+
 def burst_bin_s(summary: Mapping[str, Any]) -> float:
     """The arrivals bin of a run, seconds (scenario measure.burst_bin_ms, default 10 ms)."""
     ms = ((summary.get("scenario") or {}).get("measure") or {}).get("burst_bin_ms", 10)
@@ -283,7 +330,8 @@ def burst_bin_s(summary: Mapping[str, Any]) -> float:
 def write_plots(results, out: str | os.PathLike, direction: str | None = None) -> list[Path]:
     """Saves the plots of a `Results` into `out` (created) as PNG files, the response-time
     ones when the run has an `exchanges` table, the burstiness ones when it has an `arrivals`
-    table (after the warm-up, in the studied direction). Returns the files written."""
+    table (after the warm-up, in the studied direction), the consecutive-loss and
+    queueing-delay ones when it has those tables with rows. Returns the files written."""
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     scenario = results.summary.get("scenario") or {}
@@ -312,4 +360,8 @@ def write_plots(results, out: str | os.PathLike, direction: str | None = None) -
             save(burstiness_cov((pk, by), bin_s), "burstiness_cov.png")
             with contextlib.suppress(ValueError):
                 save(variance_time(pk, bin_s), "variance_time.png")
+    if "loss_runs" in tables and results["loss_runs"].height:
+        save(consecutive_losses(results["loss_runs"], d), "consecutive_losses.png")
+    if "queue_delay" in tables and results["queue_delay"].height:
+        save(queue_delay_cdf(results["queue_delay"], d), "queue_delay_cdf.png")
     return written

@@ -35,6 +35,7 @@ __all__ = [
     "ScenarioError",
     "apply_overrides",
     "load",
+    "load_cdf",
     "load_rtt_cdf",
     "load_with_calibration",
     "resolve",
@@ -211,9 +212,13 @@ def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, 
 def load_rtt_cdf(path: str | Path, shown: str | None = None) -> list[tuple[float, float]]:
     """Reads an empirical RTT CDF: two columns ``rtt_ms, cdf`` separated by a comma, a
     semicolon or blanks; an optional header line; ``#`` starts a comment."""
-    shown = shown or str(path)
+    return load_cdf(path, f"rtt.file = {_fmt(shown or str(path))}", "rtt_ms")
+
+
+def load_cdf(path: str | Path, field: str, value: str) -> list[tuple[float, float]]:
+    """Reads a two-column CDF file (``value, cdf``; see `load_rtt_cdf`); errors start with
+    `field` and name the columns by `value`."""
     p = Path(path)
-    field = f"rtt.file = {_fmt(shown)}"
     text = _read_text(p, field, f"file not found (looked for {p})")
     points: list[tuple[float, float]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -229,13 +234,15 @@ def load_rtt_cdf(path: str | Path, shown: str | None = None) -> list[tuple[float
             if not points and lineno == _first_content_line(text):
                 continue  # a header such as "rtt_ms,cdf"
             raise ScenarioError(
-                f"{field}: line {lineno}: expected two numbers (rtt_ms, cdf), got {line!r}"
+                f"{field}: line {lineno}: expected two numbers ({value}, cdf), got {line!r}"
             ) from None
         if not (math.isfinite(rtt) and math.isfinite(cdf)):
             raise ScenarioError(f"{field}: line {lineno}: non-finite number in {line!r}")
         points.append((rtt, cdf))
     if len(points) < 2:
-        raise ScenarioError(f"{field}: expected at least 2 (rtt_ms, cdf) rows, found {len(points)}")
+        raise ScenarioError(
+            f"{field}: expected at least 2 ({value}, cdf) rows, found {len(points)}"
+        )
     return points
 
 
@@ -283,6 +290,31 @@ def _resolve_rtt(doc: dict[str, Any], base_dir: Path) -> None:
     rtt["points"] = [list(pt) for pt in load_rtt_cdf(p, shown=file)]
     rtt.setdefault("source", file)
     doc["rtt"] = rtt
+
+
+def _resolve_file_sizes(doc: dict[str, Any], base_dir: Path) -> None:
+    """An ftp source's ``size = {kind = "empirical", file = "sizes.csv"}``: the (bytes, cdf)
+    points are read from the file (relative to the scenario file)."""
+    traffic = doc.get("traffic")
+    if not isinstance(traffic, list):
+        return
+    for i, entry in enumerate(traffic):
+        law = entry.get("size") if isinstance(entry, dict) else None
+        if not isinstance(law, dict) or law.get("kind") != "empirical" or "file" not in law:
+            continue
+        law = dict(law)
+        file = law.pop("file")
+        where = f"traffic[{i}].size.file"
+        if not isinstance(file, str) or not file:
+            raise ScenarioError(f"{where} = {_fmt(file)}: expected a path to a (bytes, cdf) file")
+        if "points" in law:
+            raise ScenarioError(f"{where}: give either file or points, not both")
+        p = Path(file)
+        if not p.is_absolute():
+            p = base_dir / p
+        law["points"] = [list(pt) for pt in load_cdf(p, f"{where} = {_fmt(file)}", "bytes")]
+        law.setdefault("source", file)
+        traffic[i] = {**entry, "size": law}
 
 
 def _check_finite(value: Any, path: list[str | int]) -> None:
@@ -342,6 +374,7 @@ def resolve_with_calibration(
     out.setdefault("seed", DEFAULT_SEED)
     _resolve_tcp(out)
     _resolve_rtt(out, base)
+    _resolve_file_sizes(out, base)
     _check_finite(out, [])
     used: list[dict[str, Any]] = []
     if loads:

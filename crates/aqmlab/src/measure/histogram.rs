@@ -71,6 +71,18 @@ impl DelayHistogram {
         self.max
     }
 
+    /// Non-empty bins as `(lower edge, width, count)`; the overflow bin, if used, comes last
+    /// with width `None`.
+    pub fn nonzero_bins(&self) -> impl Iterator<Item = (Time, Option<Time>, u64)> + '_ {
+        let top = self.counts.len() as Time * self.bin;
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (i as Time * self.bin, Some(self.bin), c))
+            .chain((self.overflow > 0).then_some((top, None, self.overflow)))
+    }
+
     /// Counts since `base` (same binning), for post-warm-up statistics.
     pub fn since(&self, base: &DelayHistogram) -> DelayHistogram {
         DelayHistogram {
@@ -109,5 +121,13 @@ mod tests {
         h.add(15);
         let d = h.since(&base);
         assert_eq!((d.count(), d.quantile(0.5)), (1, 20));
+        assert_eq!(
+            d.nonzero_bins().collect::<Vec<_>>(),
+            vec![(10, Some(10), 1)]
+        );
+        let bins: Vec<_> = h.nonzero_bins().collect();
+        assert_eq!(bins.len(), 101);
+        assert_eq!(bins[100], (1000, None, 1));
+        assert_eq!(bins.iter().map(|b| b.2).sum::<u64>(), h.count());
     }
 }

@@ -27,8 +27,8 @@ pub struct QueueStats {
     /// Largest occupancy ever reached (checked against the limit by tests).
     pub peak_packets: u32,
     pub peak_bytes: u64,
-    /// Runs of consecutive drops (a run ends at the next accepted packet): histogram by length,
-    /// index = run length (index 0 unused), the last bin collects longer runs.
+    /// Runs of consecutive drops of the aggregate, whatever their flows (a run ends at the next
+    /// accepted packet): histogram by length (`measure::runs`).
     pub drop_runs: Vec<u64>,
     current_run: u32,
 }
@@ -50,12 +50,7 @@ impl QueueStats {
 
     fn end_run(&mut self) {
         if self.current_run > 0 {
-            const MAX_RUN: usize = 64;
-            let idx = (self.current_run as usize).min(MAX_RUN);
-            if self.drop_runs.len() <= idx {
-                self.drop_runs.resize(MAX_RUN + 1, 0);
-            }
-            self.drop_runs[idx] += 1;
+            crate::measure::runs::count_run(&mut self.drop_runs, self.current_run as u64);
             self.current_run = 0;
         }
     }

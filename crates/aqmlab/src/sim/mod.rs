@@ -8,9 +8,12 @@
 mod app;
 mod browsers;
 mod bulk_app;
+mod flow_losses;
+mod ftp;
 mod monitor;
 mod records;
 mod sources;
+mod udp_cbr;
 mod web_app;
 
 use std::collections::HashMap;
@@ -24,7 +27,7 @@ use crate::net::delaybox::RttSampler;
 use crate::net::link::{Link, LinkId};
 use crate::net::queue::Queue;
 use crate::net::topology::{Dumbbell, Path};
-use crate::packet::{Packet, PacketStore, PktId};
+use crate::packet::{Packet, PacketStore, PktId, Proto};
 use crate::rng::{Rng, StreamKind};
 use crate::tcp::{Endpoint, Outbox};
 use crate::units::{millis, secs, BitsPerSec, Time};
@@ -32,12 +35,18 @@ use crate::units::{millis, secs, BitsPerSec, Time};
 use app::{App, AppAction};
 use browsers::BrowserSource;
 use bulk_app::BulkApp;
+use ftp::FtpSource;
 use monitor::Monitor;
-use records::{ArrivalRows, BottleneckRows, ConnectionRows, ExchangeRows, QueueRows};
+use records::{
+    ArrivalRows, BottleneckRows, CbrFlowRows, ConnectionRows, ExchangeRows, LossRunRows,
+    QueueDelayRows, QueueRows,
+};
 use sources::{MahSource, OpenRequest, PackMimeSource};
 use web_app::WebApp;
 
+pub use ftp::validate_ftp;
 pub use monitor::DirectionSummary;
+pub use udp_cbr::{validate_udp_cbr, UdpSummary};
 
 /// Simulation events. Components are named by index; payloads stay small and `Copy`.
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +64,8 @@ enum Ev {
     AppWake { slot: u32, side: u8, gen: u32 },
     /// A queue discipline's periodic update.
     QueueTick(LinkId),
+    /// UDP CBR flow `.0` sends its next packet.
+    CbrSend(u32),
     /// Queue sampling for the monitors.
     Sample,
     /// End of a reporting interval.
@@ -95,6 +106,10 @@ struct Conn {
     first_byte: Option<Time>,
     last_byte: Option<Time>,
     aborted: bool,
+    /// Application bytes delivered in order at either end after the warm-up (goodput).
+    delivered_measured: u64,
+    /// The connection's packets dropped on arrival at a bottleneck queue after the warm-up.
+    losses: flow_losses::FlowLosses,
 }
 
 /// A traffic source's state.
@@ -103,6 +118,9 @@ enum Source {
     Mah(MahSource),
     PackMime(Box<PackMimeSource>),
     Browsers(BrowserSource),
+    Ftp(Box<FtpSource>),
+    /// UDP CBR flows live in `Simulation::udp`.
+    UdpCbr,
 }
 
 /// Engine counters, for progress displays and benchmarks.
@@ -139,6 +157,18 @@ pub struct Summary {
     /// the run (or their connection) ended.
     pub exchanges_completed: u64,
     pub exchanges_unfinished: u64,
+    /// Aggregate TCP goodput: application bytes delivered in order (each byte once, however
+    /// often it was sent) at times after the warm-up, every connection and both directions;
+    /// and the same per bottleneck direction the bytes crossed, in Mb/s of measured time.
+    pub tcp_goodput_bytes: u64,
+    pub tcp_goodput_mbps: f64,
+    pub tcp_goodput_forward_mbps: f64,
+    pub tcp_goodput_reverse_mbps: f64,
+    /// Runs of consecutive losses of each TCP connection's packets at the bottleneck queues
+    /// (on arrival, after the warm-up), summed over the connections (index = run length).
+    pub tcp_loss_runs: Vec<u64>,
+    /// UDP CBR totals (all zero without `udp_cbr` sources).
+    pub udp: UdpSummary,
 }
 
 pub struct Simulation {
@@ -162,6 +192,14 @@ pub struct Simulation {
     arrival_rows: ArrivalRows,
     bneck_rows: BottleneckRows,
     queue_rows: QueueRows,
+    udp_rows: CbrFlowRows,
+    loss_run_rows: LossRunRows,
+    queue_delay_rows: QueueDelayRows,
+    udp: udp_cbr::CbrFlows,
+    /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
+    goodput: [u64; 2],
+    /// Runs of consecutive losses of TCP connections, summed over the connections recorded.
+    tcp_loss_runs: Vec<u64>,
     summary: Summary,
     finished_books: bool,
     trace: Option<Vec<TraceEntry>>,
@@ -275,6 +313,12 @@ impl Simulation {
             arrival_rows: ArrivalRows::default(),
             bneck_rows: BottleneckRows::default(),
             queue_rows: QueueRows::default(),
+            udp_rows: CbrFlowRows::default(),
+            loss_run_rows: LossRunRows::default(),
+            queue_delay_rows: QueueDelayRows::default(),
+            udp: udp_cbr::CbrFlows::default(),
+            goodput: [0; 2],
+            tcp_loss_runs: Vec::new(),
             summary: Summary::default(),
             finished_books: false,
             trace: None,
@@ -309,7 +353,8 @@ impl Simulation {
     fn schedule_sources(&mut self) {
         let seed = self.sc.seed;
         let (left, right) = (self.topo.left, self.topo.right);
-        for (s, tr) in self.sc.traffic.iter().enumerate() {
+        let traffic = self.sc.traffic.clone();
+        for (s, tr) in traffic.iter().enumerate() {
             let source = s as u32;
             let sides = |side: Side| match side {
                 Side::Left => (left, right),
@@ -398,6 +443,11 @@ impl Simulation {
                     self.sched.at(p.next_gap(), Ev::Start { source, flow: 0 });
                     self.sources.push(Source::PackMime(Box::new(p)));
                 },
+                TrafficConfig::Ftp { .. } => self.add_ftp_source(source),
+                TrafficConfig::UdpCbr { .. } => {
+                    self.add_cbr_source(source);
+                    self.sources.push(Source::UdpCbr);
+                },
             }
         }
     }
@@ -435,6 +485,7 @@ impl Simulation {
             Ev::Timer { slot, side, gen } => self.on_timer(slot, side, gen),
             Ev::Start { source, flow } => self.on_start(source, flow),
             Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),
+            Ev::CbrSend(f) => self.on_cbr_send(f),
             Ev::QueueTick(l) => {
                 let now = self.sched.now();
                 let link = &mut self.links[l as usize];
@@ -476,13 +527,20 @@ impl Simulation {
     fn send_on(&mut self, link: LinkId, id: PktId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
+        let mut owner = None;
         if let Some(m) = l.monitor {
-            let size = self.pkts.get(id).size;
-            self.monitors[m as usize].arrival(now, size, &mut self.arrival_rows);
+            let p = self.pkts.get(id);
+            if p.proto == Proto::Tcp && now >= self.warmup {
+                owner = Some((p.conn, p.gen));
+            }
+            self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
         }
-        l.queue.enqueue(now, id, &mut self.pkts);
+        let offer = l.queue.enqueue(now, id, &mut self.pkts);
         if l.in_service.is_none() {
             self.start_tx(link);
+        }
+        if let Some((slot, gen)) = owner {
+            self.count_flow_offer(slot, gen, offer);
         }
     }
 
@@ -579,6 +637,8 @@ impl Simulation {
             },
             Source::Mah(m) => m.start_page(flow, &mut opens),
             Source::Browsers(b) => b.start_page(flow, &mut opens),
+            Source::Ftp(_) => self.start_ftp(source, flow),
+            Source::UdpCbr => unreachable!("UDP flows are not started by Ev::Start"),
             Source::PackMime(p) => {
                 opens.push(p.next_connection());
                 let gap = p.next_gap();
@@ -600,7 +660,9 @@ impl Simulation {
             TrafficConfig::Mah { client_side, .. }
             | TrafficConfig::Packmime { client_side, .. }
             | TrafficConfig::Browsers { client_side, .. } => client_side == Side::Left,
-            TrafficConfig::Bulk { client_side, .. } => client_side == Side::Left,
+            TrafficConfig::Bulk { client_side, .. }
+            | TrafficConfig::Ftp { client_side, .. }
+            | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
         };
         let now = self.sched.now();
         for r in opens.drain(..) {
@@ -640,10 +702,7 @@ impl Simulation {
         else {
             unreachable!("bulk source")
         };
-        let (client_host, server_host) = match client_side {
-            Side::Left => (self.topo.left_host(flow), self.topo.right_host(flow)),
-            Side::Right => (self.topo.right_host(flow), self.topo.left_host(flow)),
-        };
+        let (client_host, server_host) = self.host_pair(client_side, flow);
         let app = App::Bulk(BulkApp::bulk(direction, bytes, request_bytes));
         self.open(
             source,
@@ -655,6 +714,30 @@ impl Simulation {
             None,
             false,
         );
+    }
+
+    /// The delay-box RTT of flow `identity` of `source` between two hosts, from the flow's own
+    /// stream.
+    fn sample_rtt(&self, source: u32, identity: u64, client_host: u32, server_host: u32) -> Time {
+        let mut rng = Rng::substream(self.sc.seed, StreamKind::DelayBox, source as u64, identity);
+        let side_index = |h: u32| {
+            if self.topo.is_left(h) {
+                h
+            } else {
+                h - self.topo.left
+            }
+        };
+        self.rtt
+            .sample(&mut rng, side_index(client_host), side_index(server_host))
+    }
+
+    /// The `i`-th client host on `client_side` and the `i`-th host on the other side (bulk
+    /// flows, FTP sessions, UDP flows).
+    fn host_pair(&self, client_side: Side, i: u32) -> (u32, u32) {
+        match client_side {
+            Side::Left => (self.topo.left_host(i), self.topo.right_host(i)),
+            Side::Right => (self.topo.right_host(i), self.topo.left_host(i)),
+        }
     }
 
     /// Opens a connection from `client_host` to `server_host`. Its delay-box RTT (unless the
@@ -676,17 +759,7 @@ impl Simulation {
         let seed = self.sc.seed;
         let extra = match extra_rtt {
             Some(e) => e,
-            None => {
-                let mut rtt_rng =
-                    Rng::substream(seed, StreamKind::DelayBox, source as u64, identity);
-                let side_index =
-                    |h: u32, topo: &Dumbbell| if topo.is_left(h) { h } else { h - topo.left };
-                self.rtt.sample(
-                    &mut rtt_rng,
-                    side_index(client_host, &self.topo),
-                    side_index(server_host, &self.topo),
-                )
-            },
+            None => self.sample_rtt(source, identity, client_host, server_host),
         };
         let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
         let tick = self.sc.tcp.tick();
@@ -727,6 +800,8 @@ impl Simulation {
             first_byte: None,
             last_byte: None,
             aborted: false,
+            delivered_measured: 0,
+            losses: Default::default(),
         };
         let slot = if let Some(s) = self.free_slots.pop() {
             let gen = self.conns[s as usize].gen.wrapping_add(1);
@@ -749,6 +824,10 @@ impl Simulation {
     fn deliver(&mut self, pkt: &Packet) {
         let slot = pkt.conn;
         self.delivered_packets += 1;
+        if pkt.proto == Proto::Udp {
+            self.deliver_udp(pkt);
+            return;
+        }
         let c = &mut self.conns[slot as usize];
         if !c.active || c.gen != pkt.gen {
             self.stale_packets += 1;
@@ -853,6 +932,13 @@ impl Simulation {
             if self.out.delivered > 0 && side == c.app.receiver_side() && c.first_byte.is_none() {
                 c.first_byte = Some(now);
             }
+            if self.out.delivered > 0 && now >= self.warmup {
+                c.delivered_measured += self.out.delivered;
+                // Bytes reaching the client crossed server → client: right → left (reverse)
+                // when the client is on the left.
+                let reverse = (side == 0) == c.client_left;
+                self.goodput[reverse as usize] += self.out.delivered;
+            }
             let before = Self::completed_exchanges(&c.app);
             let action = c.app.on_event(side, &self.out, now);
             let after = Self::completed_exchanges(&c.app);
@@ -936,7 +1022,8 @@ impl Simulation {
         let next_page = match &mut self.sources[source as usize] {
             Source::Mah(m) => m.on_done(u, now, &mut opens),
             Source::Browsers(b) => b.on_done(u, now, &mut opens),
-            Source::Bulk | Source::PackMime(_) => None,
+            Source::Ftp(f) => Some(f.on_done(u, now)),
+            Source::Bulk | Source::PackMime(_) | Source::UdpCbr => None,
         };
         if let Some(t) = next_page {
             self.sched.at(t, Ev::Start { source, flow: u });
@@ -1053,6 +1140,7 @@ impl Simulation {
         r.request_bytes.push(c.app.request_bytes());
         r.response_bytes.push(c.app.response_bytes());
         r.bytes_delivered.push(c.app.bytes_received());
+        r.bytes_delivered_measured.push(c.delivered_measured);
         r.completed.push(completed);
         r.aborted.push(c.aborted);
         let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
@@ -1089,6 +1177,7 @@ impl Simulation {
             sm.bytes_written += c.app.bytes_expected();
             sm.bytes_delivered += c.app.bytes_received();
         }
+        self.record_flow_losses(slot);
         self.record_exchanges(slot);
     }
 
@@ -1145,6 +1234,9 @@ impl Simulation {
             self.bneck_rows.take(),
             self.queue_rows.take(),
             self.arrival_rows.take(),
+            self.udp_rows.take(),
+            self.loss_run_rows.take(),
+            self.queue_delay_rows.take(),
         ]
     }
 
@@ -1179,8 +1271,48 @@ impl Simulation {
                 .aqm
                 .params_json();
             self.summary.reverse = self.monitors[1].summary.clone();
+            self.close_mix_metrics();
         }
         self.drain()
+    }
+
+    /// End of run: goodput, UDP flows, and the loss-run and queueing-delay distributions.
+    fn close_mix_metrics(&mut self) {
+        let measured = self.summary.measured_s;
+        let mbps = |bytes: u64| {
+            if measured > 0.0 {
+                bytes as f64 * 8.0 / measured * 1e-6
+            } else {
+                0.0
+            }
+        };
+        let sm = &mut self.summary;
+        sm.tcp_goodput_bytes = self.goodput[0] + self.goodput[1];
+        sm.tcp_goodput_mbps = mbps(sm.tcp_goodput_bytes);
+        sm.tcp_goodput_forward_mbps = mbps(self.goodput[0]);
+        sm.tcp_goodput_reverse_mbps = mbps(self.goodput[1]);
+        for (dir, scope) in [(0, "queue_forward"), (1, "queue_reverse")] {
+            let runs = if dir == 0 {
+                &self.summary.forward.drop_runs
+            } else {
+                &self.summary.reverse.drop_runs
+            };
+            self.loss_run_rows.push_histogram(scope, -1, runs);
+            let link = &self.links[self.bottleneck(dir) as usize];
+            self.monitors[dir].write_delay_rows(link, &mut self.queue_delay_rows);
+        }
+        self.loss_run_rows
+            .push_histogram("tcp_all", -1, &self.tcp_loss_runs);
+        self.summary.tcp_loss_runs = self.tcp_loss_runs.clone();
+        let (mut rows, mut runs) = (
+            std::mem::take(&mut self.udp_rows),
+            std::mem::take(&mut self.loss_run_rows),
+        );
+        if !self.udp.is_empty() {
+            self.close_udp(&mut rows, &mut runs);
+        }
+        self.udp_rows = rows;
+        self.loss_run_rows = runs;
     }
 
     /// Whole-run totals (after `finish`), as a struct.

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::records::{ArrivalRows, BottleneckRows, QueueRows};
+use super::records::{ArrivalRows, BottleneckRows, QueueDelayRows, QueueRows};
 use crate::config::MeasureConfig;
 use crate::measure::histogram::DelayHistogram;
 use crate::net::link::Link;
@@ -40,7 +40,8 @@ pub struct DirectionSummary {
     pub delay_p90_ms: f64,
     pub delay_p99_ms: f64,
     pub delay_max_ms: f64,
-    /// Histogram of runs of consecutive drops at the queue, index = run length.
+    /// Histogram of runs of consecutive drops at the queue after the warm-up (the aggregate,
+    /// whatever the flows), index = run length.
     pub drop_runs: Vec<u64>,
 }
 
@@ -98,6 +99,7 @@ pub struct Monitor {
     measuring: bool,
     base: Snapshot,
     base_delay: Option<DelayHistogram>,
+    base_runs: Vec<u64>,
     m_n: u64,
     m_sum: f64,
     m_sum_bytes: f64,
@@ -130,6 +132,7 @@ impl Monitor {
             measuring: false,
             base: Snapshot::default(),
             base_delay: None,
+            base_runs: Vec::new(),
             m_n: 0,
             m_sum: 0.0,
             m_sum_bytes: 0.0,
@@ -245,6 +248,30 @@ impl Monitor {
         self.measuring = true;
         self.base = Snapshot::of(link, now);
         self.base_delay = link.queue.stats.sojourn.as_deref().cloned();
+        self.base_runs = link.queue.stats.drop_runs.clone();
+    }
+
+    /// Queueing delays of the packets that departed after the warm-up.
+    fn measured_delays(&self, link: &Link) -> Option<DelayHistogram> {
+        let h = link.queue.stats.sojourn.as_deref()?;
+        Some(match &self.base_delay {
+            Some(b) => h.since(b),
+            None => h.clone(),
+        })
+    }
+
+    /// The post-warm-up queueing-delay distribution, one row per non-empty bin.
+    pub fn write_delay_rows(&self, link: &Link, rows: &mut QueueDelayRows) {
+        let Some(h) = self.measured_delays(link) else {
+            return;
+        };
+        for (lo, width, count) in h.nonzero_bins() {
+            rows.direction.push(self.name.to_string());
+            rows.delay_ms.push(lo as f64 * 1e-6);
+            rows.width_ms
+                .push(width.map_or(f64::INFINITY, |w| w as f64 * 1e-6));
+            rows.count.push(count);
+        }
     }
 
     /// End of run: the last partial interval and window, the complete arrival bins, and the
@@ -270,6 +297,7 @@ impl Monitor {
         let cur = Snapshot::of(link, now);
         let b = self.base;
         let span = (now.saturating_sub(b.at)) as f64 * 1e-9;
+        let delays = self.measured_delays(link);
         let s = &mut self.summary;
         s.arrivals = cur.arrivals - b.arrivals;
         s.departures = cur.departures - b.departures;
@@ -296,12 +324,8 @@ impl Monitor {
         }
         s.max_queue_pkts = self.m_max;
         s.queue_samples = self.m_n;
-        s.drop_runs = link.queue.stats.drop_runs.clone();
-        if let Some(h) = link.queue.stats.sojourn.as_deref() {
-            let h = match &self.base_delay {
-                Some(b) => h.since(b),
-                None => h.clone(),
-            };
+        s.drop_runs = crate::measure::runs::since(&link.queue.stats.drop_runs, &self.base_runs);
+        if let Some(h) = delays {
             let ms = |t: Time| t as f64 * 1e-6;
             s.delay_mean_ms = h.mean() * 1e-6;
             s.delay_p50_ms = ms(h.quantile(0.5));

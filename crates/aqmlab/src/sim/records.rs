@@ -27,6 +27,8 @@ pub struct ConnectionRows {
     pub request_bytes: Vec<u64>,
     pub response_bytes: Vec<u64>,
     pub bytes_delivered: Vec<u64>,
+    /// Of those, the bytes delivered after the warm-up (both ends).
+    pub bytes_delivered_measured: Vec<u64>,
     pub completed: Vec<bool>,
     pub aborted: Vec<bool>,
     pub syn_retransmits: Vec<u64>,
@@ -39,6 +41,10 @@ pub struct ConnectionRows {
     pub ecn: Vec<bool>,
     pub ecn_reductions: Vec<u64>,
     pub ce_received: Vec<u64>,
+    /// Packets of the connection dropped on arrival at a bottleneck queue after the warm-up,
+    /// and the longest run of them in a row (`loss_runs` has the whole histogram).
+    pub bottleneck_drops: Vec<u64>,
+    pub longest_drop_run: Vec<u64>,
 }
 
 impl ConnectionRows {
@@ -61,6 +67,7 @@ impl ConnectionRows {
                 request_bytes: U64,
                 response_bytes: U64,
                 bytes_delivered: U64,
+                bytes_delivered_measured: U64,
                 completed: Bool,
                 aborted: Bool,
                 syn_retransmits: U64,
@@ -73,6 +80,8 @@ impl ConnectionRows {
                 ecn: Bool,
                 ecn_reductions: U64,
                 ce_received: U64,
+                bottleneck_drops: U64,
+                longest_drop_run: U64,
             }
         )
     }
@@ -219,6 +228,116 @@ impl ArrivalRows {
                 direction: Str,
                 packets: U64,
                 bytes: U64
+            }
+        )
+    }
+}
+
+/// One row per UDP CBR flow, written at the end of the run (counts after the warm-up).
+#[derive(Default)]
+pub struct CbrFlowRows {
+    pub flow: Vec<u64>,
+    pub source: Vec<u64>,
+    pub index: Vec<u64>,
+    pub sender_host: Vec<u64>,
+    pub receiver_host: Vec<u64>,
+    pub rate_mbps: Vec<f64>,
+    pub packet_bytes: Vec<u64>,
+    pub one_way_extra_ms: Vec<f64>,
+    pub start_s: Vec<f64>,
+    pub sent: Vec<u64>,
+    pub delivered: Vec<u64>,
+    pub lost: Vec<u64>,
+    pub unresolved: Vec<u64>,
+    pub loss_probability: Vec<f64>,
+    pub delivered_bytes: Vec<u64>,
+    pub throughput_mbps: Vec<f64>,
+    pub longest_run: Vec<u64>,
+}
+
+impl CbrFlowRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "udp_flows",
+            self {
+                flow: U64,
+                source: U64,
+                index: U64,
+                sender_host: U64,
+                receiver_host: U64,
+                rate_mbps: F64,
+                packet_bytes: U64,
+                one_way_extra_ms: F64,
+                start_s: F64,
+                sent: U64,
+                delivered: U64,
+                lost: U64,
+                unresolved: U64,
+                loss_probability: F64,
+                delivered_bytes: U64,
+                throughput_mbps: F64,
+                longest_run: U64,
+            }
+        )
+    }
+}
+
+/// Histograms of runs of consecutive losses after the warm-up, one row per non-empty bin:
+/// `scope` = "udp_flow" (one UDP flow, `flow` = its id), "udp_all" (the UDP flows' runs
+/// summed), "tcp_flow" (one TCP connection, `flow` = its conn_id; written when it ends),
+/// "tcp_all" (the connections' runs summed), "queue_forward" / "queue_reverse" (consecutive
+/// drops of the aggregate at a bottleneck queue, whatever the flows); `flow` = −1 for
+/// aggregates. `run_length` = 64 collects the longer runs.
+#[derive(Default)]
+pub struct LossRunRows {
+    pub scope: Vec<String>,
+    pub flow: Vec<i64>,
+    pub run_length: Vec<u64>,
+    pub count: Vec<u64>,
+}
+
+impl LossRunRows {
+    pub fn push_histogram(&mut self, scope: &str, flow: i64, hist: &[u64]) {
+        for (len, &c) in hist.iter().enumerate().filter(|(_, &c)| c > 0) {
+            self.scope.push(scope.to_string());
+            self.flow.push(flow);
+            self.run_length.push(len as u64);
+            self.count.push(c);
+        }
+    }
+
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "loss_runs",
+            self {
+                scope: Str,
+                flow: I64,
+                run_length: U64,
+                count: U64,
+            }
+        )
+    }
+}
+
+/// Queueing-delay distribution at the bottleneck after the warm-up: one row per non-empty
+/// bin (`delay_ms` = lower edge, `width_ms` its width; the overflow bin has width inf).
+#[derive(Default)]
+pub struct QueueDelayRows {
+    pub direction: Vec<String>,
+    pub delay_ms: Vec<f64>,
+    pub width_ms: Vec<f64>,
+    pub count: Vec<u64>,
+}
+
+impl QueueDelayRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "queue_delay",
+            self {
+                direction: Str,
+                delay_ms: F64,
+                width_ms: F64,
+                count: U64,
             }
         )
     }

@@ -10,6 +10,7 @@
 //! See `docs/workload.md` for sources, substitutions and what is not public.
 
 pub mod dist;
+pub mod file_size;
 pub mod mah;
 pub mod packmime;
 pub mod rtt;

@@ -4,6 +4,7 @@ mod aggregate;
 mod aqm_network;
 mod common;
 mod ecn;
+mod mixes;
 mod sack;
 mod tcp_traces;
 mod web;
