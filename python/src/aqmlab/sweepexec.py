@@ -250,15 +250,15 @@ class DaskBackend:
         )
 
     def wait(self, futures: Iterable[Any], timeout: float) -> set[Any]:
+        # Polled: distributed.wait needs a default client, and this one is not (so that a
+        # notebook's own client stays the default).
         futures = list(futures)
-        done = {f for f in futures if f.done()}
-        if done:
-            return done
-        from distributed import wait
-
-        with contextlib.suppress(TimeoutError):
-            wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
-        return {f for f in futures if f.done()}
+        deadline = time.monotonic() + timeout
+        while True:
+            done = {f for f in futures if f.done()}
+            if done or time.monotonic() >= deadline:
+                return done
+            time.sleep(0.02)
 
     def result(self, future: Any) -> dict[str, Any]:
         try:

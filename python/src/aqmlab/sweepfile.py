@@ -212,7 +212,7 @@ def _axis(i: int, raw: Any, taken: set[str]) -> Axis:
         raise sc.ScenarioError(f"{where}: zipped lists differ in length ({shown})")
     fields = tuple(columns)
     for f in fields:
-        sc._parse_key_path(f, f"{where}: field {f}")
+        _check_field(f, f"{where}: field {f}")
     points = tuple(tuple(columns[f][j] for f in fields) for j in range(n))
     labels = raw.get("labels")
     if labels is None:
@@ -233,6 +233,14 @@ def _axis(i: int, raw: Any, taken: set[str]) -> Axis:
         if dup is not None:
             raise sc.ScenarioError(f"{where}.labels: {dup!r} appears twice")
     return Axis(name, fields, points, tuple(labels))
+
+
+def _check_field(path: str, where: str) -> None:
+    parts = sc._parse_key_path(path, where)
+    if parts == ["seed"]:
+        raise sc.ScenarioError(
+            f"{where}: the seed is set by the sweep (sweep.seed + rep); use `repetitions`"
+        )
 
 
 def _first_duplicate(items: Sequence[str]) -> str | None:
@@ -275,6 +283,8 @@ def read(path: str | os.PathLike) -> Sweep:
         raise sc.ScenarioError(
             f'sweep.set = {_fmt(overrides)}: expected a table {{ "dotted.path" = value }}'
         )
+    for key in overrides:
+        _check_field(str(key), f'sweep.set."{key}"')
     scen = head.get("scenario")
     if (scen is None) == ("base" not in doc):
         raise sc.ScenarioError(
