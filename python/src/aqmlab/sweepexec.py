@@ -36,7 +36,7 @@ __all__ = ["DaskBackend", "LocalBackend", "SchedulerError", "execute_run"]
 
 # Simulated-time progress is sent at most this often per run (seconds of wall time).
 PROGRESS_EVERY_S = 0.5
-CONNECT_TIMEOUT_S = 10.0
+CONNECT_TIMEOUT_S = 5.0
 _ADDRESS = re.compile(r"(tcp|tls|ws|wss|ucx)://[A-Za-z0-9_.\-\[\]:]+:\d{1,5}")
 
 
