@@ -342,3 +342,51 @@ def test_common_random_numbers_across_queue_managers(tmp_path):
         ]
         n = min(per[0].height, per[1].height)
         assert per[0]["base_rtt_ms"][:n].equals(per[1]["base_rtt_ms"][:n])
+
+
+LOADS = """\
+[sweep]
+scenario = "base.toml"
+seed = 9
+set = { duration_s = 8.0, warmup_s = 2.0 }
+
+[[axis]]
+name = "load"
+field = "traffic.0.load"
+values = [0.3, 0.6]
+
+[[axis]]
+name = "capacity"
+field = "topology.bottleneck_mbps"
+values = [2.0, 4.0]
+"""
+
+
+def test_load_axes_are_calibrated_once_per_traffic_model(tmp_path):
+    base = WEB.replace("rate = 15.0\n", "")
+    p = write_sweep(tmp_path, LOADS, base=base)
+    out = tmp_path / "study"
+    r = cli("sweep", p, "--out", out, "-j", "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("measuring traffic[0]") == 1
+    stored = json.loads((out / "calibration.json").read_text(encoding="utf-8"))["entries"]
+    assert len(stored) == 1  # the key ignores capacity and population: one for the grid
+    (slope,) = [c["slope_mbps"] for c in stored.values()]
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    for run in plan["runs"]:
+        load, capacity = float(run["labels"]["load"]), float(run["labels"]["capacity"])
+        entry = run["scenario"]["traffic"][0]
+        assert "load" not in entry
+        assert entry["rate"] == pytest.approx(load * capacity / slope, rel=1e-12)
+        assert run["calibration"][0]["file"] == "calibration.json"
+    runs = Study.open(out).runs()
+    assert runs.height == 4
+    # Resuming reuses the stored calibration (same plan, nothing measured or rerun).
+    again = cli("sweep", p, "--out", out)
+    assert again.returncode == 0 and "measuring" not in again.stderr
+    assert "0 run now, 4 already done" in again.stdout
+    # Another study takes it from a given calibration file instead of measuring.
+    other = cli("sweep", p, "--out", tmp_path / "other", "--calibration", out / "calibration.json")
+    assert other.returncode == 0, other.stderr
+    assert "measuring" not in other.stderr and "taken from" in other.stderr
+    assert set(Study.open(tmp_path / "other").runs()["run_id"]) == set(runs["run_id"])
