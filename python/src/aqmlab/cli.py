@@ -426,10 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as e:  # a core panic arrives as RuntimeError; never a traceback
         if debug or isinstance(e, SystemExit):
             raise
-        msg = " ".join(str(e).split()) or type(e).__name__
-        if not isinstance(e, ValueError | RuntimeError | OSError):
-            msg = f"{type(e).__name__}: {msg}"
-        sys.stderr.write(f"error: {msg}\n")
+        from aqmlab.scenario import one_line
+
+        sys.stderr.write(f"error: {one_line(e)}\n")
         return EXIT_ERROR
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "load",
     "load_rtt_cdf",
     "load_with_calibration",
+    "one_line",
     "resolve",
     "resolve_with_calibration",
     "set_value",
@@ -50,6 +51,15 @@ class ScenarioError(ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one line: its message with whitespace collapsed, prefixed by its type
+    unless it is a plain value/runtime/OS error (a core panic arrives as RuntimeError)."""
+    msg = " ".join(str(error).split()) or type(error).__name__
+    if not isinstance(error, ValueError | RuntimeError | OSError):
+        msg = f"{type(error).__name__}: {msg}"
+    return msg
 
 
 def _fmt(value: Any) -> str:

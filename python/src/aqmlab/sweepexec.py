@@ -44,13 +44,6 @@ class SchedulerError(sc.ScenarioError):
     """A bad or unreachable `--scheduler` address."""
 
 
-def _one_line(e: BaseException) -> str:
-    msg = " ".join(str(e).split()) or type(e).__name__
-    if not isinstance(e, ValueError | RuntimeError | OSError):
-        msg = f"{type(e).__name__}: {msg}"
-    return msg
-
-
 def execute_run(
     run_id: str,
     scenario: Mapping[str, Any],
@@ -86,7 +79,7 @@ def execute_run(
     try:
         runner.run(scenario, out=out, progress=progress)
     except Exception as e:
-        return {"run_id": run_id, "ok": False, "error": _one_line(e), "host": host}
+        return {"run_id": run_id, "ok": False, "error": sc.one_line(e), "host": host}
     return {"run_id": run_id, "ok": True, "error": None, "host": host}
 
 
@@ -162,7 +155,7 @@ class LocalBackend:
         try:
             return future.result()
         except Exception as e:  # a worker process died (killed, out of memory)
-            return {"run_id": None, "ok": False, "error": _one_line(e), "host": None}
+            return {"run_id": None, "ok": False, "error": sc.one_line(e), "host": None}
 
     def messages(self) -> list[dict[str, Any]]:
         out = []
@@ -225,7 +218,7 @@ class DaskBackend:
         except (OSError, TimeoutError, ValueError) as e:
             raise SchedulerError(
                 f"--scheduler {address}: cannot reach a Dask scheduler within {timeout_s:g} s "
-                f"({_one_line(e)}); is `dask scheduler` running there?"
+                f"({sc.one_line(e)}); is `dask scheduler` running there?"
             ) from None
         self.topic = f"aqmlab-progress-{uuid.uuid4().hex}"
         self._events: deque[dict[str, Any]] = deque()
@@ -264,7 +257,7 @@ class DaskBackend:
         try:
             return future.result()
         except Exception as e:  # the task was lost (worker killed too often) or cancelled
-            return {"run_id": None, "ok": False, "error": _one_line(e), "host": None}
+            return {"run_id": None, "ok": False, "error": sc.one_line(e), "host": None}
 
     def messages(self) -> list[dict[str, Any]]:
         with self._lock:
