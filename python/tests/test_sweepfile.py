@@ -219,4 +219,4 @@ def test_cli_reports_a_malformed_sweep_in_one_line(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert "queue.bogus: unknown field" in lines[0]
-    assert not (tmp_path / "study" / "catalog.duckdb").exists()
+    assert not (tmp_path / "study").exists()

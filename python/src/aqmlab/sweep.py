@@ -126,7 +126,6 @@ def run_sweep(
     if scheduler is not None:  # before calibrating: a bad address fails in seconds
         backend = sweepexec.DaskBackend(scheduler)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
         runs = sweepfile.plan(
             sweep,
             out_dir / CALIBRATION_FILE,
@@ -134,6 +133,7 @@ def run_sweep(
             workers=jobs or sweepexec.default_jobs(),
             log=note,
         )
+        out_dir.mkdir(parents=True, exist_ok=True)
         _write_atomic(out_dir / SWEEP_FILE, Path(sweep_file).read_bytes())
         doc = sweepfile.plan_document(sweep, runs)
         _write_atomic(

@@ -227,7 +227,11 @@ class DaskBackend:
 
     @property
     def description(self) -> str:
-        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        try:
+            info = self.client.scheduler_info(n_workers=-1)
+        except TypeError:  # distributed < 2025.4 lists every worker anyway
+            info = self.client.scheduler_info()
+        workers = info.get("workers", {})
         threads = sum(w.get("nthreads", 0) for w in workers.values())
         return f"Dask {self.address} ({len(workers)} workers, {threads} threads)"
 
