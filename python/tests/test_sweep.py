@@ -260,6 +260,39 @@ def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(tmp_path, uninterrupted):
     assert_same_study(out, uninterrupted)
 
 
+def _worker_pids(driver: int) -> list[int]:
+    """The driver's pool workers (spawned multiprocessing children, not its resource
+    tracker)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == driver and "spawn_main" in cmdline and "resource_tracker" not in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_worker_killed_mid_run_is_replaced_and_its_run_redone(tmp_path, uninterrupted):
+    p = write_sweep(tmp_path, LONGER)
+    out = tmp_path / "study"
+    proc = sweep_cli(p, "--out", out, "-j", "1")
+    _wait_for(lambda: len(done_ids(out)) >= 1 and temporary_dirs(out), 300, proc)
+    (worker,) = _worker_pids(proc.pid)
+    os.kill(worker, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert "6 done (6 run now, 0 already done), 0 failed" in stdout
+    assert temporary_dirs(out) == []
+    assert_same_study(out, uninterrupted)
+
+
 WEB = """\
 name = "crn"
 seed = 1

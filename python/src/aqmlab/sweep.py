@@ -36,6 +36,8 @@ __all__ = ["PLAN_FILE", "SWEEP_FILE", "SweepInterrupted", "SweepOutcome", "run_s
 PLAN_FILE = "plan.json"
 SWEEP_FILE = "sweep.toml"
 CALIBRATION_FILE = "calibration.json"
+# A run lost with its worker process (killed, out of memory) is submitted once more.
+MAX_ATTEMPTS = 2
 
 
 @dataclass
@@ -201,6 +203,8 @@ def _execute(
     )
     root = out_dir.resolve()
     pending: dict[Any, sweepfile.PlannedRun] = {}
+    attempts: dict[str, int] = {}
+    resubmits = 0  # bounded, in case workers die before running anything
     try:
         for r in todo:
             fut = backend.submit(r.run_id, r.scenario, str(catalog.run_dir(root, r.run_id)))
@@ -212,6 +216,19 @@ def _execute(
             for fut in finished:
                 r = pending.pop(fut)
                 res = backend.result(fut)
+                retry = attempts.get(r.run_id, 1) < MAX_ATTEMPTS and resubmits < len(todo) * 2
+                if res.get("lost") and retry:
+                    resubmits += 1
+                    # Only a run that had started counts the attempt: the others were
+                    # merely queued in the pool that went down.
+                    if progress.running.pop(r.run_id, None) is not None:
+                        attempts[r.run_id] = attempts.get(r.run_id, 1) + 1
+                        progress.say(f"  again  {r.run_id}  {_where(r)}: {res.get('error')}")
+                    again = backend.submit(
+                        r.run_id, r.scenario, str(catalog.run_dir(root, r.run_id))
+                    )
+                    pending[again] = r
+                    continue
                 outcome.ran += 1
                 if res.get("ok") and catalog.is_done(out_dir, r.run_id):
                     rows[r.run_id] = catalog.done_row(out_dir, r)
@@ -239,4 +256,5 @@ def _execute(
             write_catalog()
         raise SweepInterrupted(outcome) from None
     progress.close()
+    _remove_leftovers(out_dir)  # of runs whose worker died (nothing is running now)
     return outcome

@@ -7,8 +7,9 @@ write run directories; the driver alone writes the catalog. With Dask, the study
 must be on a file system that the workers see at the same path.
 
 Interface of a backend: `submit(run_id, scenario, out) -> future`, `wait(futures, timeout)
--> finished futures`, `result(future) -> dict`, `messages() -> progress dicts`, `stop()`
-(abandon everything now) and `close()`.
+-> finished futures`, `result(future) -> dict` (`lost: True` when the run died with its
+worker and may be resubmitted), `messages() -> progress dicts`, `stop()` (abandon everything
+now) and `close()`.
 """
 
 from __future__ import annotations
@@ -131,11 +132,16 @@ class LocalBackend:
         self.jobs = jobs if jobs is not None else default_jobs()
         if self.jobs < 1:
             raise sc.ScenarioError(f"--jobs {self.jobs}: expected at least 1")
-        ctx = mp.get_context("spawn")
-        self._queue = ctx.Queue()
-        self._pool = cf.ProcessPoolExecutor(
+        self._ctx = mp.get_context("spawn")
+        self._queue = self._ctx.Queue()
+        self._generation = 0
+        self._broken = False
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(
             max_workers=self.jobs,
-            mp_context=ctx,
+            mp_context=self._ctx,
             initializer=_init_local_worker,
             initargs=(self._queue, os.getpid()),
         )
@@ -145,16 +151,30 @@ class LocalBackend:
         return f"{self.jobs} local process{'es' if self.jobs != 1 else ''}"
 
     def submit(self, run_id: str, scenario: Mapping[str, Any], out: str) -> cf.Future:
-        return self._pool.submit(_local_task, run_id, dict(scenario), out)
+        if self._broken:  # a worker died and took the pool down: start a fresh one
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+            self._generation += 1
+            self._broken = False
+        future = self._pool.submit(_local_task, run_id, dict(scenario), out)
+        future.aqmlab_generation = self._generation  # type: ignore[attr-defined]
+        return future
 
     def wait(self, futures: Iterable[cf.Future], timeout: float) -> set[cf.Future]:
         done, _ = cf.wait(list(futures), timeout=timeout, return_when=cf.FIRST_COMPLETED)
         return set(done)
 
     def result(self, future: cf.Future) -> dict[str, Any]:
+        """The run's outcome; `lost: True` when a worker process died (killed, out of
+        memory): the pool is then broken, every run in it is lost, and may be resubmitted."""
         try:
             return future.result()
-        except Exception as e:  # a worker process died (killed, out of memory)
+        except cf.process.BrokenProcessPool as e:
+            if getattr(future, "aqmlab_generation", None) == self._generation:
+                self._broken = True
+            error = f"a worker process died ({sc.one_line(e)})"
+            return {"run_id": None, "ok": False, "error": error, "host": None, "lost": True}
+        except Exception as e:
             return {"run_id": None, "ok": False, "error": sc.one_line(e), "host": None}
 
     def messages(self) -> list[dict[str, Any]]:
