@@ -155,6 +155,27 @@ def test_a_finished_sweep_reruns_nothing(small_study, tmp_path):
         assert (now.st_ino, now.st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
 
 
+def test_an_extended_sweep_runs_only_the_new_cells(tmp_path):
+    p = write_sweep(tmp_path, SMALL.replace("repetitions = 2", "repetitions = 1"))
+    out = tmp_path / "study"
+    assert cli("sweep", p, "--out", out, "-j", "1").returncode == 0
+    first = done_ids(out)
+    p.write_text(
+        SMALL.replace("repetitions = 2", "repetitions = 1").replace(
+            'values = [15, 60]\nlabels = ["q15", "q60"]',
+            'values = [15, 30]\nlabels = ["q15", "q30"]',
+        ),
+        encoding="utf-8",
+    )
+    r = cli("sweep", p, "--out", out, "-j", "1")
+    assert r.returncode == 0, r.stderr
+    assert "1 run now, 1 already done" in r.stdout
+    assert "1 run(s) of the previous plan are not in this one" in r.stderr
+    runs = Study.open(out).runs()
+    assert runs["limit"].to_list() == ["q15", "q30"]
+    assert len(first & set(runs["run_id"])) == 1 and len(done_ids(out)) == 3
+
+
 def test_a_failing_cell_is_recorded_and_the_others_run(tmp_path):
     body = SMALL.replace("values = [15, 60]", "values = [15, -3]").replace(
         "repetitions = 2", "repetitions = 1"

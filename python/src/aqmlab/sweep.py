@@ -91,6 +91,15 @@ def _remove_leftovers(out: Path) -> None:
         p.unlink(missing_ok=True)
 
 
+def _runs_no_longer_planned(out: Path, runs: list[sweepfile.PlannedRun]) -> int:
+    try:
+        previous = json.loads((out / PLAN_FILE).read_text(encoding="utf-8"))["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    now = {r.run_id for r in runs}
+    return sum(1 for r in previous if isinstance(r, dict) and r.get("run_id") not in now)
+
+
 def _where(run: sweepfile.PlannedRun) -> str:
     return " ".join([*(f"{k}={v}" for k, v in run.labels.items()), f"rep={run.rep}"])
 
@@ -135,6 +144,12 @@ def run_sweep(
             workers=jobs or sweepexec.default_jobs(),
             log=note,
         )
+        dropped = _runs_no_longer_planned(out_dir, runs)
+        if dropped:
+            note(
+                f"the sweep changed: {dropped} run(s) of the previous plan are not in this one "
+                "(their directories stay in runs/, outside the catalog)"
+            )
         out_dir.mkdir(parents=True, exist_ok=True)
         _write_atomic(out_dir / SWEEP_FILE, Path(sweep_file).read_bytes())
         doc = sweepfile.plan_document(sweep, runs)
