@@ -194,6 +194,13 @@ pub enum TrafficConfig {
         /// exponential laws with the same means, a control for burstiness studies.
         #[serde(default)]
         size_law: SizeLaw,
+        /// `"empirical"` (Mah's CDF, heavy-tailed) or `"exponential"`: think times exponential
+        /// with Mah's mean, and each user's first page after an exponential think too, so the
+        /// population is stationary from the start (the residual of an exponential OFF period
+        /// is the same exponential); `start_spread_s` is then unused. With exponential sizes
+        /// this is the short-range-dependent control of the burstiness test.
+        #[serde(default)]
+        think_law: SizeLaw,
     },
     /// PackMime-HTTP (Study C): new connections arrive at `rate` per second, regardless of
     /// completions; sizes, server delays and (with `http11`) persistent connections from the

@@ -334,12 +334,16 @@ impl Simulation {
                     start_spread_s,
                     think_cap_s,
                     size_law,
+                    think_law,
                 } => {
                     let (c, sv) = sides(*client_side);
                     let mut m =
                         MahSource::new(seed, source, *users, *max_parallel, *think_cap_s, c, sv);
                     if *size_law == SizeLaw::Exponential {
                         m = m.with_exponential_sizes();
+                    }
+                    if *think_law == SizeLaw::Exponential {
+                        m = m.with_exponential_think_times();
                     }
                     for u in 0..*users {
                         let t = m.start_time(u, *start_spread_s);

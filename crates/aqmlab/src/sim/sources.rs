@@ -61,6 +61,8 @@ pub struct MahSource {
     think_cap: Option<f64>,
     /// Draw sizes from exponential laws with Mah's means instead of Mah's CDFs.
     exponential_sizes: bool,
+    /// Draw think times from an exponential law with Mah's mean (and start stationary).
+    exponential_think: bool,
     client_hosts: u32,
     server_hosts: u32,
 }
@@ -92,6 +94,7 @@ impl MahSource {
             max_parallel,
             think_cap,
             exponential_sizes: false,
+            exponential_think: false,
             client_hosts,
             server_hosts,
         }
@@ -103,8 +106,33 @@ impl MahSource {
         self
     }
 
-    /// When user `u` first starts, within `[0, spread)`.
+    /// Think times from an exponential law with the mean of Mah's CDF (a burstiness control:
+    /// without heavy-tailed OFF periods, and with exponential sizes, the aggregate has no
+    /// long-range dependence — Willinger et al. 1997's ON/OFF result).
+    pub fn with_exponential_think_times(mut self) -> Self {
+        self.exponential_think = true;
+        self
+    }
+
+    fn think_time(&mut self, u: u32) -> f64 {
+        let user = &mut self.users[u as usize];
+        let mut think = if self.exponential_think {
+            user.rng.exponential(self.model.think_time.mean())
+        } else {
+            self.model.sample_think_time(&mut user.rng)
+        };
+        if let Some(cap) = self.think_cap {
+            think = think.min(cap);
+        }
+        think
+    }
+
+    /// When user `u` first starts: within `[0, spread)`, or, with exponential think times,
+    /// after a first think (the stationary residual of an exponential OFF period).
     pub fn start_time(&mut self, u: u32, spread: f64) -> Time {
+        if self.exponential_think {
+            return secs(self.think_time(u));
+        }
         secs(spread * self.users[u as usize].rng.uniform())
     }
 
@@ -186,11 +214,7 @@ impl MahSource {
         let user = &mut self.users[u as usize];
         if user.in_flight == 0 && user.embedded_left == 0 {
             user.phase = Phase::Idle;
-            let mut think = self.model.sample_think_time(&mut user.rng);
-            if let Some(cap) = self.think_cap {
-                think = think.min(cap);
-            }
-            return Some(now + secs(think));
+            return Some(now + secs(self.think_time(u)));
         }
         None
     }

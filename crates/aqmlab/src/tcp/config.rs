@@ -19,6 +19,34 @@ pub enum Recovery {
     NewReno,
 }
 
+/// When a pending delayed ACK is sent if no second segment arrives first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DelackClock {
+    /// At the next tick of a global clock of period `delack_interval_ms` (4.4BSD/FreeBSD 2.x
+    /// `tcp_fasttimo`, ns-2 Full-TCP's aligned `interval_` timer): 0 to one period later.
+    #[default]
+    Global,
+    /// Exactly `delack_interval_ms` after the segment that made the ACK pending: a
+    /// per-connection callout (FreeBSD 4.x `tcp_delacktime`, `TCPTV_DELACK` = hz/10).
+    Connection,
+}
+
+/// The retransmit timer of a connection with no RTT sample yet (the SYN's timer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialTimer {
+    /// 4.4BSD `tcp_newtcpcb`: SRTT = 0 and RTTVAR chosen so that the first timer,
+    /// `SRTT + 2·RTTVAR` ("A + 2D"), is `initial_rto_s`; after it, `SRTT + 4·RTTVAR` = twice
+    /// that, times the backoff (FreeBSD 2.x SYNs at 0, 6, 30 s).
+    #[default]
+    APlus2d,
+    /// FreeBSD 4.x: RTTVAR seeded so that `SRTT + 4·RTTVAR` = `initial_rto_s`
+    /// (`TCPTV_RTOBASE` = 3 s), the same value for the first and later SYN timers, times the
+    /// SYN backoff table.
+    Base,
+}
+
 /// How the RTT estimator and the retransmit timer see time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -55,6 +83,9 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Period of the (global) delayed-ACK clock: BSD's fast timer, 200 ms.
     pub delack_interval_ms: f64,
+    /// Global delayed-ACK clock (BSD fast timer) or a per-connection timer (FreeBSD 4.x).
+    #[serde(default)]
+    pub delack_clock: DelackClock,
     /// Nagle's algorithm (RFC 896).
     pub nagle: bool,
     pub timer_model: TimerModel,
@@ -64,6 +95,9 @@ pub struct TcpConfig {
     pub max_rto_s: f64,
     /// RTO before any RTT sample (the SYN's first timeout).
     pub initial_rto_s: f64,
+    /// How `initial_rto_s` seeds the estimator before the first RTT sample.
+    #[serde(default)]
+    pub initial_timer: InitialTimer,
     /// Multipliers of the RTO for the 1st, 2nd... retransmission of the same segment
     /// (BSD `tcp_backoff[]`); the last value repeats.
     pub backoff: Vec<u32>,
@@ -96,12 +130,14 @@ impl TcpConfig {
             dupack_threshold: 3,
             delayed_ack: true,
             delack_interval_ms: 200.0,
+            delack_clock: DelackClock::Global,
             nagle: true,
             timer_model: TimerModel::Bsd,
             tick_ms: 500.0,
             min_rto_s: 1.0,
             max_rto_s: 64.0,
             initial_rto_s: 6.0,
+            initial_timer: InitialTimer::APlus2d,
             backoff: vec![1, 2, 4, 8, 16, 32, 64],
             syn_backoff: vec![],
             max_retries: 12,
@@ -124,12 +160,14 @@ impl TcpConfig {
             dupack_threshold: 3,
             delayed_ack: false,
             delack_interval_ms: 100.0,
+            delack_clock: DelackClock::Global,
             nagle: true,
             timer_model: TimerModel::Ns2,
             tick_ms: 10.0,
             min_rto_s: 1.0,
             max_rto_s: 60.0,
             initial_rto_s: 6.0,
+            initial_timer: InitialTimer::APlus2d,
             backoff: vec![1, 2, 4, 8, 16, 32, 64],
             syn_backoff: vec![],
             max_retries: 12,
@@ -139,16 +177,37 @@ impl TcpConfig {
         }
     }
 
+    /// FreeBSD 4.5 as used in Study B (Le et al. 2003, §3: 16 KB window). Differences from
+    /// 2.2.8, from model-facts §7.4–7.5 (Netsem's FreeBSD 4.6 model): 10 ms clock (hz = 100,
+    /// callout timers), initial RTO `TCPTV_RTOBASE` = 3 s with the SYN backoff table
+    /// {1,1,1,1,1,2,4,8,16,32,64,64,64} (SYNs at 0, 3, 6, 9, 12, 15, 21, 33, 57 s), a 100 ms
+    /// per-connection delayed-ACK timer, and NewReno recovery (`net.inet.tcp.newreno`, on by
+    /// default in the 4.x line — unconfirmed for 4.5 exactly, see docs/tcp.md). Initial window
+    /// 1 segment (`slowstart_flightsize` = 1; RFC 3390 came later), minimum RTO 1 s.
+    pub fn freebsd_4x() -> Self {
+        TcpConfig {
+            recovery: Recovery::NewReno,
+            delack_interval_ms: 100.0,
+            delack_clock: DelackClock::Connection,
+            tick_ms: 10.0,
+            initial_rto_s: 3.0,
+            initial_timer: InitialTimer::Base,
+            syn_backoff: vec![1, 1, 1, 1, 1, 2, 4, 8, 16, 32, 64, 64, 64],
+            ..Self::freebsd_228()
+        }
+    }
+
     /// A preset by name, as written in scenarios (`[tcp] preset = "..."`).
     pub fn preset(name: &str) -> Option<Self> {
         match name {
             "freebsd-2.2.8" => Some(Self::freebsd_228()),
+            "freebsd-4.x" => Some(Self::freebsd_4x()),
             "ns2-fulltcp" => Some(Self::ns2_fulltcp()),
             _ => None,
         }
     }
 
-    pub const PRESETS: &'static [&'static str] = &["freebsd-2.2.8", "ns2-fulltcp"];
+    pub const PRESETS: &'static [&'static str] = &["freebsd-2.2.8", "freebsd-4.x", "ns2-fulltcp"];
 
     pub fn tick(&self) -> Time {
         (self.tick_ms * MS as f64).round() as Time

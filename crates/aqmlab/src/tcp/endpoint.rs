@@ -9,7 +9,7 @@
 //! Sequence numbers are 64-bit offsets from ISS = 0: the SYN occupies 0, application byte `k`
 //! occupies `1 + k`, the FIN the number after the last byte.
 
-use super::config::{Recovery, TcpConfig, TimerModel};
+use super::config::{DelackClock, Recovery, TcpConfig, TimerModel};
 use super::ecn::EcnState;
 use super::reassembly::Reassembly;
 use super::rtt::RtoEstimator;
@@ -532,7 +532,10 @@ impl Endpoint {
                         self.ack_now = true;
                     } else if self.delack_at.is_none() {
                         let iv = cfg.delack_interval();
-                        self.delack_at = Some((now / iv + 1) * iv);
+                        self.delack_at = Some(match cfg.delack_clock {
+                            DelackClock::Global => (now / iv + 1) * iv,
+                            DelackClock::Connection => now + iv,
+                        });
                     }
                 }
             } else {

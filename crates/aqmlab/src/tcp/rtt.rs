@@ -4,7 +4,7 @@
 //! State is kept as in 4.4BSD `tcp_var.h`: `srtt8` = 8·SRTT and `rttvar4` = 4·RTTVAR, both in
 //! ticks, so that `rexmtval() = srtt8/8 + rttvar4 = SRTT + 4·RTTVAR` (RFC 6298 (2.3)).
 
-use super::config::{TcpConfig, TimerModel};
+use super::config::{InitialTimer, TcpConfig, TimerModel};
 use crate::units::Time;
 
 #[derive(Clone, Debug)]
@@ -25,13 +25,18 @@ pub struct RtoEstimator {
 impl RtoEstimator {
     /// A new connection's estimator. BSD (`tcp_newtcpcb`) starts with SRTT = 0 and
     /// RTTVAR such that the first timer, `(SRTT/4 + 4·RTTVAR)/2`, equals `initial_rto`
-    /// (the "A + 2D" rule: 6 s for FreeBSD 2.x with RTTVAR = 3 s); ns-2 uses `rtxcur_init_`.
+    /// (the "A + 2D" rule: 6 s for FreeBSD 2.x with RTTVAR = 3 s); FreeBSD 4.x seeds RTTVAR so
+    /// that `SRTT + 4·RTTVAR` is `TCPTV_RTOBASE`; ns-2 uses `rtxcur_init_`.
     pub fn new(cfg: &TcpConfig, phase: Time) -> Self {
         let tick = cfg.tick();
         let init_ticks = (cfg.initial_rto() / tick) as i64;
+        let rttvar4 = match cfg.initial_timer {
+            InitialTimer::APlus2d => 2 * init_ticks,
+            InitialTimer::Base => init_ticks,
+        };
         RtoEstimator {
             srtt8: 0,
-            rttvar4: 2 * init_ticks,
+            rttvar4,
             rtxcur: cfg.initial_rto(),
             shift: 0,
             tick,
@@ -103,7 +108,8 @@ impl RtoEstimator {
                 // tcp_newtcpcb: first timer = (SRTT/4 + 4·RTTVAR)/2 ticks ("A + 2D") before any
                 // sample; afterwards TCP_REXMTVAL·tcp_backoff[shift] (tcp_timer.c), clamped to
                 // [t_rttmin, TCPTV_REXMTMAX] after the backoff.
-                let base = if self.srtt8 == 0 && self.shift == 0 {
+                let a_plus_2d = cfg.initial_timer == InitialTimer::APlus2d;
+                let base = if a_plus_2d && self.srtt8 == 0 && self.shift == 0 {
                     ((self.srtt8 >> 2) + self.rttvar4) >> 1
                 } else {
                     self.rexmtval_ticks()

@@ -155,9 +155,14 @@ fn two_losses_in_a_small_window_make_reno_time_out() {
 #[test]
 fn lost_syns_follow_the_configured_schedules() {
     // (preset, SYNs lost, expected time of the SYN that gets through)
-    let cases: [(TcpConfig, u32, f64); 4] = [
+    let cases: [(TcpConfig, u32, f64); 7] = [
         (TcpConfig::freebsd_228(), 1, 6.0),  // 4.4BSD "A + 2D" = 6 s
         (TcpConfig::freebsd_228(), 2, 30.0), // then 12 s · tcp_backoff[1] = 24 s
+        // FreeBSD 4.x: TCPTV_RTOBASE 3 s × tcp_syn_backoff {1,1,1,1,1,2,4,...}:
+        // SYNs at 0, 3, 6, 9, 12, 15, 21 s (model-facts §7.4).
+        (TcpConfig::freebsd_4x(), 1, 3.0),
+        (TcpConfig::freebsd_4x(), 2, 6.0),
+        (TcpConfig::freebsd_4x(), 6, 21.0),
         (TcpConfig::ns2_fulltcp(), 1, 6.0),  // rtxcur_init 6 s
         (TcpConfig::ns2_fulltcp(), 2, 18.0), // doubled: +12 s
     ];
@@ -217,6 +222,40 @@ fn delayed_ack_waits_for_the_fast_timer_tick() {
         assert_eq!(t % (200 * MS), 0, "ACK at {t} ns is off the 200 ms grid");
     }
     let _ = secs(0.0);
+}
+
+/// Delayed ACKs (FreeBSD 4.x): a per-connection 100 ms timer, so every delayed ACK leaves
+/// exactly 100 ms after the data segment that made it pending, off any global grid.
+#[test]
+fn delayed_ack_per_connection_timer_waits_exactly_100ms() {
+    let mut sc = base(5.0);
+    sc.tcp = TcpConfig::freebsd_4x();
+    sc.tcp.rwnd = MSS as u32;
+    sc.traffic = vec![bulk(1, None)];
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.enable_trace();
+    let (sim, _) = run_sim(sim);
+    // Stop-and-wait (window of one segment): pair each pure ACK the client (side 0) sends with
+    // the server's data segment sent before it. The gap is the one-way delay (50 ms of delay
+    // box + 3 serializations of 1500 B at 1 Gb/s = 36 µs) plus exactly 100 ms.
+    let mut last_data: Option<u64> = None;
+    let mut checked = 0;
+    for e in sim.trace() {
+        if e.side == 1 && e.len > 0 {
+            last_data = Some(e.t);
+        } else if e.side == 0 && e.len == 0 && e.ack > 1 {
+            if let Some(d) = last_data.take() {
+                assert_eq!(
+                    e.t - d,
+                    100 * MS + 50 * MS + 36_000,
+                    "ACK at {} for data at {d}",
+                    e.t
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} delayed ACKs checked");
 }
 
 /// NewReno (RFC 6582) with 1, 2, 3 and 4 losses in one window: one fast retransmit, then one

@@ -36,6 +36,7 @@ pub fn mah(users: u32, mbps: f64, duration: f64, seed: u64) -> Scenario {
         start_spread_s: 10.0,
         think_cap_s: None,
         size_law: aqmlab::config::SizeLaw::Empirical,
+        think_law: aqmlab::config::SizeLaw::Empirical,
     }];
     sc
 }
