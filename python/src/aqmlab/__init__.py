@@ -9,6 +9,10 @@ Python API::
 
     scen = aqmlab.load_scenario("examples/quickstart.toml", overrides=["queue.limit=50"])
     aqmlab.validate(scen)  # raises aqmlab.ScenarioError with a one-line message
+
+    study = aqmlab.Study.open("results/small")   # a study directory of `aqmlab sweep`
+    study.runs()            # polars: one row per finished run (axis labels, metrics)
+    study.table("exchanges")  # a record table over every finished run
 """
 
 from aqmlab import _core
@@ -19,12 +23,14 @@ __version__ = _core.version()
 from aqmlab.runner import Progress, Results, run
 from aqmlab.scenario import ScenarioError, resolve, validate
 from aqmlab.scenario import load as load_scenario
+from aqmlab.study import Study
 
 __all__ = [
     "Progress",
     "Results",
     "ScenarioError",
     "Simulation",
+    "Study",
     "__version__",
     "load_scenario",
     "resolve",

@@ -4,10 +4,13 @@
                [--plots] [--calibrate] [--calibration FILE]
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
+    aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
+                 [--calibration FILE] [-q]
     aqmlab validate SCENARIO.toml [--seed N] [--set ...] [--print]
     aqmlab presets
 
 Every error is one line on stderr, ``error: ...``, and exit status 2 (130 when interrupted).
+``aqmlab sweep`` exits with 1 when some runs failed (the others are done and catalogued).
 Set ``AQMLAB_DEBUG=1`` to get the Python traceback instead.
 """
 
@@ -109,6 +112,42 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="studied bottleneck direction (default: that of the Web responses)",
     )
+
+    sw = sub.add_parser(
+        "sweep", help="run (or resume) a study: a sweep file's runs, in parallel, catalogued"
+    )
+    sw.add_argument("sweep", help="sweep file (TOML, see docs/sweeps.md)")
+    sw.add_argument("--out", default=None, help="study directory (default: results/<sweep name>)")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        help="local worker processes (default: one per core)",
+    )
+    where.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run on the Dask cluster of this scheduler, e.g. tcp://HOST:8786 "
+        "(the study directory must be visible to the workers at the same path)",
+    )
+    sw.add_argument(
+        "--calibration",
+        default=None,
+        metavar="FILE",
+        help="take missing `load` calibrations from FILE (default: the one beside the base "
+        "scenario); the study keeps its own copy in DIR/calibration.json",
+    )
+    sw.add_argument(
+        "--progress-every",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds between progress lines when stderr is not a terminal (default 10)",
+    )
+    sw.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     scenario_args(v)
@@ -294,6 +333,37 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from aqmlab import sweep
+
+    resume = f"aqmlab sweep {args.sweep}" + (f" --out {args.out}" if args.out else "")
+    try:
+        outcome = sweep.run_sweep(
+            args.sweep,
+            args.out,
+            scheduler=args.scheduler,
+            jobs=args.jobs,
+            calibration=args.calibration,
+            quiet=args.quiet,
+            interval_s=args.progress_every,
+        )
+    except sweep.SweepInterrupted as e:
+        o = e.outcome
+        sys.stderr.write(
+            f"\ninterrupted: {o.done} of {o.total} runs done, {o.failed} failed, "
+            f"{o.pending} not run (no partial run is kept); resume with: {resume}\n"
+        )
+        return EXIT_INTERRUPTED
+    for run_id, where, error in outcome.failures:
+        print(f"failed: {run_id} ({where}): {error}")
+    print(
+        f"sweep: {outcome.total} runs: {outcome.done} done ({outcome.ran} run now, "
+        f"{outcome.skipped} already done), {outcome.failed} failed; "
+        f"catalog {outcome.directory / 'catalog.duckdb'}"
+    )
+    return 1 if outcome.failed else 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from aqmlab import scenario as sc
 
@@ -344,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "presets": _cmd_presets,
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
+        "sweep": _cmd_sweep,
     }
     if args.command not in commands:
         _parser().print_help(sys.stderr)
@@ -362,10 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as e:  # a core panic arrives as RuntimeError; never a traceback
         if debug or isinstance(e, SystemExit):
             raise
-        msg = " ".join(str(e).split()) or type(e).__name__
-        if not isinstance(e, ValueError | RuntimeError | OSError):
-            msg = f"{type(e).__name__}: {msg}"
-        sys.stderr.write(f"error: {msg}\n")
+        from aqmlab.scenario import one_line
+
+        sys.stderr.write(f"error: {one_line(e)}\n")
         return EXIT_ERROR
 
 

@@ -38,8 +38,10 @@ __all__ = [
     "load_cdf",
     "load_rtt_cdf",
     "load_with_calibration",
+    "one_line",
     "resolve",
     "resolve_with_calibration",
+    "set_value",
     "to_json",
     "validate",
 ]
@@ -50,6 +52,15 @@ class ScenarioError(ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one line: its message with whitespace collapsed, prefixed by its type
+    unless it is a plain value/runtime/OS error (a core panic arrives as RuntimeError)."""
+    msg = " ".join(str(error).split()) or type(error).__name__
+    if not isinstance(error, ValueError | RuntimeError | OSError):
+        msg = f"{type(error).__name__}: {msg}"
+    return msg
 
 
 def _fmt(value: Any) -> str:
@@ -123,17 +134,16 @@ def load_with_calibration(
 _SEGMENT = re.compile(r"([A-Za-z0-9_\-]+)((?:\[\d+\])*)")
 
 
-def _parse_key_path(key: str) -> list[str | int]:
+def _parse_key_path(key: str, where: str | None = None) -> list[str | int]:
     """``traffic[0].flows`` or ``traffic.0.flows`` → ["traffic", 0, "flows"]."""
+    where = where or f"--set {key}"
     parts: list[str | int] = []
     if not key or key.startswith(".") or key.endswith(".") or ".." in key:
-        raise ScenarioError(
-            f"--set {key}: expected a dotted key path like topology.bottleneck_mbps"
-        )
+        raise ScenarioError(f"{where}: expected a dotted key path like topology.bottleneck_mbps")
     for piece in key.split("."):
         m = _SEGMENT.fullmatch(piece)
         if not m:
-            raise ScenarioError(f"--set {key}: bad key segment {piece!r}")
+            raise ScenarioError(f"{where}: bad key segment {piece!r}")
         name, idx = m.groups()
         parts.append(int(name) if name.isdigit() else name)
         parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", idx))
@@ -169,41 +179,46 @@ def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, 
         key = key.strip()
         if not sep:
             raise ScenarioError(f"--set {item}: expected key.path=value")
-        parts = _parse_key_path(key)
-        value = _parse_value(raw.strip())
-        node: Any = doc
-        for i, part in enumerate(parts[:-1]):
-            here = _show_path(parts[: i + 1])
-            nxt = parts[i + 1]
-            if isinstance(part, int):
-                if not isinstance(node, list):
-                    raise ScenarioError(f"--set {key}: {_show_path(parts[:i])} is not a list")
-                if part >= len(node):
-                    raise ScenarioError(
-                        f"--set {key}: {here} is out of range "
-                        f"({_show_path(parts[:i])} has {len(node)} entries)"
-                    )
-                node = node[part]
-            else:
-                if not isinstance(node, dict):
-                    raise ScenarioError(f"--set {key}: {_show_path(parts[:i])} is not a table")
-                if part not in node:
-                    node[part] = [] if isinstance(nxt, int) else {}
-                node = node[part]
-            if not isinstance(node, dict | list):
+        set_value(doc, key, _parse_value(raw.strip()))
+    return doc
+
+
+def set_value(doc: dict[str, Any], key: str, value: Any, where: str | None = None) -> None:
+    """Sets the dotted path `key` (``traffic.0.load`` or ``traffic[0].load``) of `doc` to
+    `value`, in place, creating intermediate tables as needed. Errors name `where` (default
+    ``--set KEY``); a key the scenario format does not know is left to validation."""
+    where = where or f"--set {key}"
+    parts = _parse_key_path(key, where)
+    node: Any = doc
+    for i, part in enumerate(parts[:-1]):
+        here = _show_path(parts[: i + 1])
+        nxt = parts[i + 1]
+        if isinstance(part, int):
+            if not isinstance(node, list):
+                raise ScenarioError(f"{where}: {_show_path(parts[:i])} is not a list")
+            if part >= len(node):
                 raise ScenarioError(
-                    f"--set {key}: {here} = {_fmt(node)} is a value, not a table or list"
+                    f"{where}: {here} is out of range "
+                    f"({_show_path(parts[:i])} has {len(node)} entries)"
                 )
-        last = parts[-1]
-        if isinstance(last, int):
-            if not isinstance(node, list) or last >= len(node):
-                raise ScenarioError(f"--set {key}: {_show_path(parts)} is out of range")
-            node[last] = value
+            node = node[part]
         else:
             if not isinstance(node, dict):
-                raise ScenarioError(f"--set {key}: {_show_path(parts[:-1])} is not a table")
-            node[last] = value
-    return doc
+                raise ScenarioError(f"{where}: {_show_path(parts[:i])} is not a table")
+            if part not in node:
+                node[part] = [] if isinstance(nxt, int) else {}
+            node = node[part]
+        if not isinstance(node, dict | list):
+            raise ScenarioError(f"{where}: {here} = {_fmt(node)} is a value, not a table or list")
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise ScenarioError(f"{where}: {_show_path(parts)} is out of range")
+        node[last] = copy.deepcopy(value)
+    else:
+        if not isinstance(node, dict):
+            raise ScenarioError(f"{where}: {_show_path(parts[:-1])} is not a table")
+        node[last] = copy.deepcopy(value)
 
 
 # --- empirical RTT -------------------------------------------------------------------------

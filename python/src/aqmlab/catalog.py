@@ -1,0 +1,272 @@
+"""The study catalog: `DIR/catalog.duckdb`, an embedded DuckDB database (docs/sweeps.md).
+
+Tables:
+
+- `runs`: one row per planned run, in plan order: `run_id`, `status` (done, failed or
+  pending), `rep`, `seed`, one column per axis (its label), `wall_time_s`, `error`,
+  `scenario_hash`, `aqmlab_version`, `core_version`, `scenario` (the resolved scenario as
+  JSON), then the run's metrics: Study A's columns of `aqmlab.metrics.run_metrics`
+  (unprefixed: `median_response_s`, `utilization`, ... of the studied direction), the core
+  summary flattened with dots (`forward.utilization`, `reverse.mean_queue_pkts`,
+  `queue_forward.params.limit`, ...) and the engine counters (`engine.events`, ...).
+- `axes`: the axes (name, position, fields and labels as JSON); `study`: name, repetitions,
+  seed and seed rule.
+- One view per record table (`exchanges`, `queue`, `bottleneck`, `connections`, ...): the
+  Parquet files of the finished runs, with `run_id`, the axis labels and `rep` joined from
+  `runs`. Paths are relative to the study directory: open the catalog from there, or
+  ``SET file_search_path = 'DIR'`` (`aqmlab.study.Study.sql` does).
+
+Everything in the catalog is derived from `plan.json` and the run directories, so it is
+rebuilt whole and swapped in with a rename: a reader never sees a half-written catalog, and
+a sweep killed between a run's rename and the catalog write converges on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from aqmlab import metrics as mt
+from aqmlab import runner
+from aqmlab.sweepfile import PlannedRun, Sweep
+
+__all__ = [
+    "CATALOG_FILE",
+    "RUN_SPECIFIC",
+    "base_row",
+    "done_row",
+    "is_done",
+    "read_runs",
+    "run_dir",
+    "write",
+]
+
+CATALOG_FILE = "catalog.duckdb"
+RUNS_DIR = "runs"
+# Columns that legitimately differ between two executions of the same plan.
+RUN_SPECIFIC = ("wall_time_s",)
+_EXCHANGE_COLUMNS = ["start_s", "completed", "response_time_s"]
+
+
+def run_dir(study_dir: Path, run_id: str) -> Path:
+    return study_dir / RUNS_DIR / run_id
+
+
+def is_done(study_dir: Path, run_id: str) -> bool:
+    """A run is finished when its directory holds summary.json: the runner writes it last,
+    into a hidden temporary directory that is renamed only on success."""
+    return (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file()
+
+
+def base_row(run: PlannedRun, status: str, error: str | None = None) -> dict[str, Any]:
+    """The columns every run has, whatever its status."""
+    from aqmlab import __version__, _core
+
+    return {
+        "run_id": run.run_id,
+        "status": status,
+        "rep": run.rep,
+        "seed": run.seed,
+        **run.labels,
+        "wall_time_s": None,
+        "error": error,
+        "scenario_hash": run.scenario_hash,
+        "aqmlab_version": __version__,
+        "core_version": _core.version(),
+        "scenario": json.dumps(run.scenario, ensure_ascii=False),
+    }
+
+
+def _flatten(prefix: str, value: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """Scalars of nested tables as `a.b.c` keys; lists (drop runs) are left out."""
+    for k, v in value.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            _flatten(f"{key}.", v, out)
+        elif v is None or isinstance(v, bool | int | float | str):
+            out[key] = v
+
+
+def done_row(study_dir: Path, run: PlannedRun) -> dict[str, Any]:
+    """The row of a finished run, from its directory alone."""
+    d = run_dir(study_dir, run.run_id)
+    summary = json.loads((d / runner.SUMMARY_FILE).read_text(encoding="utf-8"))
+    row = base_row(run, "done")
+    row["wall_time_s"] = summary.get("wall_time_s")
+    row["aqmlab_version"] = summary.get("version", {}).get("aqmlab")
+    row["core_version"] = summary.get("version", {}).get("core")
+    flat: dict[str, Any] = {}
+    _flatten("", summary.get("summary") or {}, flat)
+    _flatten("engine.", summary.get("engine_stats") or {}, flat)
+    ex_file = d / "exchanges.parquet"
+    exchanges = None
+    if ex_file.is_file() and pq.read_metadata(ex_file).num_rows > 0:
+        exchanges = pl.read_parquet(ex_file, columns=_EXCHANGE_COLUMNS)
+    # Study A's columns win over the core's totals of the same name (exchanges_completed):
+    # they count what the paper counts (exchanges started after the warm-up).
+    flat.update(mt.run_metrics(summary, exchanges))
+    for k, v in flat.items():
+        if k not in row:
+            row[k] = v
+    return row
+
+
+def _column_kind(values: Iterable[Any]) -> str:
+    kinds = set()
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            kinds.add("bool")
+        elif isinstance(v, int):
+            kinds.add("int")
+        elif isinstance(v, float):
+            kinds.add("float")
+        else:
+            kinds.add("str")
+    if kinds <= {"int"}:
+        return "int"
+    if kinds <= {"int", "float"}:
+        return "float"
+    if kinds == {"bool"}:
+        return "bool"
+    return "str"
+
+
+_DTYPES = {"int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean, "str": pl.String}
+_FIXED = {
+    "run_id": pl.String,
+    "status": pl.String,
+    "rep": pl.Int64,
+    "seed": pl.UInt64,
+    "wall_time_s": pl.Float64,
+    "error": pl.String,
+    "scenario_hash": pl.String,
+    "aqmlab_version": pl.String,
+    "core_version": pl.String,
+    "scenario": pl.String,
+}
+
+
+def runs_frame(rows: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> pl.DataFrame:
+    """The rows as one DataFrame: fixed columns, axis labels (strings), then every metric
+    column in first-seen order, typed from all its values (int, float, bool, else string;
+    an integer too large for Int64 becomes a float)."""
+    names: list[str] = list(_FIXED)
+    names[4:4] = list(axes)
+    for r in rows:
+        names.extend(k for k in r if k not in names)
+    columns: dict[str, pl.Series] = {}
+    for name in names:
+        values = [r.get(name) for r in rows]
+        if name in _FIXED:
+            dtype = _FIXED[name]
+        elif name in axes:
+            dtype = pl.String
+        else:
+            kind = _column_kind(values)
+            if kind == "int" and any(v is not None and abs(v) >= 2**63 for v in values):
+                kind = "float"
+            if kind == "float":
+                values = [None if v is None else float(v) for v in values]
+            elif kind == "str":
+                values = [None if v is None else str(v) for v in values]
+            dtype = _DTYPES[kind]
+        columns[name] = pl.Series(name, values, dtype=dtype)
+    return pl.DataFrame(list(columns.values()))
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _views(study_dir: Path, done: Sequence[str], axes: Sequence[str]) -> list[str]:
+    """CREATE VIEW statements, one per record table found in the finished runs."""
+    files: dict[str, list[str]] = {}
+    for rid in done:
+        for p in sorted(run_dir(study_dir, rid).glob("*.parquet")):
+            files.setdefault(p.stem, []).append(f"{RUNS_DIR}/{rid}/{p.name}")
+    out = []
+    for table, paths in sorted(files.items()):
+        own = set(pq.read_schema(study_dir / paths[0]).names)
+        joined = [c for c in ("run_id", *axes, "rep") if c not in own]
+        cols = ", ".join(f"r.{_quote(c)}" for c in joined)
+        listing = ", ".join(_sql_str(p) for p in paths)
+        out.append(
+            f"CREATE VIEW {_quote(table)} AS SELECT {cols}, t.* EXCLUDE (filename) "
+            f"FROM read_parquet([{listing}], filename = true, union_by_name = true) AS t "
+            f"JOIN runs AS r ON r.run_id = regexp_extract(t.filename, "
+            f"'{RUNS_DIR}/([0-9a-f]+)/[^/]+$', 1)"
+        )
+    return out
+
+
+def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> Path:
+    """Builds the catalog from `rows` (plan order) into a temporary file, then renames it
+    over `DIR/catalog.duckdb`."""
+    import duckdb
+
+    axes = [a.name for a in sweep.axes]
+    frame = runs_frame(rows, axes)
+    final = study_dir / CATALOG_FILE
+    tmp = study_dir / f".{final.name}.tmp-{os.getpid()}"
+    for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
+        stale.unlink(missing_ok=True)
+    con = duckdb.connect(str(tmp))
+    try:
+        con.execute(f"SET file_search_path = {_sql_str(str(study_dir.resolve()))}")
+        arrow_runs = frame.to_arrow()
+        con.register("runs_frame", arrow_runs)
+        con.execute("CREATE TABLE runs AS SELECT * FROM runs_frame")
+        con.unregister("runs_frame")
+        axes_frame = pl.DataFrame(
+            {
+                "name": [a.name for a in sweep.axes],
+                "position": list(range(len(sweep.axes))),
+                "fields": [json.dumps(list(a.fields)) for a in sweep.axes],
+                "labels": [json.dumps(list(a.labels)) for a in sweep.axes],
+            },
+            schema={
+                "name": pl.String,
+                "position": pl.Int64,
+                "fields": pl.String,
+                "labels": pl.String,
+            },
+        ).to_arrow()
+        con.register("axes_frame", axes_frame)
+        con.execute("CREATE TABLE axes AS SELECT * FROM axes_frame")
+        con.unregister("axes_frame")
+        con.execute(
+            "CREATE TABLE study AS SELECT ? AS name, ? AS repetitions, ? AS seed, "
+            "'run seed = sweep seed + rep' AS seed_rule",
+            [sweep.name, sweep.repetitions, sweep.seed],
+        )
+        done = [r["run_id"] for r in rows if r["status"] == "done"]
+        for statement in _views(study_dir, done, axes):
+            con.execute(statement)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(tmp, final)
+    return final
+
+
+def read_runs(study_dir: Path) -> pl.DataFrame:
+    """The `runs` table of `DIR/catalog.duckdb`."""
+    import duckdb
+
+    con = duckdb.connect(str(study_dir / CATALOG_FILE), read_only=True)
+    try:
+        return con.sql("SELECT * FROM runs").pl()
+    finally:
+        con.close()

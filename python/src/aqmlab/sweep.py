@@ -1,0 +1,275 @@
+"""`aqmlab sweep`: expand a sweep file, run what is not finished yet, keep the catalog.
+
+Study directory::
+
+    DIR/sweep.toml        the sweep file as given
+    DIR/plan.json         every run: id, rep, seed, axis labels, resolved scenario
+    DIR/calibration.json  calibrations of the `load =` entries (when there are any)
+    DIR/catalog.duckdb    runs table and views (aqmlab.catalog)
+    DIR/runs/<run_id>/    what `aqmlab run --out` writes: summary.json + <table>.parquet
+
+Resuming is running the same command again: a run whose directory holds summary.json is
+finished (the runner renames its directory into place only after writing everything) and is
+skipped; hidden temporary directories left by killed runs are removed; failed runs are tried
+again; the catalog is rebuilt from the run directories, so nothing depends on whether the
+previous invocation got to write it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from aqmlab import catalog, sweepexec, sweepfile
+from aqmlab import scenario as sc
+from aqmlab.sweepprogress import SweepProgress, format_duration
+
+__all__ = ["PLAN_FILE", "SWEEP_FILE", "SweepInterrupted", "SweepOutcome", "run_sweep"]
+
+PLAN_FILE = "plan.json"
+SWEEP_FILE = "sweep.toml"
+CALIBRATION_FILE = "calibration.json"
+# A run lost with its worker process (killed, out of memory) is submitted once more.
+MAX_ATTEMPTS = 2
+
+
+@dataclass
+class SweepOutcome:
+    directory: Path
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    ran: int = 0
+    skipped: int = 0
+    failures: list[tuple[str, str, str]] = field(default_factory=list)  # (id, where, error)
+
+    @property
+    def pending(self) -> int:
+        return self.total - self.done - self.failed
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a sweep; `outcome` says how far it got."""
+
+    def __init__(self, outcome: SweepOutcome) -> None:
+        super().__init__("interrupted")
+        self.outcome = outcome
+
+
+def _check_study_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise sc.ScenarioError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / PLAN_FILE).is_file():
+        raise sc.ScenarioError(
+            f"--out {out}: exists, is not empty and is not an aqmlab study directory "
+            f"(no {PLAN_FILE})"
+        )
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _remove_leftovers(out: Path) -> None:
+    """Hidden temporary directories of killed runs (runner: `.<id>.tmp-*`, `.<id>.old-*`) and
+    temporary catalog files."""
+    runs = out / catalog.RUNS_DIR
+    if runs.is_dir():
+        for p in runs.iterdir():
+            if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name):
+                shutil.rmtree(p, ignore_errors=True)
+    for p in out.glob(f".{catalog.CATALOG_FILE}.tmp-*"):
+        p.unlink(missing_ok=True)
+
+
+def _runs_no_longer_planned(out: Path, runs: list[sweepfile.PlannedRun]) -> int:
+    try:
+        previous = json.loads((out / PLAN_FILE).read_text(encoding="utf-8"))["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    now = {r.run_id for r in runs}
+    return sum(1 for r in previous if isinstance(r, dict) and r.get("run_id") not in now)
+
+
+def _where(run: sweepfile.PlannedRun) -> str:
+    return " ".join([*(f"{k}={v}" for k, v in run.labels.items()), f"rep={run.rep}"])
+
+
+def run_sweep(
+    sweep_file: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    *,
+    scheduler: str | None = None,
+    jobs: int | None = None,
+    calibration: str | os.PathLike | None = None,
+    stream: IO[str] | None = None,
+    quiet: bool = False,
+    interval_s: float = 10.0,
+) -> SweepOutcome:
+    """Runs (or resumes) the sweep in `sweep_file` into the study directory `out` (default
+    `results/<sweep name>`), on `jobs` local processes (default: one per core) or on the Dask
+    cluster whose scheduler is at `scheduler`. Progress goes to `stream` (default stderr).
+    Raises `SweepInterrupted` on Ctrl-C; failed runs are in the outcome (and the catalog)."""
+    stream = stream if stream is not None else sys.stderr
+    sweep = sweepfile.read(sweep_file)
+    out_dir = Path(out) if out is not None else Path("results") / sweep.name
+    _check_study_dir(out_dir)
+    if jobs is not None and jobs < 1:
+        raise sc.ScenarioError(f"--jobs {jobs}: expected at least 1")
+    if scheduler is not None:
+        sweepexec.check_address(scheduler)
+
+    def note(msg: str) -> None:
+        if not quiet:
+            stream.write(f"  {msg}\n")
+            stream.flush()
+
+    backend: Any = None
+    if scheduler is not None:  # before calibrating: a bad address fails in seconds
+        backend = sweepexec.DaskBackend(scheduler)
+    try:
+        runs = sweepfile.plan(
+            sweep,
+            out_dir / CALIBRATION_FILE,
+            calibration_source=Path(calibration) if calibration is not None else None,
+            workers=jobs or sweepexec.default_jobs(),
+            log=note,
+        )
+        dropped = _runs_no_longer_planned(out_dir, runs)
+        if dropped:
+            note(
+                f"the sweep changed: {dropped} run(s) of the previous plan are not in this one "
+                "(their directories stay in runs/, outside the catalog)"
+            )
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _write_atomic(out_dir / SWEEP_FILE, Path(sweep_file).read_bytes())
+        doc = sweepfile.plan_document(sweep, runs)
+        _write_atomic(
+            out_dir / PLAN_FILE, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
+        )
+        (out_dir / catalog.RUNS_DIR).mkdir(exist_ok=True)
+        _remove_leftovers(out_dir)
+        if backend is None:
+            todo_count = sum(
+                1 for r in runs if r.error is None and not catalog.is_done(out_dir, r.run_id)
+            )
+            if todo_count:
+                backend = sweepexec.LocalBackend(jobs)
+        return _execute(sweep, runs, out_dir, backend, stream, quiet, interval_s, note)
+    finally:
+        if backend is not None:
+            backend.close()
+
+
+def _execute(
+    sweep: sweepfile.Sweep,
+    runs: list[sweepfile.PlannedRun],
+    out_dir: Path,
+    backend: Any,
+    stream: IO[str],
+    quiet: bool,
+    interval_s: float,
+    note: Callable[[str], None],
+) -> SweepOutcome:
+    outcome = SweepOutcome(out_dir, total=len(runs))
+    rows: dict[str, dict[str, Any]] = {}
+    todo: list[sweepfile.PlannedRun] = []
+    for r in runs:
+        if catalog.is_done(out_dir, r.run_id):
+            rows[r.run_id] = catalog.done_row(out_dir, r)
+            outcome.done += 1
+            outcome.skipped += 1
+        elif r.error is not None:
+            rows[r.run_id] = catalog.base_row(r, "failed", r.error)
+            outcome.failed += 1
+            outcome.failures.append((r.run_id, _where(r), r.error))
+        else:
+            rows[r.run_id] = catalog.base_row(r, "pending")
+            todo.append(r)
+
+    def write_catalog() -> None:
+        catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs])
+
+    write_catalog()
+    where_ = backend.description if backend is not None else "nothing to run"
+    note(
+        f"sweep {sweep.name}: {len(runs)} runs, {outcome.skipped} already done, "
+        f"{len(todo)} to run on {where_} -> {out_dir}"
+    )
+    if not todo:
+        return outcome
+    progress = SweepProgress(
+        total=len(runs),
+        done=outcome.done,
+        failed=outcome.failed,
+        durations={r.run_id: float(r.scenario.get("duration_s") or 0.0) for r in todo},
+        stream=stream,
+        interval_s=interval_s,
+        enabled=not quiet,
+    )
+    root = out_dir.resolve()
+    pending: dict[Any, sweepfile.PlannedRun] = {}
+    attempts: dict[str, int] = {}
+    resubmits = 0  # bounded, in case workers die before running anything
+    try:
+        for r in todo:
+            fut = backend.submit(r.run_id, r.scenario, str(catalog.run_dir(root, r.run_id)))
+            pending[fut] = r
+        while pending:
+            finished = backend.wait(pending.keys(), 0.25)
+            for msg in backend.messages():
+                progress.update(msg)
+            for fut in finished:
+                r = pending.pop(fut)
+                res = backend.result(fut)
+                retry = attempts.get(r.run_id, 1) < MAX_ATTEMPTS and resubmits < len(todo) * 2
+                if res.get("lost") and retry:
+                    resubmits += 1
+                    # Only a run that had started counts the attempt: the others were
+                    # merely queued in the pool that went down.
+                    if progress.running.pop(r.run_id, None) is not None:
+                        attempts[r.run_id] = attempts.get(r.run_id, 1) + 1
+                        progress.say(f"  again  {r.run_id}  {_where(r)}: {res.get('error')}")
+                    again = backend.submit(
+                        r.run_id, r.scenario, str(catalog.run_dir(root, r.run_id))
+                    )
+                    pending[again] = r
+                    continue
+                outcome.ran += 1
+                if res.get("ok") and catalog.is_done(out_dir, r.run_id):
+                    rows[r.run_id] = catalog.done_row(out_dir, r)
+                    outcome.done += 1
+                    wall = rows[r.run_id].get("wall_time_s") or 0.0
+                    line = f"  done   {r.run_id}  {_where(r)}  ({format_duration(wall)})"
+                    progress.finished(r.run_id, True, line)
+                else:
+                    error = res.get("error") or "the run left no results"
+                    rows[r.run_id] = catalog.base_row(r, "failed", error)
+                    outcome.failed += 1
+                    outcome.failures.append((r.run_id, _where(r), error))
+                    progress.finished(r.run_id, False, f"  FAILED {r.run_id}  {_where(r)}: {error}")
+                write_catalog()
+            progress.draw()
+    except KeyboardInterrupt:
+        progress.close()
+        backend.stop()
+        _remove_leftovers(out_dir)
+        for r in todo:  # runs that landed while stopping are finished results too
+            if rows[r.run_id]["status"] == "pending" and catalog.is_done(out_dir, r.run_id):
+                rows[r.run_id] = catalog.done_row(out_dir, r)
+                outcome.done += 1
+        with contextlib.suppress(KeyboardInterrupt):
+            write_catalog()
+        raise SweepInterrupted(outcome) from None
+    progress.close()
+    _remove_leftovers(out_dir)  # of runs whose worker died (nothing is running now)
+    return outcome
