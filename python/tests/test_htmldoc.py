@@ -1,0 +1,42 @@
+"""The HTML document builder: escaping, tables, embedded figures, atomic write."""
+
+import base64
+import re
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from aqmlab.htmldoc import HtmlDocument, format_cell
+
+
+def test_cells():
+    assert format_cell(None) == "–"
+    assert format_cell(float("nan")) == "–"
+    assert format_cell(1.23456) == "1.235"
+    assert format_cell(2.5e-7) == "2.5e-07"
+    assert format_cell(12) == "12"
+    assert format_cell("a<b") == "a<b"  # escaped by the table, not here
+
+
+def test_document(tmp_path):
+    doc = HtmlDocument("T <1>", figure_dir=tmp_path / "figs")
+    doc.heading("Part & whole")
+    doc.paragraph("x < y")
+    doc.table(pl.DataFrame({"scheme": ["DT", "RED"], "median_s": [0.25, None]}), caption="c")
+    doc.table([{"a": 1, "b": "z"}, {"a": 2, "c": 3.0}])
+    fig = Figure()
+    fig.add_subplot().plot([0, 1], [0, 1])
+    assert doc.figure(fig, "cdf 90%") == "cdf_90"
+    assert doc.figure(fig, "cdf 90%") == "cdf_90_2"
+    doc.code("[queue]\nkind = 'red'", summary="scenario")
+    out = doc.write(tmp_path / "r" / "report.html")
+    text = out.read_text()
+    assert "T &lt;1&gt;" in text and "x &lt; y" in text and "Part &amp; whole" in text
+    assert "<th class=\"text\">scheme</th>" in text and ">–<" in text
+    assert "<th class=\"num\">c</th>" in text  # columns from every row
+    imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
+    assert len(imgs) == 2 and base64.b64decode(imgs[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "http" not in text  # nothing fetched from anywhere
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == [
+        "cdf_90.png", "cdf_90.svg", "cdf_90_2.png", "cdf_90_2.svg"]
+    assert not list((tmp_path / "r").glob(".*tmp"))
