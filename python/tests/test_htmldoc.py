@@ -32,11 +32,34 @@ def test_document(tmp_path):
     out = doc.write(tmp_path / "r" / "report.html")
     text = out.read_text()
     assert "T &lt;1&gt;" in text and "x &lt; y" in text and "Part &amp; whole" in text
-    assert "<th class=\"text\">scheme</th>" in text and ">–<" in text
-    assert "<th class=\"num\">c</th>" in text  # columns from every row
+    assert '<th class="text">scheme</th>' in text and ">–<" in text
+    assert '<th class="num">c</th>' in text  # columns from every row
     imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
     assert len(imgs) == 2 and base64.b64decode(imgs[0])[:8] == b"\x89PNG\r\n\x1a\n"
     assert "http" not in text  # nothing fetched from anywhere
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == [
-        "cdf_90.png", "cdf_90.svg", "cdf_90_2.png", "cdf_90_2.svg"]
+        "cdf_90.png",
+        "cdf_90.svg",
+        "cdf_90_2.png",
+        "cdf_90_2.svg",
+    ]
     assert not list((tmp_path / "r").glob(".*tmp"))
+
+
+def test_alignment_can_be_chosen_per_column():
+    doc = HtmlDocument("t")
+    doc.table([{"scheme": "RED", "median (s)": "0.46 ± 0.03"}], align={"median (s)": "num"})
+    text = doc.render()
+    assert '<th class="text">scheme</th><th class="num">median (s)</th>' in text
+    assert '<td class="text">RED</td><td class="num">0.46 ± 0.03</td>' in text
+
+
+def test_the_same_figure_gives_the_same_files(tmp_path):
+    fig = Figure()
+    fig.add_subplot().plot([0, 1, 2], [0, 1, 4], label="x")
+    fig.axes[0].legend()
+    for d in ("a", "b"):
+        HtmlDocument("t", figure_dir=tmp_path / d).figure(fig, "curve")
+    for name in ("curve.png", "curve.svg"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert b"<dc:date>" not in (tmp_path / "a" / "curve.svg").read_bytes()
