@@ -28,13 +28,15 @@ __all__ = ["HtmlDocument", "format_cell"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
-       margin: 2em auto; max-width: 1180px; padding: 0 1em; color: #222; line-height: 1.45; }
+       margin: 2em auto; max-width: 1240px; padding: 0 1em; color: #222; line-height: 1.45; }
 h1 { border-bottom: 2px solid #446; padding-bottom: .2em; }
 h2 { margin-top: 2em; border-bottom: 1px solid #bbc; }
-table { border-collapse: collapse; margin: .8em 0 1.2em; font-size: 0.88em; }
-th, td { border: 1px solid #ccd; padding: .25em .55em; text-align: right; }
+table { border-collapse: collapse; margin: .8em 0 1.2em; font-size: 0.88em;
+        display: block; overflow-x: auto; max-width: 100%; }
+th, td { border: 1px solid #ccd; padding: .25em .45em; text-align: right; }
 th { background: #eef; position: sticky; top: 0; }
 td.text, th.text { text-align: left; }
+td.num { white-space: nowrap; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: .3em; }
 figure { display: inline-table; margin: .6em 1em 1em 0; vertical-align: top; }
 figure img { max-width: 100%; border: 1px solid #dde; }
