@@ -6,6 +6,7 @@
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--calibration FILE] [-q]
+    aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
     aqmlab validate SCENARIO.toml [--seed N] [--set ...] [--print]
     aqmlab presets
 
@@ -148,6 +149,28 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds between progress lines when stderr is not a terminal (default 10)",
     )
     sw.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
+
+    rp = sub.add_parser(
+        "report", help="write a study's HTML report (self-contained) and its figures"
+    )
+    rp.add_argument("study", help="study directory of `aqmlab sweep`")
+    rp.add_argument(
+        "--out", default=None, metavar="FILE", help="HTML file (default: STUDY/report.html)"
+    )
+    rp.add_argument(
+        "--group-by",
+        nargs="*",
+        default=None,
+        metavar="AXIS",
+        help="axes whose labels get one figure each; the other axes become curves "
+        "(default: every axis but the queue scheme; none: one figure, every cell a curve)",
+    )
+    rp.add_argument(
+        "--figures",
+        default=None,
+        metavar="DIR",
+        help="folder for the figures as PNG and SVG (default: STUDY/figures)",
+    )
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     scenario_args(v)
@@ -364,6 +387,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 1 if outcome.failed else 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from aqmlab import report
+
+    path = report.write_report(
+        args.study, args.out, group_by=args.group_by, figure_dir=args.figures
+    )
+    print(f"report: {path}")
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from aqmlab import scenario as sc
 
@@ -415,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
         "sweep": _cmd_sweep,
+        "report": _cmd_report,
     }
     if args.command not in commands:
         _parser().print_help(sys.stderr)
