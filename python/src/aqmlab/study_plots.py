@@ -138,17 +138,22 @@ def _split(study, data, where, curves) -> tuple[dict[str, pl.DataFrame], dict[st
     return {lab: frames[lab] for lab in colors if lab in frames}, colors
 
 
-def _new(figsize=GROUP_FIGSIZE) -> tuple[Figure, Any]:
-    fig = Figure(figsize=figsize, layout="constrained")
-    return fig, fig.add_subplot()
+def _curves_figure(study, data, where, curves, draw) -> tuple[Figure, Any]:
+    """A figure of GROUP_FIGSIZE with `draw(ax, frame, color, label)` called per curve."""
+    fig = Figure(figsize=GROUP_FIGSIZE, layout="constrained")
+    ax = fig.add_subplot()
+    frames, colors = _split(study, data, where, curves)
+    for label, part in frames.items():
+        draw(ax, part, colors[label], label)
+    return fig, ax
 
 
-def _titled(ax, what: str, where: Mapping[str, Any] | None) -> None:
+def _finish(ax, what: str, where, xlabel: str, ylabel: str) -> None:
+    """Labels, grid (minor lines too on log axes), title with the group, legend at the right."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both" if ax.get_xscale() == "log" else "major", alpha=0.3)
     ax.set_title(f"{what}: {lay.title(where)}" if where else what, fontsize="medium")
-
-
-def _legend(ax) -> None:
-    """The legend right of the plot, where it hides no curve."""
     if ax.get_legend_handles_labels()[1]:
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
@@ -167,21 +172,18 @@ def response_time_cdf(
     """CDF of response times on [0, `xmax_s`] s, one curve per combination of the `curves`
     axes (the share above `xmax_s` is the gap below 1 at the right edge). `data`: the frame
     of `response_times(study)`, to read it once for many figures."""
-    data = response_times(study) if data is None else data
-    fig, ax = _new()
-    frames, colors = _split(study, data, where, curves)
     grid = np.linspace(0.0, xmax_s, _GRID_POINTS + 1)
-    for label, part in frames.items():
+
+    def draw(ax, part: pl.DataFrame, color, label: str) -> None:
         rt = np.sort(part["response_time_s"].to_numpy())
         cdf = np.searchsorted(rt, grid, side="right") / rt.size
-        ax.plot(grid, cdf, drawstyle="steps-post", color=colors[label], label=label, lw=1.4)
+        ax.plot(grid, cdf, drawstyle="steps-post", color=color, label=label)
+
+    data = response_times(study) if data is None else data
+    fig, ax = _curves_figure(study, data, where, curves, draw)
     ax.set_xlim(0, xmax_s)
     ax.set_ylim(0, 1)
-    ax.set_xlabel("response time (s)")
-    ax.set_ylabel("cumulative probability")
-    ax.grid(True, alpha=0.3)
-    _titled(ax, "Response time CDF", where)
-    _legend(ax)
+    _finish(ax, "Response time CDF", where, "response time (s)", "cumulative probability")
     return fig
 
 
@@ -194,25 +196,22 @@ def response_time_ccdf(
 ) -> Figure:
     """P(response time > t) against t, log–log, one curve per combination of the `curves`
     axes, down to one exchange in the pooled sample (the tail)."""
-    data = response_times(study) if data is None else data
-    fig, ax = _new()
-    frames, colors = _split(study, data, where, curves)
-    for label, part in frames.items():
+
+    def draw(ax, part: pl.DataFrame, color, label: str) -> None:
         rt = np.sort(part["response_time_s"].to_numpy())
         rt = rt[rt > 0]
         if rt.size == 0:
-            continue
+            return
         grid = np.geomspace(rt[0], rt[-1], _GRID_POINTS) if rt[-1] > rt[0] else rt[:1]
         p = 1.0 - np.searchsorted(rt, grid, side="right") / rt.size
         keep = p > 0
-        ax.plot(grid[keep], p[keep], drawstyle="steps-post", color=colors[label], label=label)
+        ax.plot(grid[keep], p[keep], drawstyle="steps-post", color=color, label=label)
+
+    data = response_times(study) if data is None else data
+    fig, ax = _curves_figure(study, data, where, curves, draw)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("response time t (s)")
-    ax.set_ylabel("P(response time > t)")
-    ax.grid(True, which="both", alpha=0.3)
-    _titled(ax, "Response time CCDF", where)
-    _legend(ax)
+    _finish(ax, "Response time CCDF", where, "response time t (s)", "P(response time > t)")
     return fig
 
 
@@ -229,11 +228,9 @@ def queue_delay_cdf(
     """CDF of the queueing delay at the bottleneck in each run's studied direction (after the
     warm-up, every packet that left the queue), pooled over repetitions, shown up to the
     largest 99.9th percentile of the curves. `data`: `queue_delays(study)`."""
-    data = queue_delays(study) if data is None else data
-    fig, ax = _new()
-    frames, colors = _split(study, data, where, curves)
-    right = 0.0
-    for label, part in frames.items():
+    p999: list[float] = []
+
+    def draw(ax, part: pl.DataFrame, color, label: str) -> None:
         bins = (
             part.filter(pl.col("width_ms").is_finite())
             .group_by("delay_ms", "width_ms")
@@ -242,19 +239,18 @@ def queue_delay_cdf(
         )
         total = bins["count"].sum()
         if not total:
-            continue
+            return
         edge = (bins["delay_ms"] + bins["width_ms"]).to_numpy()
         cdf = np.cumsum(bins["count"].to_numpy()) / total
-        ax.step(edge, cdf, where="post", color=colors[label], label=label)
-        right = max(right, float(edge[min(np.searchsorted(cdf, 0.999), edge.size - 1)]))
-    if right > 0:
-        ax.set_xlim(0, right)
+        ax.step(edge, cdf, where="post", color=color, label=label)
+        p999.append(float(edge[min(np.searchsorted(cdf, 0.999), edge.size - 1)]))
+
+    data = queue_delays(study) if data is None else data
+    fig, ax = _curves_figure(study, data, where, curves, draw)
+    if p999 and max(p999) > 0:
+        ax.set_xlim(0, max(p999))
     ax.set_ylim(0, 1)
-    ax.set_xlabel("queueing delay (ms)")
-    ax.set_ylabel("cumulative probability")
-    ax.grid(True, alpha=0.3)
-    _titled(ax, "Queueing delay CDF", where)
-    _legend(ax)
+    _finish(ax, "Queueing delay CDF", where, "queueing delay (ms)", "cumulative probability")
     return fig
 
 

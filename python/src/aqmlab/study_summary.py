@@ -37,12 +37,18 @@ class Metric:
     digits: int  # decimals shown
 
 
+# Link-level metrics every study has.
+_THROUGHPUT = Metric("throughput_kBps", "throughput (KB/s)", 1)
+_UTILIZATION = Metric("utilization", "utilization", 3)
+_LOSS = Metric("loss_rate", "loss rate", 4)
+_MEAN_QUEUE = Metric("mean_queue_pkts", "mean queue (pkt)", 1)
+
 WEB_METRICS = (
-    Metric("throughput_kBps", "throughput (KB/s)", 1),
-    Metric("utilization", "utilization", 3),
+    _THROUGHPUT,
+    _UTILIZATION,
     Metric("pct_dropped", "dropped (%)", 2),
-    Metric("loss_rate", "loss rate", 4),
-    Metric("mean_queue_pkts", "mean queue (pkt)", 1),
+    _LOSS,
+    _MEAN_QUEUE,
     Metric("median_response_s", "median response (s)", 3),
     Metric("pct_le_1s", "≤ 1 s (%)", 1),
     Metric("pct_1_2s", "1–2 s (%)", 1),
@@ -52,11 +58,11 @@ WEB_METRICS = (
 )
 
 OTHER_METRICS = (
-    Metric("throughput_kBps", "throughput (KB/s)", 1),
-    Metric("utilization", "utilization", 3),
+    _THROUGHPUT,
+    _UTILIZATION,
     Metric("tcp_goodput_mbps", "TCP goodput (Mb/s)", 3),
-    Metric("loss_rate", "loss rate", 4),
-    Metric("mean_queue_pkts", "mean queue (pkt)", 1),
+    _LOSS,
+    _MEAN_QUEUE,
     Metric("queue_delay_p50_ms", "queueing delay p50 (ms)", 1),
     Metric("queue_delay_p99_ms", "queueing delay p99 (ms)", 1),
     Metric("udp.loss_probability", "UDP loss probability", 4),
