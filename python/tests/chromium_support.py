@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -105,8 +106,9 @@ class Chromium:
     # -- protocol ---------------------------------------------------------------------------
     def _read_message(self, deadline: float) -> dict[str, Any]:
         while b"\0" not in self._buffer:
-            if time.monotonic() > deadline:
-                raise TimeoutError("no answer from Chromium")
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._from_browser], [], [], left)[0]:
+                raise TimeoutError(f"no answer from Chromium in {self.timeout_s:g} s")
             chunk = os.read(self._from_browser, 1 << 16)
             if not chunk:
                 raise RuntimeError(f"Chromium closed the pipe (exit {self._proc.poll()})")

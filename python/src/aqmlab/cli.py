@@ -150,14 +150,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
 
-    rp = sub.add_parser(
+    report_p = sub.add_parser(
         "report", help="write a study's HTML report (self-contained) and its figures"
     )
-    rp.add_argument("study", help="study directory of `aqmlab sweep`")
-    rp.add_argument(
+    report_p.add_argument("study", help="study directory of `aqmlab sweep`")
+    report_p.add_argument(
         "--out", default=None, metavar="FILE", help="HTML file (default: STUDY/report.html)"
     )
-    rp.add_argument(
+    report_p.add_argument(
         "--group-by",
         nargs="*",
         default=None,
@@ -165,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
         help="axes whose labels get one figure each; the other axes become curves "
         "(default: every axis but the queue scheme; none: one figure, every cell a curve)",
     )
-    rp.add_argument(
+    report_p.add_argument(
         "--figures",
         default=None,
         metavar="DIR",
