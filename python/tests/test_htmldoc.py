@@ -32,11 +32,15 @@ def test_document(tmp_path):
     out = doc.write(tmp_path / "r" / "report.html")
     text = out.read_text()
     assert "T &lt;1&gt;" in text and "x &lt; y" in text and "Part &amp; whole" in text
-    assert "<th class=\"text\">scheme</th>" in text and ">–<" in text
-    assert "<th class=\"num\">c</th>" in text  # columns from every row
+    assert '<th class="text">scheme</th>' in text and ">–<" in text
+    assert '<th class="num">c</th>' in text  # columns from every row
     imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
     assert len(imgs) == 2 and base64.b64decode(imgs[0])[:8] == b"\x89PNG\r\n\x1a\n"
     assert "http" not in text  # nothing fetched from anywhere
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == [
-        "cdf_90.png", "cdf_90.svg", "cdf_90_2.png", "cdf_90_2.svg"]
+        "cdf_90.png",
+        "cdf_90.svg",
+        "cdf_90_2.png",
+        "cdf_90_2.svg",
+    ]
     assert not list((tmp_path / "r").glob(".*tmp"))

@@ -168,7 +168,7 @@ class HtmlDocument:
     def render(self) -> str:
         body = "\n".join(self._parts)
         return (
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(self.title)}</title><style>{_STYLE}</style></head>\n"
             f"<body>\n<h1>{html.escape(self.title)}</h1>\n{body}\n</body></html>\n"
         )
