@@ -7,6 +7,8 @@
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
+    aqmlab reproduce A|B|C|D [--scale quick|full|smoke] [--out DIR] [--jobs N | --scheduler ADDR]
+                     [--report-only]
     aqmlab validate SCENARIO.toml [--seed N] [--set ...] [--print]
     aqmlab presets
 
@@ -171,6 +173,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder for the figures as PNG and SVG (default: STUDY/figures)",
     )
+
+    rp = sub.add_parser(
+        "reproduce",
+        help="re-run one of the four seed studies (A, B, C, D) and write its report",
+    )
+    rp.add_argument(
+        "study", help="A (Christiansen 2001), B (Le 2003), C (Weigle 2005), D (May 2000)"
+    )
+    rp.add_argument(
+        "--scale",
+        default="quick",
+        help="quick (the design, shortened: ~10 min on 2 cores; default), full (the paper's "
+        "scale) or smoke (seconds; for tests)",
+    )
+    rp.add_argument("--out", default=None, help="directory (default: results/study-<X>-<scale>)")
+    rwhere = rp.add_mutually_exclusive_group()
+    rwhere.add_argument("-j", "--jobs", type=int, default=None, help="local worker processes")
+    rwhere.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler")
+    rp.add_argument(
+        "--report-only", action="store_true", help="rewrite the report from the finished runs"
+    )
+    rp.add_argument("--progress-every", type=float, default=10.0, metavar="S")
+    rp.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     scenario_args(v)
@@ -397,6 +422,35 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from aqmlab import reproduce, sweep
+
+    resume = f"aqmlab reproduce {args.study} --scale {args.scale}" + (
+        f" --out {args.out}" if args.out else ""
+    )
+    try:
+        outcome = reproduce.reproduce(
+            args.study,
+            args.scale,
+            args.out,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            quiet=args.quiet,
+            interval_s=args.progress_every,
+            report_only=args.report_only,
+        )
+    except sweep.SweepInterrupted:
+        sys.stderr.write(f"\ninterrupted (no partial run is kept); resume with: {resume}\n")
+        return EXIT_INTERRUPTED
+    for run_id, where, error in outcome.failures:
+        print(f"failed: {run_id} ({where}): {error}")
+    print(
+        f"study {outcome.study} ({outcome.scale}): {outcome.runs} runs, {outcome.failed} failed, "
+        f"{outcome.wall_s:.0f} s; report {outcome.report}"
+    )
+    return 1 if outcome.failed else 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from aqmlab import scenario as sc
 
@@ -449,6 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "plots": _cmd_plots,
         "sweep": _cmd_sweep,
         "report": _cmd_report,
+        "reproduce": _cmd_reproduce,
     }
     if args.command not in commands:
         _parser().print_help(sys.stderr)

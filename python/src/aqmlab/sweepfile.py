@@ -235,6 +235,11 @@ def _axis(i: int, raw: Any, taken: set[str]) -> Axis:
     return Axis(name, fields, points, tuple(labels))
 
 
+def parse_axis(i: int, raw: Any) -> Axis:
+    """One [[axis]] table on its own (checked, with its labels)."""
+    return _axis(i, raw, set())
+
+
 def _check_field(path: str, where: str) -> None:
     parts = sc._parse_key_path(path, where)
     if parts == ["seed"]:
