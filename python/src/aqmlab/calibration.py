@@ -580,7 +580,7 @@ def _populations(
         same = [i for i in two_way if direction[i] == d]
         if len(same) > 1:
             raise sc.ScenarioError(
-                f"traffic[{same[1]}].load_basis = \"two_way\": at most one two-way `load` entry "
+                f'traffic[{same[1]}].load_basis = "two_way": at most one two-way `load` entry '
                 f"per direction (traffic[{same[0]}] also has its responses on {d})"
             )
 
@@ -588,7 +588,7 @@ def _populations(
         b = found[g][0].other_slope_mbps
         if b is None or not math.isfinite(b) or b < 0:
             raise sc.ScenarioError(
-                f"traffic[{e}].load_basis = \"two_way\": the calibration of traffic[{g}] "
+                f'traffic[{e}].load_basis = "two_way": the calibration of traffic[{g}] '
                 f"({found[g][0].key}) has no other-direction slope; calibrate it again"
             )
         return b
@@ -618,6 +618,6 @@ def _populations(
         if not pops[e] > 0:
             raise sc.ScenarioError(
                 f"traffic[{e}].load = {sc._fmt(traffic[e]['load'])}: the other-direction traffic "
-                "of the opposite `load` entries alone exceeds it (load_basis = \"two_way\")"
+                'of the opposite `load` entries alone exceeds it (load_basis = "two_way")'
             )
     return pops
