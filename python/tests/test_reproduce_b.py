@@ -4,11 +4,11 @@ end to end (runs, tables with one row per configuration, figures)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import table_rows
 
 from aqmlab import rthist, sweepfile
 from aqmlab import scenario as sc
@@ -153,12 +153,6 @@ def test_best_is_the_cdf_closest_to_the_top():
     assert study_b.best(cells, "PI", ["off"], "uniform", "98%") is None
 
 
-def _table_rows(html: str, caption: str) -> int:
-    m = re.search(r"<table><caption>" + re.escape(caption) + r"</caption>(.*?)</table>", html)
-    assert m, f"no table {caption!r}"
-    return m.group(1).count("<tr>") - 1
-
-
 def test_smoke_end_to_end(tmp_path):
     out = tmp_path / "b"
     outcome = reproduce("B", "smoke", out, jobs=2, quiet=True)
@@ -179,9 +173,9 @@ def test_smoke_end_to_end(tmp_path):
         assert c.mean("loss") == 0 and 0.05 < c.mean("utilization") < 0.15
         assert c.hist.mean_capped() < min(m.hist.mean_capped() for m in main.values())
     # Tables 2-4: one row per configuration, plus drop-tail and the uncongested network.
-    assert _table_rows(html, "Table 2: PI and REM (uniform RTTs)") == 3 + 2
-    assert _table_rows(html, "Table 3: ARED (uniform RTTs)") == 2 + 2
-    assert _table_rows(html, "Table 4: all queue management schemes (campus RTTs)") == 6 + 1
+    assert table_rows(html, "Table 2: PI and REM (uniform RTTs)") == 3 + 2
+    assert table_rows(html, "Table 3: ARED (uniform RTTs)") == 2 + 2
+    assert table_rows(html, "Table 4: all queue management schemes (campus RTTs)") == 6 + 1
     assert "Best setting of each scheme" in html
     figures = {p.stem for p in (out / "figures").glob("*.png")}
     for name in (

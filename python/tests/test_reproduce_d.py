@@ -3,10 +3,10 @@ and the smoke scale end to end (runs, tables with one row per configuration, fig
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from conftest import table_rows
 
 from aqmlab import sweepfile
 from aqmlab.reproduce import reproduce, scaling, study_d, study_dir
@@ -79,12 +79,6 @@ def test_full_design_matches_the_paper(tmp_path):
         assert ftp["sessions"] == round(0.2 * tcp) and ftp["size"]["bytes"] == 100_000
 
 
-def _table_rows(html: str, caption: str) -> int:
-    m = re.search(r"<table><caption>" + re.escape(caption) + r"</caption>(.*?)</table>", html)
-    assert m, f"no table {caption!r}"
-    return m.group(1).count("<tr>") - 1  # minus the header
-
-
 def test_smoke_end_to_end(tmp_path):
     out = tmp_path / "d"
     outcome = reproduce("D", "smoke", out, jobs=2, quiet=True)
@@ -97,9 +91,9 @@ def test_smoke_end_to_end(tmp_path):
     assert set(flows) == {("64", q) for q in study_d.QUEUES}
     assert set(greedy) == {(q,) for q in ("TD", "RED", "RED w=1", "GRED", "GRED-I")}
     assert set(mix) == {("Exp7", q) for q in study_d.QUEUES}
-    assert _table_rows(html, "Exp1-Exp5: long-lived flows") == len(flows)
-    assert _table_rows(html, "Simulations: 200 greedy NewReno flows + 10 % UDP CBR") == 5
-    assert _table_rows(html, "Exp6-Exp8: 400/200 sources, 10 %/5 % UDP") == len(mix)
+    assert table_rows(html, "Exp1-Exp5: long-lived flows") == len(flows)
+    assert table_rows(html, "Simulations: 200 greedy NewReno flows + 10 % UDP CBR") == 5
+    assert table_rows(html, "Exp6-Exp8: 400/200 sources, 10 %/5 % UDP") == len(mix)
     for cells in (flows, greedy, mix):
         for c in cells.values():
             assert 5.0 < c.mean("tcp_goodput_mbps") <= 10.0  # a saturated 10 Mb/s link

@@ -97,6 +97,15 @@ def _legend(ax) -> None:
         ax.legend(fontsize="small")
 
 
+def _finish(ax, xlabel: str, ylabel: str, title: str, which: str = "major") -> None:
+    """Axis labels, title, a light grid and the legend (when something is labelled)."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which=which, alpha=0.3)
+    _legend(ax)
+
+
 def cdf_curves(
     curves: Mapping[str, tuple[Any, Any]],
     xmax: float = 2.0,
@@ -112,11 +121,7 @@ def cdf_curves(
             ax.step(x, y, where="post", label=label or None, **dict((styles or {}).get(label, {})))
     ax.set_xlim(0, xmax)
     ax.set_ylim(0, 1)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("cumulative probability")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    _legend(ax)
+    _finish(ax, xlabel, "cumulative probability", title)
     return fig
 
 
@@ -145,11 +150,7 @@ def ccdf_curves(
     ax.set_yscale("log")
     if xlim is not None:
         ax.set_xlim(*xlim)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    _legend(ax)
+    _finish(ax, xlabel, ylabel, title, which="both")
     return fig
 
 
@@ -337,11 +338,7 @@ def loss_run_curves(
         if d.height:
             ax.plot(d["run_length"], d["probability"], marker="o", markersize=3, label=label)
     ax.set_yscale("log")
-    ax.set_xlabel("consecutive losses (packets; 64 = 64 or more)")
-    ax.set_ylabel("probability")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    _legend(ax)
+    _finish(ax, "consecutive losses (packets; 64 = 64 or more)", "probability", title)
     return fig
 
 
@@ -372,11 +369,7 @@ def errorbar_lines(
         ax.errorbar(x, mean, yerr=sd, marker="o", markersize=4, capsize=3, label=label)
     if logx:
         ax.set_xscale("log", base=2)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    _legend(ax)
+    _finish(ax, xlabel, ylabel, title)
     return fig
 
 
@@ -407,11 +400,7 @@ def queue_over_time(series: Mapping[str, tuple[Any, Any]], title: str) -> Figure
     fig, ax = _new_figure((7.2, 4.0))
     for label, (t, q) in series.items():
         ax.plot(t, q, linewidth=0.9, label=label)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("queue (packets)")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    _legend(ax)
+    _finish(ax, "time (s)", "queue (packets)", title)
     return fig
 
 

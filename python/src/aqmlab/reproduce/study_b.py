@@ -134,6 +134,8 @@ def collect(study: Study, aqm_of: Callable[[Mapping[str, str]], str] | None = No
         key = (row["rtt"], row["load"], aqm)
         if key not in cells:
             scheme, setting, ecn = describe(scenario)
+            if aqm == UNCONGESTED:
+                scheme, setting = UNCONGESTED, f"{scenario['topology']['bottleneck_mbps']:g} Mb/s"
             users = tuple(int(t.get("users", 0)) for t in scenario["traffic"])
             cells[key] = Cell(*key, scheme, setting, ecn, users)
         warm, end = float(scenario["warmup_s"]), float(scenario["duration_s"])
@@ -160,6 +162,10 @@ def best(
     return min(cand, key=lambda c: c.hist.mean_capped()) if cand else None
 
 
+def _whole(x: float) -> int | None:
+    return None if math.isnan(x) else round(x)
+
+
 def summary_table(cells: Iterable[Cell], schemes: Iterable[str]) -> pl.DataFrame:
     """The paper's Tables 2-4: one row per configuration and load, means over repetitions."""
     wanted = set(schemes)
@@ -171,11 +177,11 @@ def summary_table(cells: Iterable[Cell], schemes: Iterable[str]) -> pl.DataFrame
             "setting": c.setting,
             "ECN": c.ecn,
             "loss ratio (%)": 100 * c.mean("loss"),
-            "completed exchanges": c.mean("completed"),
+            "completed exchanges": _whole(c.mean("completed")),
             "link utilization (%)": 100 * c.mean("utilization"),
             "median response (s)": c.hist.quantile(0.5),
-            "ECN marks": c.mean("marks"),
-            "overflow drops": c.mean("overflow"),
+            "ECN marks": _whole(c.mean("marks")),
+            "overflow drops": _whole(c.mean("overflow")),
             "repetitions": len(c.reps),
         }
         for c in cells
@@ -229,11 +235,13 @@ class _Report:
             BASELINE: _REFERENCE_STYLE[BASELINE],
         }
 
-    def cdf_figure(self, chosen: list[Cell], rtt: str, load: str, name: str, caption: str):
+    def cdf_figure(
+        self, chosen: list[Cell], rtt: str, load: str, name: str, caption: str, title: str = ""
+    ):
         if not chosen:
             return
         curves = self.curves(chosen, rtt, load)
-        fig = plots.cdf_curves(curves, rthist.CAP_S, f"{caption}", styles=self.styles())
+        fig = plots.cdf_curves(curves, rthist.CAP_S, title or caption, styles=self.styles())
         self.doc.figure(fig, name, caption)
 
     def ccdf_figure(self, chosen: list[Cell], rtt: str, load: str, name: str, caption: str):
@@ -381,6 +389,7 @@ class _Report:
                 f"fig{20 + min(i, 1)}_ared_new_gentle_{_tag(load)}",
                 f"Figure {20 + min(i, 1)}: ARED (12, 36) with ECN, RFC 3168 vs new gentle "
                 f"forwarding, {load} load",
+                f"Figure {20 + min(i, 1)}: ARED (12, 36), RFC 3168 vs new gentle, {load}",
             )
 
     def best_figures(self, groups: list[tuple[str, list[str], int, int]], schemes) -> None:
