@@ -292,20 +292,18 @@ class _Report:
         if not self.calibration.is_file():
             return
         doc = json.loads(self.calibration.read_text(encoding="utf-8"))
-        fig, ax = plots._new_figure()
+        series = {}
         for e in doc.get("entries", {}).values():
-            rtt = (e.get("fields", {}).get("rtt") or {}).get("kind", "?")
-            rtt = UNIFORM if rtt == "uniform" else CAMPUS
-            side = e.get("fields", {}).get("traffic", {}).get("client_side", "?")
+            fields = e.get("fields", {})
+            rtt = UNIFORM if (fields.get("rtt") or {}).get("kind") == "uniform" else CAMPUS
+            side = fields.get("traffic", {}).get("client_side", "?")
             pts = sorted(e.get("points", []), key=lambda p: p["population"])
             x = [p["population"] for p in pts]
             y = [p["load_mbps"] + p.get("other_load_mbps", 0.0) for p in pts]
-            ax.plot(x, y, marker="o", label=f"{rtt} RTT, clients {side}")
-        ax.set_xlabel("users per side")
-        ax.set_ylabel("load on one direction (Mb/s)")
-        ax.set_title("Calibration on the uncongested link (Figure 4)")
-        ax.grid(True, alpha=0.3)
-        plots._legend(ax)
+            series[f"{rtt} RTT, clients {side}"] = (x, y, None)
+        fig = plots.errorbar_lines(
+            series, "users per side", "load on one direction (Mb/s)", "Figure 4: calibration"
+        )
         self.doc.figure(
             fig,
             "fig04_calibration",
@@ -321,12 +319,9 @@ class _Report:
             c = c or next((x for x in self.cells if x.rtt == rtt), None)
             if c is None:
                 continue
-            frame = pl.concat(
-                [
-                    pl.read_parquet(p, columns=["conn_id", "base_rtt_ms"]).unique("conn_id")
-                    for p in c.exchanges
-                ]
-            )
+            # The first repetition's connections (the law is the same in every repetition).
+            frame = pl.read_parquet(c.exchanges[0], columns=["conn_id", "base_rtt_ms"])
+            frame = frame.unique("conn_id")
             x = np.sort(frame["base_rtt_ms"].to_numpy())
             if x.size == 0:
                 continue
@@ -338,7 +333,7 @@ class _Report:
         self.doc.figure(
             plots.cdf_curves(curves_cdf, 1000.0, "Per-connection minimum RTT", "RTT (ms)"),
             "fig02_rtt_cdf",
-            "Figure 2: CDF of the per-connection minimum RTT as drawn in the runs (uniform "
+            "Figure 2: CDF of the per-connection minimum RTT as drawn in a run (uniform "
             "[10, 150] ms; campus: the PackMime-HTTP substitute, docs/studies.md).",
         )
         self.doc.figure(
