@@ -370,7 +370,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print(
             f"traffic[{c.traffic_index}] {c.kind}: load = {c.slope_mbps:.6g} Mb/s × {c.population}"
             f" (R² {c.r2:.4f}); with intercept: {fi['slope_mbps']:.6g} × {c.population} "
-            f"{fi['intercept_mbps']:+.4g} Mb/s (R² {fi['r2']:.4f}); key {c.key}"
+            f"{fi['intercept_mbps']:+.4g} Mb/s (R² {fi['r2']:.4f}); other direction "
+            f"{c.other_slope_mbps:.6g} Mb/s × {c.population}; key {c.key}"
         )
         for pt in c.points:
             print(
