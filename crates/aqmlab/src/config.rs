@@ -202,6 +202,12 @@ pub enum TrafficConfig {
         /// this is the short-range-dependent control of the burstiness test.
         #[serde(default)]
         think_law: SizeLaw,
+        /// Start each user in a think period whose remaining time is drawn from the stationary
+        /// residual law of the (capped) think time, so that the population is stationary from
+        /// time 0 instead of starting its first pages together; `start_spread_s` is then
+        /// unused. (With `think_law = "exponential"` the start is always stationary.)
+        #[serde(default)]
+        stationary_start: bool,
     },
     /// PackMime-HTTP (Study C): new connections arrive at `rate` per second, regardless of
     /// completions; sizes, server delays and (with `http11`) persistent connections from the

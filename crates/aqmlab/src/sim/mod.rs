@@ -383,6 +383,7 @@ impl Simulation {
                     think_cap_s,
                     size_law,
                     think_law,
+                    stationary_start,
                 } => {
                     let (c, sv) = sides(*client_side);
                     let mut m =
@@ -392,6 +393,8 @@ impl Simulation {
                     }
                     if *think_law == SizeLaw::Exponential {
                         m = m.with_exponential_think_times();
+                    } else if *stationary_start {
+                        m = m.with_stationary_start();
                     }
                     for u in 0..*users {
                         let t = m.start_time(u, *start_spread_s);

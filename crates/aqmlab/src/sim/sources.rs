@@ -9,6 +9,7 @@
 use super::web_app::WebExchange;
 use crate::rng::{Rng, StreamKind};
 use crate::units::{secs, Time};
+use crate::workload::dist::ResidualLaw;
 use crate::workload::mah::MahModel;
 use crate::workload::packmime::{
     Exchange, PackMimeArrivals, PackMimePersistence, PackMimeRequestSize, PackMimeResponseSize,
@@ -63,6 +64,8 @@ pub struct MahSource {
     exponential_sizes: bool,
     /// Draw think times from an exponential law with Mah's mean (and start stationary).
     exponential_think: bool,
+    /// Residual law of the (capped) empirical think time: start in a think period.
+    stationary_start: Option<ResidualLaw>,
     client_hosts: u32,
     server_hosts: u32,
 }
@@ -95,6 +98,7 @@ impl MahSource {
             think_cap,
             exponential_sizes: false,
             exponential_think: false,
+            stationary_start: None,
             client_hosts,
             server_hosts,
         }
@@ -114,6 +118,14 @@ impl MahSource {
         self
     }
 
+    /// Each user starts in a think period with the stationary residual of the empirical
+    /// (capped) think time (`ResidualLaw`), so that the population is stationary from time 0
+    /// rather than fetching its first pages together.
+    pub fn with_stationary_start(mut self) -> Self {
+        self.stationary_start = Some(ResidualLaw::new(&self.model.think_time, self.think_cap));
+        self
+    }
+
     fn think_time(&mut self, u: u32) -> f64 {
         let user = &mut self.users[u as usize];
         let mut think = if self.exponential_think {
@@ -128,10 +140,14 @@ impl MahSource {
     }
 
     /// When user `u` first starts: within `[0, spread)`, or, with exponential think times,
-    /// after a first think (the stationary residual of an exponential OFF period).
+    /// after a first think (the stationary residual of an exponential OFF period), or, with a
+    /// stationary start, after the residual of an empirical think.
     pub fn start_time(&mut self, u: u32, spread: f64) -> Time {
         if self.exponential_think {
             return secs(self.think_time(u));
+        }
+        if let Some(law) = &self.stationary_start {
+            return secs(law.sample(&mut self.users[u as usize].rng));
         }
         secs(spread * self.users[u as usize].rng.uniform())
     }

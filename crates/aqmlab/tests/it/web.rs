@@ -37,6 +37,7 @@ pub fn mah(users: u32, mbps: f64, duration: f64, seed: u64) -> Scenario {
         think_cap_s: None,
         size_law: aqmlab::config::SizeLaw::Empirical,
         think_law: aqmlab::config::SizeLaw::Empirical,
+        stationary_start: false,
     }];
     sc
 }
@@ -154,6 +155,40 @@ fn offered_load_is_linear_in_users_and_in_rate() {
         eprintln!("{name}: {a:.5} Mb/s per unit, R² {r2:.4}: {pts:?}");
         assert!(r2 >= 0.99, "{name}: R² {r2}");
     }
+}
+
+/// Exchanges started in each 100-s window of a 600-s run of `users` Mah users at 100 Mb/s.
+fn mah_starts_per_window(users: u32, stationary: bool) -> Vec<f64> {
+    let mut sc = mah(users, 100.0, 600.0, 4);
+    if let TrafficConfig::Mah {
+        stationary_start, ..
+    } = &mut sc.traffic[0]
+    {
+        *stationary_start = stationary;
+    }
+    let (_, t) = run(sc);
+    let mut w = vec![0.0; 6];
+    for s in f64s(table(&t, "exchanges"), "start_s") {
+        w[((s / 100.0) as usize).min(5)] += 1.0;
+    }
+    w
+}
+
+/// With a stationary start the users' page requests are level from time 0: every 100-s
+/// window holds within 25 % of the mean count; started together (within 10 s), they fetch a
+/// burst of first pages (the first window holds more than twice the mean of the others) and
+/// their activity then decays (heavy-tailed think times).
+#[test]
+fn mah_stationary_start_has_no_initial_burst() {
+    let level = mah_starts_per_window(10_000, true);
+    let mean = level.iter().sum::<f64>() / level.len() as f64;
+    assert!(mean > 1000.0, "{level:?}");
+    for w in &level {
+        assert!((w / mean - 1.0).abs() < 0.25, "{level:?}");
+    }
+    let burst = mah_starts_per_window(10_000, false);
+    let rest = burst[1..].iter().sum::<f64>() / 5.0;
+    assert!(burst[0] > 2.0 * rest, "{burst:?}");
 }
 
 fn conns(t: &[Table]) -> usize {

@@ -10,7 +10,8 @@ A study is a module `aqmlab.reproduce.study_<x>` that provides
 
 Each part is one sweep (its own grid: Study A's FIFO and RED experiments, say), run into
 `OUT/<part>/` with `aqmlab sweep`'s machinery (parallel, resumable, catalogued); the parts'
-load calibrations are shared (the first part's calibration file seeds the next). The sweep
+load calibrations are shared (every calibration a part measures is gathered in
+`OUT/calibration.json`, which seeds the following parts). The sweep
 files hold the paper's design at `full` scale and thinner `[scale.NAME]` variants
 (`scaling.py`); `quick` keeps the design and finishes in about ten minutes on two cores,
 `smoke` is the test suite's.
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from aqmlab import calibration as cal
 from aqmlab import scenario as sc
 from aqmlab.htmldoc import HtmlDocument
 from aqmlab.reproduce import scaling
@@ -98,7 +100,9 @@ def reproduce(
         part: scaling.derive(study_dir(key) / rel, scale, out_dir / SWEEPS_DIR / f"{part}.toml")
         for part, rel in mod.PARTS.items()
     }
-    calibration: Path | None = None
+    # Every calibration measured by a part is gathered in OUT/calibration.json, which seeds
+    # the next parts: a key is measured once per study, whichever part needs it first.
+    calibration = out_dir / CALIBRATION_FILE
     for part, sweep_file in derived.items():
         part_dir = out_dir / part
         if report_only:
@@ -109,7 +113,7 @@ def reproduce(
             part_dir,
             scheduler=scheduler,
             jobs=jobs,
-            calibration=calibration,
+            calibration=calibration if calibration.is_file() else None,
             stream=stream,
             quiet=quiet,
             interval_s=interval_s,
@@ -117,8 +121,9 @@ def reproduce(
         outcome.runs += done.total
         outcome.failed += done.failed
         outcome.failures += [(f"{part}/{r}", w, e) for r, w, e in done.failures]
-        if (part_dir / CALIBRATION_FILE).is_file():
-            calibration = part_dir / CALIBRATION_FILE
+        measured = cal.load_file(part_dir / CALIBRATION_FILE)
+        if measured:
+            cal.save_file(calibration, measured.values())
     parts = {part: Study.open(out_dir / part) for part in derived}
     doc = HtmlDocument(f"Study {key}: {mod.TITLE}", figure_dir=out_dir / FIGURES_DIR)
     doc.paragraph(f"Reproduction of {mod.CITATION}, at {scale} scale, by aqmlab.")

@@ -132,6 +132,11 @@ impl EmpiricalCdf {
         self.values[0]
     }
 
+    /// The points `(v_i, c_i)`.
+    pub fn points(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.values.iter().copied().zip(self.cdfs.iter().copied())
+    }
+
     pub fn max(&self) -> f64 {
         self.values[self.values.len() - 1]
     }

@@ -2,6 +2,7 @@
 
 pub mod empirical;
 pub mod fsd;
+pub mod residual;
 pub mod special;
 pub mod variates;
 
@@ -10,3 +11,4 @@ pub(crate) mod ks;
 
 pub use empirical::{EmpiricalCdf, ParseError};
 pub use fsd::Fsd;
+pub use residual::ResidualLaw;
