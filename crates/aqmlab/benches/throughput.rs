@@ -2,7 +2,8 @@
 //! a 100 Mb/s bottleneck, RTT 100 ms, drop-tail buffer of one bandwidth-delay product
 //! (833 packets of 1500 bytes), 60 simulated seconds. Prints bottleneck packets forwarded per
 //! wall-second, events per wall-second and simulated seconds per wall-second.
-//! `AQMLAB_BENCH_SECONDS` overrides the simulated duration.
+//! `AQMLAB_BENCH_SECONDS` overrides the simulated duration (of a JSON scenario too);
+//! `AQMLAB_BENCH_VERBOSE` prints the event list, connections and packets every 10 s.
 
 use std::time::Instant;
 
@@ -16,10 +17,10 @@ use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::secs;
 
 fn main() {
-    let duration: f64 = std::env::var("AQMLAB_BENCH_SECONDS")
+    let seconds: Option<f64> = std::env::var("AQMLAB_BENCH_SECONDS")
         .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60.0);
+        .and_then(|s| s.parse().ok());
+    let duration = seconds.unwrap_or(60.0);
     let sc = Scenario {
         name: "bench-100-flows-100mbps".into(),
         seed: 1,
@@ -60,10 +61,15 @@ fn main() {
     };
     // AQMLAB_BENCH_SCENARIO: a resolved scenario as JSON (`aqmlab validate S.toml --print`)
     // to time instead of the built-in one.
+    // `AQMLAB_BENCH_SECONDS`, when given, overrides its duration too.
     let sc = match std::env::var("AQMLAB_BENCH_SCENARIO") {
         Ok(path) => {
             let text = std::fs::read_to_string(&path).expect("readable scenario JSON");
-            Scenario::from_json(&text).expect("valid scenario JSON")
+            let mut sc = Scenario::from_json(&text).expect("valid scenario JSON");
+            if let Some(d) = seconds {
+                sc.duration_s = d;
+            }
+            sc
         },
         Err(_) => sc,
     };
@@ -76,6 +82,16 @@ fn main() {
         t += secs(10.0);
         sim.run_until(t.min(end));
         drop(sim.drain());
+        if std::env::var_os("AQMLAB_BENCH_VERBOSE").is_some() {
+            let st = sim.engine_stats();
+            eprintln!(
+                "t = {:.0} s: {} events pending, {} connections active, {} packets in flight",
+                st.sim_time_s,
+                st.pending_events,
+                st.active_connections,
+                sim.packets_in_network()
+            );
+        }
     }
     drop(sim.finish());
     let wall = t0.elapsed().as_secs_f64();
