@@ -3,8 +3,11 @@
 //! (833 packets of 1500 bytes), 60 simulated seconds. Prints bottleneck packets forwarded per
 //! wall-second, events per wall-second and simulated seconds per wall-second.
 //! `AQMLAB_BENCH_SECONDS` overrides the simulated duration (of a JSON scenario too);
-//! `AQMLAB_BENCH_VERBOSE` prints the event list, connections and packets every 10 s.
+//! `AQMLAB_BENCH_VERBOSE` prints the event list, connections and packets every 10 s;
+//! `AQMLAB_BENCH_DIGEST` prints a hash of all records (to check that outcomes are unchanged).
 
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use aqmlab::aqm::config::AqmConfig;
@@ -12,6 +15,7 @@ use aqmlab::aqm::QueueUnit;
 use aqmlab::config::{
     Direction, MeasureConfig, RttConfig, Scenario, Side, Topology, TrafficConfig,
 };
+use aqmlab::measure::{Column, Table};
 use aqmlab::sim::Simulation;
 use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::secs;
@@ -78,10 +82,16 @@ fn main() {
     let t0 = Instant::now();
     let end = sim.end_time();
     let mut t = 0;
+    // AQMLAB_BENCH_DIGEST: print a hash of every record and the summary, to check that a
+    // change leaves the simulated outcomes bit for bit as they were.
+    let mut digest = std::env::var_os("AQMLAB_BENCH_DIGEST").map(|_| DefaultHasher::new());
     while !sim.finished() {
         t += secs(10.0);
         sim.run_until(t.min(end));
-        drop(sim.drain());
+        let tables = sim.drain();
+        if let Some(h) = digest.as_mut() {
+            hash_tables(h, &tables);
+        }
         if std::env::var_os("AQMLAB_BENCH_VERBOSE").is_some() {
             let st = sim.engine_stats();
             eprintln!(
@@ -93,7 +103,11 @@ fn main() {
             );
         }
     }
-    drop(sim.finish());
+    let tables = sim.finish();
+    if let Some(h) = digest.as_mut() {
+        hash_tables(h, &tables);
+        sim.summary_json().hash(h);
+    }
     let wall = t0.elapsed().as_secs_f64();
     let st = sim.engine_stats();
     let s = sim.summary();
@@ -117,4 +131,23 @@ fn main() {
         "connections/wall-s        {:.0}",
         st.connections_opened as f64 / wall
     );
+    if let Some(h) = digest {
+        println!("records digest            {:016x}", h.finish());
+    }
+}
+
+fn hash_tables(h: &mut DefaultHasher, tables: &[Table]) {
+    for t in tables {
+        t.name.hash(h);
+        for (name, col) in &t.columns {
+            name.hash(h);
+            match col {
+                Column::U64(v) => v.hash(h),
+                Column::I64(v) => v.hash(h),
+                Column::F64(v) => v.iter().for_each(|x| x.to_bits().hash(h)),
+                Column::Bool(v) => v.hash(h),
+                Column::Str(v) => v.hash(h),
+            }
+        }
+    }
 }
