@@ -6,12 +6,13 @@
 //! stale, so cancelling is O(1) and needs no search.
 //!
 //! The event list is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990) on the integer
-//! time: event times never precede the last one taken, so an event is kept in bucket `i` when
-//! its time first differs from that time `last` in bit `i − 1` (bucket 0: equal to `last`).
-//! Scheduling appends to a bucket (O(1)); when bucket 0 runs dry, the lowest non-empty bucket
-//! gives the new `last` (its minimum) and its events move to lower buckets. An event moves at
-//! most 64 times and in practice a few, always through contiguous memory, where a binary heap
-//! of tens of thousands of events pays a cache miss per level on every pop.
+//! time, with hexadecimal digits: event times never precede the last one taken, `last`, so an
+//! event is kept in a bucket named by the highest digit in which its time differs from `last`
+//! and its value there (bucket 0: equal to `last`). Scheduling appends to a bucket (O(1));
+//! when bucket 0 runs dry, the lowest non-empty bucket gives the new `last` (its minimum, kept
+//! per bucket) and its events move to buckets of lower digits. An event moves at most 16
+//! times (typically 3–5), always through contiguous memory, where a binary heap of tens of
+//! thousands of events pays a cache miss per level on every pop.
 //!
 //! Insertion order among equal times needs no sequence number: events with the same time are
 //! always in the same bucket (the bucket depends only on the time and `last`), each bucket
@@ -21,17 +22,26 @@
 
 use crate::units::Time;
 
-/// Buckets: 0 for `last` itself, then one per bit of a `Time`.
-const BUCKETS: usize = Time::BITS as usize + 1;
+/// Bits per digit of the radix heap: a bucket per (digit position, digit value).
+const DIGIT: u32 = 4;
+const RADIX: usize = 1 << DIGIT;
+const LEVELS: usize = (Time::BITS / DIGIT) as usize;
+/// Bucket 0 for `last` itself, then `RADIX` per digit position.
+const BUCKETS: usize = 1 + LEVELS * RADIX;
+const WORDS: usize = BUCKETS.div_ceil(64);
 
 /// The event list. `E` is the simulation's event enum (small and `Copy`).
 pub struct Scheduler<E> {
-    /// `buckets[0]`: events at `last`, taken from index `head` on; `buckets[i]`, i ≥ 1:
-    /// events at `t` with 2^(i−1) ≤ t ^ last < 2^i.
+    /// `buckets[0]`: events at `last`, taken from index `head` on; `buckets[1 + 16q + v]`:
+    /// events at `t` that agree with `last` on the hexadecimal digits above q and have digit
+    /// v (> last's) at q. Bucket order is time order: all of a bucket's events precede those
+    /// of any later bucket.
     buckets: Vec<Vec<(Time, E)>>,
+    /// Earliest time in each bucket (`Time::MAX` when empty).
+    min: Vec<Time>,
     head: usize,
-    /// Bit i set when `buckets[i]` may be non-empty (bucket 0: when `head` < its length).
-    occupied: u128,
+    /// Bit b set when bucket b is non-empty (bucket 0: may be; see `head`).
+    occupied: [u64; WORDS],
     /// Time of the last event taken (or found to be next); no pending event is earlier.
     last: Time,
     len: usize,
@@ -49,8 +59,9 @@ impl<E: Copy> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            min: vec![Time::MAX; BUCKETS],
             head: 0,
-            occupied: 0,
+            occupied: [0; WORDS],
             last: 0,
             len: 0,
             now: 0,
@@ -66,7 +77,23 @@ impl<E: Copy> Scheduler<E> {
 
     #[inline]
     fn bucket_of(last: Time, t: Time) -> usize {
-        (Time::BITS - (t ^ last).leading_zeros()) as usize
+        let x = t ^ last;
+        if x == 0 {
+            return 0;
+        }
+        let q = (Time::BITS - 1 - x.leading_zeros()) / DIGIT;
+        let v = (t >> (q * DIGIT)) as usize & (RADIX - 1);
+        1 + q as usize * RADIX + v
+    }
+
+    #[inline]
+    fn file(&mut self, t: Time, e: E) {
+        let b = Self::bucket_of(self.last, t);
+        self.buckets[b].push((t, e));
+        if t < self.min[b] {
+            self.min[b] = t;
+        }
+        self.occupied[b / 64] |= 1 << (b % 64);
     }
 
     /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error; it
@@ -82,9 +109,7 @@ impl<E: Copy> Scheduler<E> {
         if time < self.last {
             self.rebase(time);
         }
-        let b = Self::bucket_of(self.last, time);
-        self.buckets[b].push((time, event));
-        self.occupied |= 1 << b;
+        self.file(time, event);
         self.len += 1;
     }
 
@@ -105,14 +130,13 @@ impl<E: Copy> Scheduler<E> {
             (0..BUCKETS).map(|_| Vec::new()).collect(),
         );
         let head = std::mem::take(&mut self.head);
-        self.occupied = 0;
+        self.min.fill(Time::MAX);
+        self.occupied = [0; WORDS];
         self.last = t;
         for (i, bucket) in old.into_iter().enumerate() {
-            let from = if i == 0 { head } else { 0 };
-            for &(time, e) in &bucket[from.min(bucket.len())..] {
-                let b = Self::bucket_of(t, time);
-                self.buckets[b].push((time, e));
-                self.occupied |= 1 << b;
+            let from = if i == 0 { head.min(bucket.len()) } else { 0 };
+            for &(time, e) in &bucket[from..] {
+                self.file(time, e);
             }
         }
     }
@@ -129,20 +153,18 @@ impl<E: Copy> Scheduler<E> {
     fn refill(&mut self) -> bool {
         self.buckets[0].clear();
         self.head = 0;
-        self.occupied &= !1;
-        if self.occupied == 0 {
+        self.occupied[0] &= !1;
+        let Some(w) = self.occupied.iter().position(|&w| w != 0) else {
             return false;
-        }
-        let i = self.occupied.trailing_zeros() as usize;
+        };
+        let i = w * 64 + self.occupied[w].trailing_zeros() as usize;
         let mut bucket = std::mem::take(&mut self.buckets[i]);
-        let last = bucket.iter().map(|&(t, _)| t).min().expect("occupied");
-        self.last = last;
-        self.occupied &= !(1 << i);
+        self.last = self.min[i];
+        self.min[i] = Time::MAX;
+        self.occupied[w] &= !(1 << (i % 64));
         for &(t, e) in &bucket {
-            let b = Self::bucket_of(last, t);
-            debug_assert!(b < i);
-            self.buckets[b].push((t, e));
-            self.occupied |= 1 << b;
+            debug_assert!(Self::bucket_of(self.last, t) < i);
+            self.file(t, e);
         }
         bucket.clear();
         self.buckets[i] = bucket;
