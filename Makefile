@@ -23,6 +23,8 @@ PY_META  := python/pyproject.toml
 
 STAMP_TOOLS := $(VENV)/.stamp-tools
 STAMP_CORE  := $(VENV)/.stamp-core
+STAMP_CHROMIUM := $(VENV)/.stamp-chromium
+MAIN_STUDY  := results/main
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean
 
@@ -45,8 +47,27 @@ $(STAMP_CORE): $(STAMP_TOOLS) $(RUST_SRC) $(PY_META)
 
 bootstrap: $(STAMP_CORE) ## create .venv, install tools and deps, build the core (idempotent)
 
-run: bootstrap ## run the main job: the quick-start scenario into results/quickstart
-	$(BIN)/aqmlab run examples/quickstart.toml --out results/quickstart
+# The report's browser test (python/tests/test_report_browser.py) opens the report in headless
+# Chromium. Installed from the distribution when missing and we are root with apt-get; if that
+# is impossible or fails, a note, no stamp (tried again next time), and that test skips.
+$(STAMP_CHROMIUM): | $(BIN)/python
+	@if [ -n "$$AQMLAB_CHROMIUM" ] || command -v chromium >/dev/null; then \
+	  touch $@; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium (apt-get) for the report's browser test"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+	    && touch $@ || echo "note: chromium could not be installed; the browser test will skip"; \
+	else \
+	  echo "note: chromium is missing and cannot be installed here (not root or no apt-get);" \
+	    "the report's browser test will skip"; \
+	fi
+
+# The main job: the sweep (calibration, then 14 runs; a rerun resumes and skips finished
+# runs), then the report, written even when some runs failed (it lists them): the exit status
+# is the sweep's (1 when runs failed), or the report's own error.
+run: bootstrap ## main job: 7 queue managers at 90/98 % load, Web traffic -> results/main/report.html
+	$(BIN)/aqmlab sweep examples/sweeps/main.toml --out $(MAIN_STUDY); status=$$?; \
+	  [ $$status -le 1 ] && $(BIN)/aqmlab report $(MAIN_STUDY) && exit $$status
 
 test: bootstrap lint-rust test-rust lint-py test-py ## every check: Rust fmt/clippy/tests, ruff, pytest
 
@@ -61,7 +82,7 @@ lint-py: $(STAMP_TOOLS) ## ruff check and ruff format --check
 	$(BIN)/ruff check python
 	$(BIN)/ruff format --check python
 
-test-py: bootstrap ## pytest (through the real core)
+test-py: bootstrap $(STAMP_CHROMIUM) ## pytest (through the real core; the report's in Chromium)
 	cd python && ../$(BIN)/python -m pytest -q
 
 lint: lint-rust lint-py ## all linters

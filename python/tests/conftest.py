@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,13 @@ def cli(*args: str | os.PathLike, cwd: Path | None = None) -> subprocess.Complet
         env=env,
         timeout=600,
     )
+
+
+def table_rows(html: str, caption: str) -> int:
+    """Body rows of the report table with that caption (htmldoc's layout)."""
+    m = re.search(r"<table><caption>" + re.escape(caption) + r"</caption>(.*?)</table>", html)
+    assert m, f"no table {caption!r}"
+    return m.group(1).count("<tr>") - 1  # minus the header
 
 
 def looks_complete(path: Path) -> bool:

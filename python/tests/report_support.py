@@ -1,79 +1,118 @@
-"""Reading a reproduction's report.html back in tests: its tables by caption, its figures."""
+"""Tiny studies for the report tests: Web traffic (two schemes × two loads × two repetitions,
+4 simulated seconds each) and greedy bulk transfers with one failing cell."""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
+import re
 from pathlib import Path
 
+from conftest import BASE, cli
+from sweep_support import write_sweep
 
-class _Tables(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: list[dict] = []
-        self.figures: list[str] = []
-        self._cell: list[str] | None = None
-        self._row: list[str] | None = None
-        self._caption: list[str] | None = None
+# One-way PackMime-HTTP through a 2 Mb/s bottleneck: enough exchanges in 3 measured seconds to
+# fill CDFs, small enough that a run takes well under a second.
+WEB_BASE = """\
+name = "web-test"
+seed = 5
+duration_s = 4.0
+warmup_s = 1.0
 
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append({"caption": "", "rows": []})
-        elif tag == "caption":
-            self._caption = []
-        elif tag == "tr":
-            self._row = []
-        elif tag in ("td", "th"):
-            self._cell = []
-        elif tag == "figure":
-            self.figures.append(dict(attrs).get("id", ""))
+[topology]
+bottleneck_mbps = 2.0
+bottleneck_delay_ms = 1.0
+access_mbps = 100.0
+access_delay_ms = 0.0
+access_queue_packets = 10000
+left_hosts = 2
+right_hosts = 2
 
-    def handle_endtag(self, tag):
-        if tag == "caption" and self._caption is not None:
-            self.tables[-1]["caption"] = "".join(self._caption).strip()
-            self._caption = None
-        elif tag in ("td", "th") and self._cell is not None and self._row is not None:
-            self._row.append("".join(self._cell).strip())
-            self._cell = None
-        elif tag == "tr" and self._row is not None:
-            self.tables[-1]["rows"].append(self._row)
-            self._row = None
+[queue]
+kind = "droptail"
+limit = 30
 
-    def handle_data(self, data):
-        for buf in (self._cell, self._caption):
-            if buf is not None:
-                buf.append(data)
+[tcp]
+preset = "ns2-fulltcp"
+
+[[traffic]]
+kind = "packmime"
+rate = 20.0
+http11 = true
+packmime_rtt = true
+"""
+
+# The "load" axis sets the connection rate directly (no calibration to run): the report finds
+# it by its name.
+WEB_SWEEP = """\
+[sweep]
+name = "web"
+scenario = "base.toml"
+repetitions = 2
+seed = 3
+
+[[axis]]
+name = "queue"
+field = "queue"
+values = [{ kind = "droptail", limit = 30 }, { kind = "red", limit = 30 }]
+labels = ["DT", "RED"]
+
+[[axis]]
+name = "load"
+field = "traffic.0.rate"
+values = [15.0, 30.0]
+labels = ["0.5", "1.0"]
+"""
+
+# Greedy flows (no exchanges); the third buffer size is rejected by the core, so its run fails.
+BULK_SWEEP = """\
+[sweep]
+name = "bulk"
+scenario = "base.toml"
+repetitions = 1
+seed = 2
+set = { duration_s = 3.0 }
+
+[[axis]]
+name = "buffer"
+field = "queue.limit"
+values = [15, 60, -3]
+"""
 
 
-def read_report(path: Path) -> tuple[dict[str, list[dict[str, str]]], list[str]]:
-    """({caption: [row as {header: cell}]}, [figure ids]) of a report.html."""
-    p = _Tables()
-    p.feed(path.read_text(encoding="utf-8"))
-    tables = {}
-    for t in p.tables:
-        header, *body = t["rows"]
-        tables[t["caption"]] = [dict(zip(header, r, strict=True)) for r in body]
-    return tables, p.figures
+def make_study(directory: Path, sweep: str, base: str, expect_rc: int = 0) -> Path:
+    """Runs `sweep` (base scenario `base`) into directory/study and returns its path."""
+    p = write_sweep(directory, sweep, base=base)
+    r = cli("sweep", p, "--out", directory / "study", "-j", "2", "-q")
+    assert r.returncode == expect_rc, r.stdout + r.stderr
+    return directory / "study"
 
 
-def table(tables: dict, starts: str) -> list[dict[str, str]]:
-    """The one table whose caption starts with `starts`."""
-    found = [rows for cap, rows in tables.items() if cap.startswith(starts)]
-    assert len(found) == 1, f"{len(found)} tables start with {starts!r}: {sorted(tables)}"
-    return found[0]
+def make_web_study(directory: Path) -> Path:
+    return make_study(directory, WEB_SWEEP, WEB_BASE)
 
 
-def axis(sweep_doc: dict, name: str) -> dict:
-    """The [[axis]] table of a sweep file named `name`."""
-    return next(a for a in sweep_doc["axis"] if a["name"] == name)
+def make_bulk_study(directory: Path) -> Path:
+    return make_study(directory, BULK_SWEEP, BASE, expect_rc=1)
 
 
-def smoke_reproduction(study: str, tmp_path_factory):
-    """`aqmlab reproduce STUDY --scale smoke` into a fresh folder: (outcome, tables by
-    caption, figure ids)."""
-    from aqmlab.reproduce import reproduce
+# --- reading a report back -------------------------------------------------------------------
 
-    outcome = reproduce(
-        study, "smoke", tmp_path_factory.mktemp(f"study-{study}"), jobs=2, quiet=True
-    )
-    tables, figs = read_report(outcome.report)
-    return outcome, tables, figs
+
+def tables(html: str) -> list[list[list[str]]]:
+    """Every <table> as rows of cell texts (header row first)."""
+    out = []
+    for body in re.findall(r"<table>(.*?)</table>", html, flags=re.S):
+        rows = []
+        for tr in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S):
+            rows.append([_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", tr, re.S)])
+        out.append(rows)
+    return out
+
+
+def _text(cell: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+
+
+def image_sources(html: str) -> list[str]:
+    return re.findall(r'<img[^>]*\ssrc="([^"]*)"', html)

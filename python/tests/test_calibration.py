@@ -102,7 +102,17 @@ def test_uncongested_copy(tmp_path):
     assert u["tcp"] == base["tcp"] and u["rtt"] == base["rtt"] and u["seed"] == base["seed"]
 
 
-def fake_calibration(scenario, slope, path, index=0):
+def test_key_ignores_ecn_and_load_basis(tmp_path):
+    # A drop-tail calibration network never marks: ECN runs share the non-ECN calibration.
+    base = sc.load(write(tmp_path, "rate = 5.0"), loads=False)
+    key = cal.calibration_key(base, 0)
+    other = sc.resolve(base, overrides=["tcp.ecn=true"], loads=False)
+    other["traffic"][0]["load_basis"] = "two_way"
+    assert cal.calibration_key(other, 0) == key
+    assert other["tcp"]["ecn"] is True  # the scenario itself keeps ECN
+
+
+def fake_calibration(scenario, slope, path, index=0, other=None):
     c = cal.Calibration(
         key=cal.calibration_key(scenario, index),
         kind=scenario["traffic"][index]["kind"],
@@ -118,6 +128,7 @@ def fake_calibration(scenario, slope, path, index=0):
         warmup_s=5.0,
         seed=1,
         traffic_index=index,
+        other_slope_mbps=other,
     )
     return cal.save_file(path, [c])
 
@@ -133,6 +144,59 @@ def test_load_resolves_to_population(tmp_path):
     # Another capacity, same calibration: population scales with it.
     resolved = sc.load(f, overrides=["topology.bottleneck_mbps=4.0"])
     assert resolved["traffic"][0]["rate"] == pytest.approx(0.5 * 4.0 / 0.04)
+
+
+TWO_WAY = WEB.replace('kind = "packmime"\n{population}', 'kind = "browsers"\n{population}')
+
+
+def _two_way(tmp_path, left: str, right: str) -> Path:
+    text = TWO_WAY.format(population=left) + f'\n[[traffic]]\nkind = "browsers"\n{right}\n'
+    f = tmp_path / "two.toml"
+    f.write_text(text, encoding="utf-8")
+    return f
+
+
+def test_two_way_load_counts_the_other_sides_requests(tmp_path):
+    # Left clients: responses 0.02 Mb/s per user on reverse, 0.005 on forward (requests,
+    # ACKs); right clients: 0.03 on forward, 0.004 on reverse. Capacity 1 Mb/s.
+    two = 'load = 0.9\nload_basis = "two_way"\nclient_side = "{side}"'
+    f = _two_way(tmp_path, two.format(side="left"), two.format(side="right"))
+    raw = sc.load(f, loads=False)
+    fake_calibration(raw, 0.02, cal.default_path(f), index=0, other=0.005)
+    fake_calibration(raw, 0.03, cal.default_path(f), index=1, other=0.004)
+    resolved, used = sc.load_with_calibration(f)
+    # reverse: 0.02 nL + 0.004 nR = 0.9;  forward: 0.03 nR + 0.005 nL = 0.9
+    # det = 0.02·0.03 − 0.004·0.005 = 5.8e-4; nL = (0.9·0.03 − 0.004·0.9)/det = 40.34...,
+    # nR = (0.02·0.9 − 0.005·0.9)/det = 23.27...
+    assert [t["users"] for t in resolved["traffic"]] == [40, 23]
+    assert all("load_basis" not in t and "load" not in t for t in resolved["traffic"])
+    assert used[0]["load_basis"] == "two_way" and used[1]["other_slope_mbps"] == 0.004
+    # One two-way entry against a fixed-basis one: 0.02 nL + 0.004·(0.9/0.03) = 0.9.
+    f = _two_way(tmp_path, two.format(side="left"), 'load = 0.9\nclient_side = "right"')
+    assert [t["users"] for t in sc.load(f)["traffic"]] == [round((0.9 - 0.12) / 0.02), 30]
+    # Without the basis each entry counts only its own responses (the default).
+    plain = 'load = 0.9\nclient_side = "{side}"'
+    f = _two_way(tmp_path, plain.format(side="left"), plain.format(side="right"))
+    assert [t["users"] for t in sc.load(f)["traffic"]] == [45, 30]
+
+
+def test_two_way_load_errors(tmp_path):
+    two = 'load = 0.9\nload_basis = "two_way"\nclient_side = "{side}"'
+    f = _two_way(tmp_path, two.format(side="left"), two.format(side="right"))
+    raw = sc.load(f, loads=False)
+    fake_calibration(raw, 0.02, cal.default_path(f), index=0, other=None)  # an old file
+    fake_calibration(raw, 0.03, cal.default_path(f), index=1, other=0.004)
+    with pytest.raises(sc.ScenarioError, match="no other-direction slope; calibrate it again"):
+        sc.load(f)
+    g = _two_way(tmp_path, two.format(side="left"), two.format(side="left"))
+    with pytest.raises(sc.ScenarioError, match="at most one two-way `load` entry per direction"):
+        sc.load(g, calibration=cal.default_path(f))
+    h = _two_way(tmp_path, 'load = 0.9\nload_basis = "both"', "users = 3")
+    with pytest.raises(sc.ScenarioError, match=r'traffic\[0\].load_basis = "both": expected'):
+        sc.load(h, calibration=cal.default_path(f))
+    k = _two_way(tmp_path, 'users = 3\nload_basis = "two_way"', "users = 3")
+    with pytest.raises(sc.ScenarioError, match=r"traffic\[0\].load_basis: only with"):
+        sc.load(k)
 
 
 def test_mah_users_are_rounded(tmp_path):
@@ -192,6 +256,9 @@ def test_end_to_end_calibration_and_load(tmp_path):
     assert c.kind == "packmime" and c.population == "rate" and len(c.points) == 6
     assert max(p["load_fraction"] for p in c.points) > 0.9
     assert c.r2 >= 0.99, c
+    # Requests and ACKs on the other direction: some traffic, far less than the responses.
+    assert 0 < c.other_slope_mbps < 0.5 * c.slope_mbps, c
+    assert all(p["other_load_mbps"] > 0 for p in c.points)
     assert "R²" in proc.stdout and str(cal.default_path(f)) in proc.stdout
     # A run at load 0.5 on the uncongested network measures 0.5 ± 0.03 of the capacity.
     resolved = sc.load(f)
@@ -215,15 +282,15 @@ def test_pilot_grows_until_it_offers_one_percent(tmp_path, monkeypatch):
     slope = 2e-5  # Mb/s per unit: 10 units offer 0.002 % of 1 Mb/s
     pilots: list[float] = []
 
-    def fake_measure(scenario, direction):
+    def fake_measure(scenario, direction):  # (load, utilization, other direction's load)
         pop = scenario["traffic"][0]["rate"]
         pilots.append(pop)
-        return slope * pop, 0.0
+        return slope * pop, 0.0, 0.0
 
     def fake_all(jobs, direction, workers):
-        return [(slope * j["traffic"][0]["rate"], 0.0) for j in jobs]
+        return [(slope * j["traffic"][0]["rate"], 0.0, 0.0) for j in jobs]
 
-    monkeypatch.setattr(cal, "measure_load", fake_measure)
+    monkeypatch.setattr(cal, "measure_loads", fake_measure)
     monkeypatch.setattr(cal, "_run_all", fake_all)
     scenario = sc.load(write(tmp_path), loads=False)
     c = cal.calibrate_entry(scenario, 0)

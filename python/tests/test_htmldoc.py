@@ -44,3 +44,22 @@ def test_document(tmp_path):
         "cdf_90_2.svg",
     ]
     assert not list((tmp_path / "r").glob(".*tmp"))
+
+
+def test_alignment_can_be_chosen_per_column():
+    doc = HtmlDocument("t")
+    doc.table([{"scheme": "RED", "median (s)": "0.46 ± 0.03"}], align={"median (s)": "num"})
+    text = doc.render()
+    assert '<th class="text">scheme</th><th class="num">median (s)</th>' in text
+    assert '<td class="text">RED</td><td class="num">0.46 ± 0.03</td>' in text
+
+
+def test_the_same_figure_gives_the_same_files(tmp_path):
+    fig = Figure()
+    fig.add_subplot().plot([0, 1, 2], [0, 1, 4], label="x")
+    fig.axes[0].legend()
+    for d in ("a", "b"):
+        HtmlDocument("t", figure_dir=tmp_path / d).figure(fig, "curve")
+    for name in ("curve.png", "curve.svg"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert b"<dc:date>" not in (tmp_path / "a" / "curve.svg").read_bytes()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 
 import pytest
-from report_support import axis, smoke_reproduction, table
+from reproduce_support import axis, smoke_reproduction, table
 
 from aqmlab import scenario as sc
 from aqmlab.reproduce import study_dir, study_module

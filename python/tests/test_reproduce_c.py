@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from report_support import axis, smoke_reproduction, table
+from reproduce_support import axis, smoke_reproduction, table
 
 import aqmlab
 from aqmlab import runner

@@ -154,6 +154,18 @@ def test_run_produces_the_core_tables(tmp_path: Path, scenario_file: Path):
     assert res.connections.height > 0
 
 
+def test_measure_connections_false_keeps_no_connection_rows(tmp_path: Path, scenario_file: Path):
+    # docs/scenario.md: `measure.connections = false` keeps no row per connection (a long Web
+    # run's largest table); everything else is unchanged.
+    on = aqmlab.run(scenario_file, out=tmp_path / "on")
+    off = aqmlab.run(scenario_file, out=tmp_path / "off", overrides=["measure.connections=false"])
+    assert "connections" in on.tables and "connections" not in off.tables
+    assert not (tmp_path / "off" / "connections.parquet").exists()
+    assert set(on.tables) - set(off.tables) == {"connections"}
+    assert off.summary["summary"] == on.summary["summary"]
+    assert off.bottleneck.equals(on.bottleneck)
+
+
 def test_sink_streams_typed_batches(tmp_path: Path):
     """The Parquet path with records, independent of what the engine emits yet."""
     import pyarrow.parquet as pq

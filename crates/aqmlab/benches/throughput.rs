@@ -2,8 +2,12 @@
 //! a 100 Mb/s bottleneck, RTT 100 ms, drop-tail buffer of one bandwidth-delay product
 //! (833 packets of 1500 bytes), 60 simulated seconds. Prints bottleneck packets forwarded per
 //! wall-second, events per wall-second and simulated seconds per wall-second.
-//! `AQMLAB_BENCH_SECONDS` overrides the simulated duration.
+//! `AQMLAB_BENCH_SECONDS` overrides the simulated duration (of a JSON scenario too);
+//! `AQMLAB_BENCH_VERBOSE` prints the event list, connections and packets every 10 s;
+//! `AQMLAB_BENCH_DIGEST` prints a hash of all records (to check that outcomes are unchanged).
 
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use aqmlab::aqm::config::AqmConfig;
@@ -11,15 +15,16 @@ use aqmlab::aqm::QueueUnit;
 use aqmlab::config::{
     Direction, MeasureConfig, RttConfig, Scenario, Side, Topology, TrafficConfig,
 };
+use aqmlab::measure::{Column, Table};
 use aqmlab::sim::Simulation;
 use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::secs;
 
 fn main() {
-    let duration: f64 = std::env::var("AQMLAB_BENCH_SECONDS")
+    let seconds: Option<f64> = std::env::var("AQMLAB_BENCH_SECONDS")
         .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60.0);
+        .and_then(|s| s.parse().ok());
+    let duration = seconds.unwrap_or(60.0);
     let sc = Scenario {
         name: "bench-100-flows-100mbps".into(),
         seed: 1,
@@ -60,10 +65,15 @@ fn main() {
     };
     // AQMLAB_BENCH_SCENARIO: a resolved scenario as JSON (`aqmlab validate S.toml --print`)
     // to time instead of the built-in one.
+    // `AQMLAB_BENCH_SECONDS`, when given, overrides its duration too.
     let sc = match std::env::var("AQMLAB_BENCH_SCENARIO") {
         Ok(path) => {
             let text = std::fs::read_to_string(&path).expect("readable scenario JSON");
-            Scenario::from_json(&text).expect("valid scenario JSON")
+            let mut sc = Scenario::from_json(&text).expect("valid scenario JSON");
+            if let Some(d) = seconds {
+                sc.duration_s = d;
+            }
+            sc
         },
         Err(_) => sc,
     };
@@ -72,12 +82,32 @@ fn main() {
     let t0 = Instant::now();
     let end = sim.end_time();
     let mut t = 0;
+    // AQMLAB_BENCH_DIGEST: print a hash of every record and the summary, to check that a
+    // change leaves the simulated outcomes bit for bit as they were.
+    let mut digest = std::env::var_os("AQMLAB_BENCH_DIGEST").map(|_| DefaultHasher::new());
     while !sim.finished() {
         t += secs(10.0);
         sim.run_until(t.min(end));
-        drop(sim.drain());
+        let tables = sim.drain();
+        if let Some(h) = digest.as_mut() {
+            hash_tables(h, &tables);
+        }
+        if std::env::var_os("AQMLAB_BENCH_VERBOSE").is_some() {
+            let st = sim.engine_stats();
+            eprintln!(
+                "t = {:.0} s: {} events pending, {} connections active, {} packets in flight",
+                st.sim_time_s,
+                st.pending_events,
+                st.active_connections,
+                sim.packets_in_network()
+            );
+        }
     }
-    drop(sim.finish());
+    let tables = sim.finish();
+    if let Some(h) = digest.as_mut() {
+        hash_tables(h, &tables);
+        sim.summary_json().hash(h);
+    }
     let wall = t0.elapsed().as_secs_f64();
     let st = sim.engine_stats();
     let s = sim.summary();
@@ -101,4 +131,23 @@ fn main() {
         "connections/wall-s        {:.0}",
         st.connections_opened as f64 / wall
     );
+    if let Some(h) = digest {
+        println!("records digest            {:016x}", h.finish());
+    }
+}
+
+fn hash_tables(h: &mut DefaultHasher, tables: &[Table]) {
+    for t in tables {
+        t.name.hash(h);
+        for (name, col) in &t.columns {
+            name.hash(h);
+            match col {
+                Column::U64(v) => v.hash(h),
+                Column::I64(v) => v.hash(h),
+                Column::F64(v) => v.iter().for_each(|x| x.to_bits().hash(h)),
+                Column::Bool(v) => v.hash(h),
+                Column::Str(v) => v.hash(h),
+            }
+        }
+    }
 }

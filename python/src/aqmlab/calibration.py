@@ -10,10 +10,19 @@ Scenarios may then give `load = 0.9` (a fraction of the bottleneck capacity) ins
 population; `resolve_loads` replaces it by `load × capacity / slope` using the stored
 calibration whose key matches the entry.
 
+Each calibration also records the traffic the source puts on the *other* direction (its
+requests and the ACKs of its responses) per unit of population. In two-way scenarios an entry
+may give `load_basis = "two_way"`: its `load` then counts everything the `load` entries put on
+its response direction, its own responses plus the requests and ACKs of the entries whose
+clients sit on its server side (Le et al. 2003, section 3.2), and the populations come from a
+small linear system (`resolve_loads`). The default basis, `"responses"`, counts the entry's own
+response-direction traffic only.
+
 Calibration files are JSON (`<scenario stem>.calibration.json` beside the scenario by
 default), keyed by `calibration_key`: a hash of the fields that determine the load per unit of
-population (the traffic entry without its population, `[tcp]`, `[rtt]`, `[topology]` without
-the bottleneck capacity and the queue sizes). The seed is not part of the key.
+population (the traffic entry without its population, `[tcp]` with ECN normalised to off,
+`[rtt]`, `[topology]` without the bottleneck capacity and the queue sizes). The seed is not
+part of the key.
 """
 
 from __future__ import annotations
@@ -66,6 +75,11 @@ MAX_LOAD = 1.1
 # fraction of the capacity.
 PILOT_MIN_FRACTION = 0.01
 PILOT_TRIES = 4
+# `load_basis` of a Web entry: its own response-direction traffic, or all the `load` entries'
+# traffic on its response direction (two-way studies).
+LOAD_BASES = ("responses", "two_way")
+# Keys of a traffic entry that only the Python layer reads (removed before the core sees it).
+LOAD_KEYS = ("load", "load_basis")
 # Topology keys left out of the key: the capacity that scenarios vary and queue sizes.
 _TOPOLOGY_IGNORED = ("bottleneck_mbps", "access_queue_packets")
 
@@ -110,12 +124,17 @@ def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any
     RTT file loaded)."""
     entry = {**_ENTRY_DEFAULTS.get(scenario["traffic"][index].get("kind"), {})}
     entry.update(scenario["traffic"][index])
-    for k in ("users", "rate", "load"):
+    for k in ("users", "rate", *LOAD_KEYS):
         entry.pop(k, None)
     topo = {k: v for k, v in (scenario.get("topology") or {}).items() if k not in _TOPOLOGY_IGNORED}
+    tcp = dict(scenario.get("tcp") or {})
+    if tcp.get("ecn"):
+        # The calibration network is drop-tail and never marks: ECN changes no packet, so an
+        # ECN run gets the population of its non-ECN twin (and no calibration of its own).
+        tcp["ecn"] = False
     return {
         "traffic": entry,
-        "tcp": scenario.get("tcp") or {},
+        "tcp": tcp,
         "rtt": scenario.get("rtt") or {"kind": "none"},
         "topology": topo,
     }
@@ -186,7 +205,8 @@ def uncongested(
     s = copy.deepcopy(dict(scenario))
     entry = dict(s["traffic"][index])
     kind = entry["kind"]
-    entry.pop("load", None)
+    for k in LOAD_KEYS:
+        entry.pop(k, None)
     entry[POPULATION[kind]] = round(population) if kind in USER_KINDS else float(population)
     s["traffic"] = [entry]
     topo = dict(s["topology"])
@@ -211,11 +231,25 @@ def uncongested(
 def measure_load(scenario: Mapping[str, Any], direction: str) -> tuple[float, float]:
     """Runs `scenario` in memory; returns (throughput Mb/s, utilization) of `direction` after
     the warm-up. (Top level so that worker processes can run it.)"""
+    return measure_loads(scenario, direction)[:2]
+
+
+def measure_loads(scenario: Mapping[str, Any], direction: str) -> tuple[float, float, float]:
+    """`measure_load`, plus the throughput (Mb/s) of the other direction."""
     from aqmlab import runner
 
     res = runner.run(scenario)
-    block = (res.summary.get("summary") or {}).get(direction) or {}
-    return float(block.get("throughput_mbps", 0.0)), float(block.get("utilization", 0.0))
+    core = res.summary.get("summary") or {}
+    block = core.get(direction) or {}
+    other = core.get(_OTHER[direction]) or {}
+    return (
+        float(block.get("throughput_mbps", 0.0)),
+        float(block.get("utilization", 0.0)),
+        float(other.get("throughput_mbps", 0.0)),
+    )
+
+
+_OTHER = {"forward": "reverse", "reverse": "forward"}
 
 
 @dataclass
@@ -240,6 +274,9 @@ class Calibration:
     created: str = ""
     aqmlab: str = ""
     fields: dict[str, Any] = field(default_factory=dict)
+    # Mb/s per unit of population on the other direction (requests, ACKs); None in files
+    # written before it was measured.
+    other_slope_mbps: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -270,9 +307,9 @@ def target_populations(
 
 def _run_all(jobs: list[dict[str, Any]], direction: str, workers: int) -> list[tuple]:
     if workers <= 1 or len(jobs) <= 1:
-        return [measure_load(j, direction) for j in jobs]
+        return [measure_loads(j, direction) for j in jobs]
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as ex:
-        return list(ex.map(measure_load, jobs, [direction] * len(jobs)))
+        return list(ex.map(measure_loads, jobs, [direction] * len(jobs)))
 
 
 def calibrate_entry(
@@ -300,26 +337,27 @@ def calibrate_entry(
         return uncongested(scenario, index, p, duration_s, warmup_s)
 
     pilot = float(entry.get(pop_key) or DEFAULT_PILOT[kind])
-    results: list[tuple[float, float, float]] = []
+    results: list[tuple[float, float, float, float]] = []
     for attempt in range(PILOT_TRIES):
-        load, util = measure_load(job(pilot), direction)
+        load, util, other = measure_loads(job(pilot), direction)
         say(f"traffic[{index}] {kind}: pilot {pop_key} = {pilot:g}: {load:.4g} Mb/s")
         # A pilot that carries almost nothing (a few pages of a few users) gives a slope
         # guess off by orders of magnitude, and the points would miss the load range.
         if load >= PILOT_MIN_FRACTION * capacity or (load > 0 and attempt == PILOT_TRIES - 1):
-            results.append((pilot, load, util))
+            results.append((pilot, load, util, other))
             break
         pilot *= 10
     if not results:
         raise RuntimeError(f"traffic[{index}]: the pilot runs measured no load in {direction}")
     pops = target_populations(kind, results[0][1] / results[0][0], capacity, points)
     measured = _run_all([job(p) for p in pops], direction, workers)
-    for p, (load, util) in zip(pops, measured, strict=True):
+    for p, (load, util, other) in zip(pops, measured, strict=True):
         say(f"traffic[{index}] {kind}: {pop_key} = {p:g}: {load:.4g} Mb/s")
-        results.append((float(p), load, util))
+        results.append((float(p), load, util, other))
     results.sort()
     xs, ys = [r[0] for r in results], [r[1] for r in results]
     slope, r2 = fit_through_origin(xs, ys)
+    other_slope, _ = fit_through_origin(xs, [r[3] for r in results])
     s2, icpt, r2i = fit_intercept(xs, ys)
     ref = uncongested(scenario, index, pops[0], duration_s, warmup_s)
     from aqmlab import __version__
@@ -333,8 +371,14 @@ def calibrate_entry(
         r2=r2,
         intercept_fit={"slope_mbps": s2, "intercept_mbps": icpt, "r2": r2i},
         points=[
-            {"population": p, "load_mbps": y, "load_fraction": y / capacity, "utilization": u}
-            for p, y, u in results
+            {
+                "population": p,
+                "load_mbps": y,
+                "load_fraction": y / capacity,
+                "utilization": u,
+                "other_load_mbps": o,
+            }
+            for p, y, u, o in results
         ],
         capacity_mbps=capacity,
         calibration_bottleneck_mbps=ref["topology"]["bottleneck_mbps"],
@@ -346,6 +390,7 @@ def calibrate_entry(
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         aqmlab=__version__,
         fields=calibration_fields(scenario, index),
+        other_slope_mbps=other_slope,
     )
 
 
@@ -439,56 +484,146 @@ def resolve_loads(
     """Replaces, in place, every traffic entry's `load` by its population (`users`, rounded
     and at least 1, or `rate`) = load × bottleneck capacity / calibrated slope. Returns what
     was used, one dict per entry (for summary.json). Raises `CalibrationMissing` when an
-    entry has no calibration in `path`."""
+    entry has no calibration in `path`.
+
+    With `load_basis = "two_way"` an entry's load also counts the other-direction traffic
+    (slope `other_slope_mbps`) of the `load` entries whose responses go the other way; the
+    populations then solve `a_e·n_e + Σ b_g·n_g = load_e × capacity` (at most one such entry
+    per direction)."""
+    for i, t in enumerate(scenario.get("traffic") or []):
+        if isinstance(t, Mapping) and "load_basis" in t and "load" not in t:
+            raise sc.ScenarioError(f"traffic[{i}].load_basis: only with traffic[{i}].load")
     todo = needs_calibration(scenario)
     if not todo:
         return []
     stored = load_file(path) if path is not None else {}
     capacity = float((scenario.get("topology") or {}).get("bottleneck_mbps") or 0)
+    found = {i: _entry_calibration(scenario, i, stored, path, shown) for i in todo}
+    pops = _populations(scenario, found, capacity)
     used = []
     for i in todo:
         entry = scenario["traffic"][i]
-        where = f"traffic[{i}].load"
-        load = entry.get("load")
-        kind = entry.get("kind")
-        if kind not in POPULATION:
-            raise sc.ScenarioError(
-                f"{where}: `load` is only allowed in mah and packmime entries, not {kind!r}"
-            )
-        if isinstance(load, bool) or not isinstance(load, int | float) or not 0 < load <= 10:
-            raise sc.ScenarioError(
-                f"{where} = {sc._fmt(load)}: "
-                "expected a fraction of the bottleneck capacity in (0, 10]"
-            )
+        c, basis = found[i]
+        kind = entry["kind"]
         pop_key = POPULATION[kind]
-        if pop_key in entry:
-            raise sc.ScenarioError(
-                f"{where}: give either traffic[{i}].load or traffic[{i}].{pop_key}, not both"
-            )
-        key = calibration_key(scenario, i)
-        cal = stored.get(key)
-        if cal is None:
-            name = shown or (str(path) if path is not None else "(no calibration file)")
-            raise CalibrationMissing(
-                f"{where} = {sc._fmt(load)}: no calibration for this {kind} entry "
-                f"(key {key}) in {name}; run `aqmlab calibrate SCENARIO` first, "
-                "or `aqmlab run --calibrate`"
-            )
-        if not cal.slope_mbps > 0 or not math.isfinite(cal.slope_mbps):
-            raise sc.ScenarioError(f"{where}: calibration {key} has a bad slope {cal.slope_mbps}")
-        pop = load * capacity / cal.slope_mbps
-        value: float = max(1, round(pop)) if kind in USER_KINDS else pop
-        del entry["load"]
+        value: float = max(1, round(pops[i])) if kind in USER_KINDS else pops[i]
+        load = entry.pop("load")
+        entry.pop("load_basis", None)
         entry[pop_key] = value
-        used.append(
-            {
-                "traffic_index": i,
-                "load": load,
-                pop_key: value,
-                "key": key,
-                "slope_mbps": cal.slope_mbps,
-                "r2": cal.r2,
-                "file": str(path),
-            }
-        )
+        info = {
+            "traffic_index": i,
+            "load": load,
+            pop_key: value,
+            "key": c.key,
+            "slope_mbps": c.slope_mbps,
+            "r2": c.r2,
+            "file": str(path),
+        }
+        if basis != LOAD_BASES[0]:
+            info["load_basis"] = basis
+            info["other_slope_mbps"] = c.other_slope_mbps
+        used.append(info)
     return used
+
+
+def _entry_calibration(
+    scenario: Mapping[str, Any],
+    i: int,
+    stored: Mapping[str, Calibration],
+    path: str | os.PathLike | None,
+    shown: str | None,
+) -> tuple[Calibration, str]:
+    """Checks `load` entry `i` and returns its calibration and load basis."""
+    entry = scenario["traffic"][i]
+    where = f"traffic[{i}].load"
+    load = entry.get("load")
+    kind = entry.get("kind")
+    if kind not in POPULATION:
+        raise sc.ScenarioError(
+            f"{where}: `load` is only allowed in {', '.join(POPULATION)} entries, not {kind!r}"
+        )
+    if isinstance(load, bool) or not isinstance(load, int | float) or not 0 < load <= 10:
+        raise sc.ScenarioError(
+            f"{where} = {sc._fmt(load)}: expected a fraction of the bottleneck capacity in (0, 10]"
+        )
+    basis = entry.get("load_basis", LOAD_BASES[0])
+    if basis not in LOAD_BASES:
+        raise sc.ScenarioError(
+            f"traffic[{i}].load_basis = {sc._fmt(basis)}: expected "
+            + " or ".join(f'"{b}"' for b in LOAD_BASES)
+        )
+    pop_key = POPULATION[kind]
+    if pop_key in entry:
+        raise sc.ScenarioError(
+            f"{where}: give either traffic[{i}].load or traffic[{i}].{pop_key}, not both"
+        )
+    key = calibration_key(scenario, i)
+    c = stored.get(key)
+    if c is None:
+        name = shown or (str(path) if path is not None else "(no calibration file)")
+        raise CalibrationMissing(
+            f"{where} = {sc._fmt(load)}: no calibration for this {kind} entry "
+            f"(key {key}) in {name}; run `aqmlab calibrate SCENARIO` first, "
+            "or `aqmlab run --calibrate`"
+        )
+    if not c.slope_mbps > 0 or not math.isfinite(c.slope_mbps):
+        raise sc.ScenarioError(f"{where}: calibration {key} has a bad slope {c.slope_mbps}")
+    return c, basis
+
+
+def _populations(
+    scenario: Mapping[str, Any],
+    found: Mapping[int, tuple[Calibration, str]],
+    capacity: float,
+) -> dict[int, float]:
+    """Unrounded population of every `load` entry (see `resolve_loads`)."""
+    traffic = scenario["traffic"]
+    direction = {i: response_direction(traffic[i]) for i in found}
+    target = {i: float(traffic[i]["load"]) * capacity for i in found}
+    pops = {i: target[i] / c.slope_mbps for i, (c, b) in found.items() if b == LOAD_BASES[0]}
+    two_way = [i for i, (_c, b) in found.items() if b != LOAD_BASES[0]]
+    for d in ("forward", "reverse"):
+        same = [i for i in two_way if direction[i] == d]
+        if len(same) > 1:
+            raise sc.ScenarioError(
+                f'traffic[{same[1]}].load_basis = "two_way": at most one two-way `load` entry '
+                f"per direction (traffic[{same[0]}] also has its responses on {d})"
+            )
+
+    def other_slope(g: int, e: int) -> float:
+        b = found[g][0].other_slope_mbps
+        if b is None or not math.isfinite(b) or b < 0:
+            raise sc.ScenarioError(
+                f'traffic[{e}].load_basis = "two_way": the calibration of traffic[{g}] '
+                f"({found[g][0].key}) has no other-direction slope; calibrate it again"
+            )
+        return b
+
+    # Right-hand sides once the responses-basis entries (already known) are subtracted.
+    rhs = {
+        e: target[e]
+        - sum(other_slope(g, e) * pops[g] for g in pops if direction[g] != direction[e])
+        for e in two_way
+    }
+    a = {e: found[e][0].slope_mbps for e in two_way}
+    if len(two_way) == 1:
+        (e,) = two_way
+        pops[e] = rhs[e] / a[e]
+    elif len(two_way) == 2:
+        e, f = two_way
+        be, bf = other_slope(e, f), other_slope(f, e)
+        det = a[e] * a[f] - be * bf
+        if not det > 0:
+            raise sc.ScenarioError(
+                f"traffic[{e}].load_basis: the calibrations of traffic[{e}] and traffic[{f}] "
+                "leave no positive solution (other-direction traffic exceeds the responses)"
+            )
+        pops[e] = (rhs[e] * a[f] - bf * rhs[f]) / det
+        pops[f] = (a[e] * rhs[f] - be * rhs[e]) / det
+    for e in two_way:
+        if not pops[e] > 0:
+            raise sc.ScenarioError(
+                f"traffic[{e}].load = {sc._fmt(traffic[e]['load'])}: the other-direction traffic "
+                'of the opposite `load` entries alone exceeds it (load_basis = "two_way")'
+            )
+    return pops

@@ -6,6 +6,7 @@
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--calibration FILE] [-q]
+    aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
     aqmlab reproduce A|B|C|D [--scale quick|full|smoke] [--out DIR] [--jobs N | --scheduler ADDR]
                      [--report-only]
     aqmlab validate SCENARIO.toml [--seed N] [--set ...] [--print]
@@ -150,6 +151,28 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds between progress lines when stderr is not a terminal (default 10)",
     )
     sw.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
+
+    report_p = sub.add_parser(
+        "report", help="write a study's HTML report (self-contained) and its figures"
+    )
+    report_p.add_argument("study", help="study directory of `aqmlab sweep`")
+    report_p.add_argument(
+        "--out", default=None, metavar="FILE", help="HTML file (default: STUDY/report.html)"
+    )
+    report_p.add_argument(
+        "--group-by",
+        nargs="*",
+        default=None,
+        metavar="AXIS",
+        help="axes whose labels get one figure each; the other axes become curves "
+        "(default: every axis but the queue scheme; none: one figure, every cell a curve)",
+    )
+    report_p.add_argument(
+        "--figures",
+        default=None,
+        metavar="DIR",
+        help="folder for the figures as PNG and SVG (default: STUDY/figures)",
+    )
 
     rp = sub.add_parser(
         "reproduce",
@@ -347,7 +370,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         print(
             f"traffic[{c.traffic_index}] {c.kind}: load = {c.slope_mbps:.6g} Mb/s × {c.population}"
             f" (R² {c.r2:.4f}); with intercept: {fi['slope_mbps']:.6g} × {c.population} "
-            f"{fi['intercept_mbps']:+.4g} Mb/s (R² {fi['r2']:.4f}); key {c.key}"
+            f"{fi['intercept_mbps']:+.4g} Mb/s (R² {fi['r2']:.4f}); other direction "
+            f"{c.other_slope_mbps:.6g} Mb/s × {c.population}; key {c.key}"
         )
         for pt in c.points:
             print(
@@ -387,6 +411,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         f"catalog {outcome.directory / 'catalog.duckdb'}"
     )
     return 1 if outcome.failed else 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from aqmlab import report
+
+    path = report.write_report(
+        args.study, args.out, group_by=args.group_by, figure_dir=args.figures
+    )
+    print(f"report: {path}")
+    return 0
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -469,6 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
         "sweep": _cmd_sweep,
+        "report": _cmd_report,
         "reproduce": _cmd_reproduce,
     }
     if args.command not in commands:

@@ -14,7 +14,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +28,19 @@ __all__ = ["HtmlDocument", "format_cell"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
-       margin: 2em auto; max-width: 1180px; padding: 0 1em; color: #222; line-height: 1.45; }
+       margin: 2em auto; max-width: 1240px; padding: 0 1em; color: #222; line-height: 1.45; }
 h1 { border-bottom: 2px solid #446; padding-bottom: .2em; }
 h2 { margin-top: 2em; border-bottom: 1px solid #bbc; }
-table { border-collapse: collapse; margin: .8em 0 1.2em; font-size: 0.88em; }
-th, td { border: 1px solid #ccd; padding: .25em .55em; text-align: right; }
+table { border-collapse: collapse; margin: .8em 0 1.2em; font-size: 0.88em;
+        display: block; overflow-x: auto; max-width: 100%; }
+th, td { border: 1px solid #ccd; padding: .25em .45em; text-align: right; }
 th { background: #eef; position: sticky; top: 0; }
 td.text, th.text { text-align: left; }
+td.num { white-space: nowrap; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: .3em; }
-figure { display: inline-block; margin: .6em 1em 1em 0; vertical-align: top; }
+figure { display: inline-table; margin: .6em 1em 1em 0; vertical-align: top; }
 figure img { max-width: 100%; border: 1px solid #dde; }
-figcaption { font-size: 0.86em; color: #444; max-width: 640px; }
+figcaption { display: table-caption; caption-side: bottom; font-size: 0.86em; color: #444; }
 pre { background: #f6f6fa; border: 1px solid #dde; padding: .6em; overflow-x: auto;
       font-size: 0.82em; }
 p.note { color: #555; font-size: 0.9em; }
@@ -104,8 +106,11 @@ class HtmlDocument:
         caption: str | None = None,
         columns: Sequence[str] | None = None,
         digits: int = 3,
+        align: Mapping[str, str] | None = None,
     ) -> None:
-        """A table from a polars DataFrame or a list of dicts (columns in first-seen order)."""
+        """A table from a polars DataFrame or a list of dicts (columns in first-seen order).
+        Columns holding strings are left-aligned, numbers right-aligned; `align` maps a column
+        to "text" or "num" to choose (numbers already formatted as text, "0.46 ± 0.03")."""
         if hasattr(rows, "to_dicts"):
             cols = list(columns or rows.columns)
             records = rows.to_dicts()
@@ -118,16 +123,20 @@ class HtmlDocument:
         out = ["<table>"]
         if caption:
             out.append(f"<caption>{html.escape(caption)}</caption>")
+        given = dict(align or {})
         out.append(
             "<tr>"
-            + "".join(f'<th class="{self._align(records, c)}">{html.escape(c)}</th>' for c in cols)
+            + "".join(
+                f'<th class="{given.get(c) or self._align(records, c)}">{html.escape(c)}</th>'
+                for c in cols
+            )
             + "</tr>"
         )
         for r in records:
             cells = []
             for c in cols:
                 v = r.get(c)
-                cls = "text" if isinstance(v, str) else "num"
+                cls = given.get(c) or ("text" if isinstance(v, str) else "num")
                 cells.append(f'<td class="{cls}">{html.escape(format_cell(v, digits))}</td>')
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</table>")
@@ -153,7 +162,10 @@ class HtmlDocument:
         if self.figure_dir is not None:
             self.figure_dir.mkdir(parents=True, exist_ok=True)
             (self.figure_dir / f"{stem}.png").write_bytes(png)
-            fig.savefig(self.figure_dir / f"{stem}.svg", format="svg")
+            # No date, and element ids salted by the name instead of a random uuid: the same
+            # figure gives the same SVG file, so a report is reproducible byte for byte.
+            with matplotlib.rc_context({"svg.hashsalt": stem}):
+                fig.savefig(self.figure_dir / f"{stem}.svg", format="svg", metadata={"Date": None})
             self.figure_files += [self.figure_dir / f"{stem}.png", self.figure_dir / f"{stem}.svg"]
         data = base64.b64encode(png).decode("ascii")
         alt = html.escape(caption or name, quote=True)

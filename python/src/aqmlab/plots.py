@@ -15,6 +15,10 @@ shown. `write_plots` saves the standard set of a results directory as PNG files.
 Inputs are polars DataFrames (the `exchanges`, `arrivals`, `loss_runs` and `queue_delay`
 tables), or mappings
 label → DataFrame to compare runs on one figure.
+
+Building blocks for study reports, on data already reduced: `cdf_curves` and `ccdf_curves`
+((x, probability) pairs per label), `loss_run_curves` (loss-run distributions per label),
+`errorbar_lines` and `grouped_bars` (means ± standard deviations), `queue_over_time`.
 """
 
 from __future__ import annotations
@@ -41,9 +45,15 @@ __all__ = [
     "DEFAULT_SCALES_S",
     "arrival_counts",
     "burstiness_cov",
+    "ccdf_curves",
+    "cdf_curves",
     "consecutive_losses",
     "cov_by_scale",
+    "errorbar_lines",
+    "grouped_bars",
+    "loss_run_curves",
     "queue_delay_cdf",
+    "queue_over_time",
     "response_time_ccdf",
     "response_time_cdf",
     "response_time_vs_size",
@@ -81,10 +91,68 @@ def _new_figure(size=(6.4, 4.4)) -> tuple[Figure, Any]:
     return fig, fig.add_subplot()
 
 
-def _legend(ax) -> None:
+def _legend(ax, loc: str = "best") -> None:
     _handles, labels = ax.get_legend_handles_labels()
     if any(labels):
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc=loc)
+
+
+def _finish(ax, xlabel: str, ylabel: str, title: str, loc: str = "best") -> None:
+    """Axis labels, title, a light grid and the legend (when something is labelled; a fixed
+    `loc` spares matplotlib the search over every plotted point)."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    _legend(ax, loc)
+
+
+def cdf_curves(
+    curves: Mapping[str, tuple[Any, Any]],
+    xmax: float = 2.0,
+    title: str = "Response time CDF",
+    xlabel: str = "response time (s)",
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Figure:
+    """Step CDFs on [0, `xmax`] from (x, P(X ≤ x)) pairs, one per label; `styles` gives
+    matplotlib keywords per label (reference curves in grey, say)."""
+    fig, ax = _new_figure()
+    for label, (x, y) in curves.items():
+        if len(x):
+            ax.step(x, y, where="post", label=label or None, **dict((styles or {}).get(label, {})))
+    ax.set_xlim(0, xmax)
+    ax.set_ylim(0, 1)
+    _finish(ax, xlabel, "cumulative probability", title, loc="lower right")
+    return fig
+
+
+def ccdf_curves(
+    curves: Mapping[str, tuple[Any, Any]],
+    title: str = "Response time CCDF",
+    xlabel: str = "response time (s)",
+    ylabel: str = "P(response time > t)",
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+    xlim: tuple[float, float] | None = None,
+) -> Figure:
+    """Complementary CDFs from (x, P(X ≥ x)) pairs, both axes logarithmic (zeros dropped)."""
+    fig, ax = _new_figure()
+    for label, (x, p) in curves.items():
+        x, p = np.asarray(x, dtype=float), np.asarray(p, dtype=float)
+        keep = (x > 0) & (p > 0)
+        if keep.any():
+            ax.step(
+                x[keep],
+                p[keep],
+                where="post",
+                label=label or None,
+                **dict((styles or {}).get(label, {})),
+            )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+    _finish(ax, xlabel, ylabel, title, loc="lower left")
+    return fig
 
 
 def response_time_cdf(
@@ -92,41 +160,21 @@ def response_time_cdf(
 ) -> Figure:
     """Empirical CDF of completed exchanges' response times on [0, `xmax_s`] seconds (the
     share above `xmax_s` shows as the gap below 1 at the right edge)."""
-    fig, ax = _new_figure()
+    curves = {}
     for label, ex in _series(exchanges).items():
         rt = _response_times(ex)
-        if rt.size == 0:
-            continue
-        y = np.arange(1, rt.size + 1) / rt.size
-        ax.step(rt, y, where="post", label=label or None)
-    ax.set_xlim(0, xmax_s)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("response time (s)")
-    ax.set_ylabel("cumulative probability")
-    ax.set_title("Response time CDF")
-    ax.grid(True, alpha=0.3)
-    _legend(ax)
-    return fig
+        curves[label] = (rt, np.arange(1, rt.size + 1) / max(rt.size, 1))
+    return cdf_curves(curves, xmax_s)
 
 
 def response_time_ccdf(exchanges: pl.DataFrame | Mapping[str, pl.DataFrame]) -> Figure:
     """P(response time > t) against t, both axes logarithmic."""
-    fig, ax = _new_figure()
+    curves = {}
     for label, ex in _series(exchanges).items():
         rt = _response_times(ex)
         rt = rt[rt > 0]
-        if rt.size == 0:
-            continue
-        p = 1.0 - np.arange(rt.size) / rt.size  # P(X >= x_i), never 0 on a log axis
-        ax.step(rt, p, where="post", label=label or None)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("response time (s)")
-    ax.set_ylabel("P(response time > t)")
-    ax.set_title("Response time CCDF")
-    ax.grid(True, which="both", alpha=0.3)
-    _legend(ax)
-    return fig
+        curves[label] = (rt, 1.0 - np.arange(rt.size) / max(rt.size, 1))  # P(X >= x_i) > 0
+    return ccdf_curves(curves)
 
 
 def response_time_vs_size(exchanges: pl.DataFrame) -> Figure:
@@ -280,25 +328,81 @@ def variance_time(counts, bin_s: float, label: str = "packets") -> Figure:
 # --- a results directory -------------------------------------------------------------------
 
 
+def loss_run_curves(
+    curves: Mapping[str, pl.DataFrame], title: str = "Runs of consecutive losses"
+) -> Figure:
+    """P(run length = k) against k, log scale, one curve per label, from
+    `mix_metrics.loss_run_distribution` frames (`run_length`, `probability`); empty ones are
+    left out."""
+    fig, ax = _new_figure()
+    for label, d in curves.items():
+        if d.height:
+            ax.plot(d["run_length"], d["probability"], marker="o", markersize=3, label=label)
+    ax.set_yscale("log")
+    _finish(ax, "consecutive losses (packets; 64 = 64 or more)", "probability", title)
+    return fig
+
+
 def consecutive_losses(loss_runs: pl.DataFrame, direction: str = "reverse") -> Figure:
     """P(run length = k) of runs of consecutive losses: summed over the UDP flows, over the
     TCP connections, and of the aggregate at the `direction` queue (Study D's per-flow and
     aggregate distributions). Scopes without runs are left out."""
-    fig, ax = _new_figure()
-    for scope, label in (
+    scopes = (
         ("udp_all", "per UDP flow"),
         ("tcp_all", "per TCP connection"),
         (f"queue_{direction}", f"aggregate at the {direction} queue"),
-    ):
-        d = mt.loss_run_distribution(loss_runs, scope)
-        if d.height:
-            ax.plot(d["run_length"], d["probability"], marker="o", label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("consecutive losses (packets; 64 = 64 or more)")
-    ax.set_ylabel("probability")
-    ax.set_title("Runs of consecutive losses")
-    ax.grid(True, alpha=0.3)
+    )
+    return loss_run_curves(
+        {label: mt.loss_run_distribution(loss_runs, scope) for scope, label in scopes}
+    )
+
+
+def errorbar_lines(
+    series: Mapping[str, tuple[Any, Any, Any]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    logx: bool = False,
+) -> Figure:
+    """Mean ± one standard deviation against x, one line per label: (x, mean, sd); sd None
+    draws the line alone."""
+    fig, ax = _new_figure()
+    for label, (x, mean, sd) in series.items():
+        ax.errorbar(x, mean, yerr=sd, marker="o", markersize=4, capsize=3, label=label)
+    if logx:
+        ax.set_xscale("log", base=2)
+    _finish(ax, xlabel, ylabel, title)
+    return fig
+
+
+def grouped_bars(
+    groups: list[str],
+    series: Mapping[str, tuple[Any, Any]],
+    ylabel: str,
+    title: str,
+) -> Figure:
+    """Bars of mean ± one standard deviation: one cluster per group, one bar per label
+    (means and sds listed in group order)."""
+    fig, ax = _new_figure()
+    n = max(len(series), 1)
+    width = 0.8 / n
+    x = np.arange(len(groups))
+    for i, (label, (mean, sd)) in enumerate(series.items()):
+        ax.bar(x + (i - (n - 1) / 2) * width, mean, width, yerr=sd, capsize=3, label=label)
+    ax.set_xticks(x, groups)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
+    return fig
+
+
+def queue_over_time(series: Mapping[str, tuple[Any, Any]], title: str) -> Figure:
+    """Queue length (packets) against time (s), one line per label: (t, q)."""
+    fig, ax = _new_figure((7.2, 4.0))
+    for label, (t, q) in series.items():
+        ax.plot(t, q, linewidth=0.9, label=label)
+    _finish(ax, "time (s)", "queue (packets)", title)
     return fig
 
 

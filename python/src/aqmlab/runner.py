@@ -84,9 +84,12 @@ class _Sink:
     get reasonably sized row groups, and memory stays bounded by one row group per table.
     """
 
-    def __init__(self, directory: Path | None, row_group: int = 65536) -> None:
+    def __init__(
+        self, directory: Path | None, row_group: int = 65536, skip: Iterable[str] = ()
+    ) -> None:
         self.directory = directory
         self.row_group = row_group
+        self.skip = set(skip)  # tables not kept (`measure.connections = false`)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.pending: dict[str, list[pa.Table]] = {}
         self.memory: dict[str, list[pa.Table]] = {}
@@ -95,6 +98,8 @@ class _Sink:
 
     def add(self, batches: Mapping[str, Mapping[str, tuple[str, list]]]) -> None:
         for name, columns in batches.items():
+            if name in self.skip:
+                continue
             table = _to_arrow(columns)
             schema = self.schemas.setdefault(name, table.schema)
             if table.schema != schema:
@@ -218,7 +223,8 @@ def run(
 
     out_dir = Path(out) if out is not None else None
     tmp = _prepare_out(out_dir) if out_dir is not None else None
-    sink = _Sink(tmp)
+    keep_connections = (resolved.get("measure") or {}).get("connections", True)
+    sink = _Sink(tmp, skip=() if keep_connections else ("connections",))
     ok = False
     t0 = time.perf_counter()
     try:

@@ -362,7 +362,8 @@ def _with_placeholder_populations(scenario: Mapping[str, Any]) -> dict[str, Any]
         entry = s["traffic"][i]
         pop = cal.POPULATION.get(entry.get("kind"))
         if pop is not None and pop not in entry:
-            del entry["load"]
+            for k in cal.LOAD_KEYS:
+                entry.pop(k, None)
             entry[pop] = 1 if pop == "users" else 1.0
     return s
 

@@ -1,46 +1,52 @@
 //! Discrete-event scheduler.
 //!
 //! Events are ordered by `(time, insertion sequence)`: two events at the same nanosecond run
-//! in the order they were scheduled, whatever the heap does inside, so every run is
-//! reproducible. Cancellation is lazy: components keep a generation number per timer and ignore
-//! a fired event whose generation is stale, so cancelling is O(1) and needs no search.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! in the order they were scheduled, so every run is reproducible. Cancellation is lazy:
+//! components keep a generation number per timer and ignore a fired event whose generation is
+//! stale, so cancelling is O(1) and needs no search.
+//!
+//! The event list is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990) on the integer
+//! time, with hexadecimal digits. Event times never precede `last`, the time of the last event
+//! taken, so an event is kept in a bucket named by the highest digit in which its time differs
+//! from `last` and its value there (bucket 0: equal to `last`). Scheduling appends to a bucket
+//! (O(1)). When bucket 0 is exhausted, the lowest non-empty bucket holds the next events; its
+//! minimum (kept per bucket) becomes `last`, and its events move to buckets of lower digits
+//! (a bucket with a single event is taken directly). An event moves at most 16 times
+//! (measured: about once on average), always through contiguous memory, where a binary heap
+//! of tens of thousands of events pays a cache miss per level on every pop.
+//!
+//! Insertion order among equal times needs no sequence number: events with the same time are
+//! always in the same bucket (the bucket depends only on the time and `last`), each bucket
+//! keeps its events in the order they arrived (appends, and moves that copy a bucket front to
+//! back), and bucket 0 is taken front to back. So the order is exactly that of a priority
+//! queue on `(time, sequence)` (the `matches_sorted_reference…` tests check it).
 
 use crate::units::Time;
 
-/// A scheduled event: key `(time, seq)` and a payload.
-#[derive(Clone, Copy, Debug)]
-struct Entry<E> {
-    time: Time,
-    seq: u64,
-    event: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then(o.seq.cmp(&self.seq))
-    }
-}
+/// Bits per digit of the radix heap: a bucket per (digit position, digit value).
+const DIGIT: u32 = 4;
+const RADIX: usize = 1 << DIGIT;
+/// Bucket 0 for `last` itself, then `RADIX` per digit position (1 + 16·16 = 257), rounded up
+/// to a power of two so that a masked index needs no bounds check.
+const BUCKETS: usize = 512;
+const WORDS: usize = BUCKETS / 64;
 
 /// The event list. `E` is the simulation's event enum (small and `Copy`).
 pub struct Scheduler<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// `buckets[0]`: events at `last`, taken from index `head` on; `buckets[1 + 16q + v]`:
+    /// events at `t` that agree with `last` on the hexadecimal digits above q and have digit
+    /// v (> last's) at q. Bucket order is time order: all of a bucket's events precede those
+    /// of any later bucket.
+    buckets: Box<[Vec<(Time, E)>; BUCKETS]>,
+    /// Earliest time in each bucket (`Time::MAX` when empty; unused for bucket 0).
+    min: Box<[Time; BUCKETS]>,
+    head: usize,
+    /// Bit b set when bucket b ≥ 1 is non-empty.
+    occupied: [u64; WORDS],
+    /// Time of the last event taken; no pending event is earlier and `last` ≤ `now`.
+    last: Time,
+    len: usize,
     now: Time,
-    seq: u64,
     executed: u64,
 }
 
@@ -53,9 +59,13 @@ impl<E: Copy> Default for Scheduler<E> {
 impl<E: Copy> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
-            heap: BinaryHeap::with_capacity(1024),
+            buckets: Box::new(std::array::from_fn(|_| Vec::new())),
+            min: Box::new([Time::MAX; BUCKETS]),
+            head: 0,
+            occupied: [0; WORDS],
+            last: 0,
+            len: 0,
             now: 0,
-            seq: 0,
             executed: 0,
         }
     }
@@ -64,6 +74,28 @@ impl<E: Copy> Scheduler<E> {
     #[inline]
     pub fn now(&self) -> Time {
         self.now
+    }
+
+    #[inline]
+    fn bucket_of(last: Time, t: Time) -> usize {
+        let x = t ^ last;
+        if x == 0 {
+            return 0;
+        }
+        let q = (Time::BITS - 1 - x.leading_zeros()) / DIGIT;
+        let v = (t >> (q * DIGIT)) as usize & (RADIX - 1);
+        (1 + q as usize * RADIX + v) & (BUCKETS - 1)
+    }
+
+    #[inline]
+    fn file(&mut self, t: Time, e: E) {
+        let b = Self::bucket_of(self.last, t);
+        self.buckets[b].push((t, e));
+        if t < self.min[b] {
+            self.min[b] = t;
+        }
+        // (Bucket 0 is never marked: it is read from `head`.)
+        self.occupied[b / 64] |= ((b != 0) as u64) << (b % 64);
     }
 
     /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error; it
@@ -76,12 +108,8 @@ impl<E: Copy> Scheduler<E> {
             self.now
         );
         let time = at.max(self.now);
-        self.seq += 1;
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            event,
-        });
+        self.file(time, event);
+        self.len += 1;
     }
 
     /// Schedules `event` after `delay`.
@@ -90,18 +118,56 @@ impl<E: Copy> Scheduler<E> {
         self.at(self.now + delay, event);
     }
 
+    /// The lowest non-empty bucket above 0, if any.
+    #[inline]
+    fn lowest(&self) -> Option<usize> {
+        let w = self.occupied.iter().position(|&w| w != 0)?;
+        Some(w * 64 + self.occupied[w].trailing_zeros() as usize)
+    }
+
+    #[inline]
+    fn take(&mut self, t: Time, e: E) -> E {
+        self.len -= 1;
+        self.now = t;
+        self.executed += 1;
+        e
+    }
+
     /// Pops the next event if it is due no later than `until`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<E> {
-        match self.heap.peek() {
-            Some(e) if e.time <= until => {
-                let e = self.heap.pop().expect("peeked");
-                self.now = e.time;
-                self.executed += 1;
-                Some(e.event)
-            },
-            _ => None,
+        if let Some(&(t, e)) = self.buckets[0].get(self.head) {
+            if t > until {
+                return None;
+            }
+            self.head += 1;
+            return Some(self.take(t, e));
         }
+        let i = self.lowest()?;
+        let m = self.min[i];
+        if m > until {
+            return None;
+        }
+        self.buckets[0].clear();
+        self.head = 0;
+        self.last = m;
+        self.min[i] = Time::MAX;
+        self.occupied[i / 64] &= !(1 << (i % 64));
+        if self.buckets[i].len() == 1 {
+            let (t, e) = self.buckets[i].pop().expect("one event");
+            return Some(self.take(t, e));
+        }
+        // Spread the bucket over lower ones: its events at `m` land in bucket 0, in order.
+        let mut bucket = std::mem::take(&mut self.buckets[i]);
+        for &(t, e) in &bucket {
+            debug_assert!(Self::bucket_of(m, t) < i);
+            self.file(t, e);
+        }
+        bucket.clear();
+        self.buckets[i] = bucket;
+        let (t, e) = self.buckets[0][0];
+        self.head = 1;
+        Some(self.take(t, e))
     }
 
     /// Advances the clock to `t` (after the events up to `t` have run).
@@ -113,11 +179,14 @@ impl<E: Copy> Scheduler<E> {
 
     /// Time of the next pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        match self.buckets[0].get(self.head) {
+            Some(&(t, _)) => Some(t),
+            None => self.lowest().map(|i| self.min[i]),
+        }
     }
 
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     /// Events executed so far (including stale timer events that were ignored).
@@ -178,6 +247,55 @@ mod tests {
                 let (t, i) = reference.remove(pos);
                 assert_eq!((s.now(), e), (t, i));
             }
+        }
+    }
+
+    /// As above with times over many scales (ties, nanoseconds to hours) and horizons that
+    /// stop short of the next event, then schedule earlier ones.
+    #[test]
+    fn matches_sorted_reference_across_scales_and_horizons() {
+        use crate::rng::{Rng, StreamKind};
+        let mut r = Rng::stream(4, StreamKind::Test, 0);
+        let mut s = Scheduler::new();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut id = 0u64;
+        for _ in 0..50_000 {
+            match r.below(8) {
+                0..=3 => {
+                    let scale = [1, 2, 50, 1 << 12, 1 << 20, 1 << 33, 1 << 42][r.below(7) as usize];
+                    let t = s.now() + r.below(scale);
+                    s.at(t, id);
+                    reference.push((t, id));
+                    id += 1;
+                },
+                4..=6 => {
+                    if let Some(e) = s.pop_until(u64::MAX) {
+                        let (pos, _) = reference
+                            .iter()
+                            .enumerate()
+                            .min_by_key(|(_, &(t, i))| (t, i))
+                            .unwrap();
+                        let (t, i) = reference.remove(pos);
+                        assert_eq!((s.now(), e), (t, i));
+                    }
+                },
+                _ => {
+                    // Run up to a horizon, possibly short of the next event.
+                    let until = s.now() + r.below(1 << 20);
+                    while let Some(e) = s.pop_until(until) {
+                        let (pos, _) = reference
+                            .iter()
+                            .enumerate()
+                            .min_by_key(|(_, &(t, i))| (t, i))
+                            .unwrap();
+                        let (t, i) = reference.remove(pos);
+                        assert_eq!((s.now(), e), (t, i));
+                    }
+                    assert!(reference.iter().all(|&(t, _)| t > until));
+                    s.advance_to(until);
+                },
+            }
+            assert_eq!(s.pending(), reference.len());
         }
     }
 }

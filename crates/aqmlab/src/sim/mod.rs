@@ -136,6 +136,8 @@ pub struct EngineStats {
     /// that had already ended.
     pub delivered_packets: u64,
     pub stale_packets: u64,
+    /// Events waiting in the scheduler (including stale timer events not yet popped).
+    pub pending_events: u64,
 }
 
 /// Whole-run totals after the warm-up.
@@ -1339,6 +1341,7 @@ impl Simulation {
             active_connections: self.conns.iter().filter(|c| c.active).count() as u64,
             delivered_packets: self.delivered_packets,
             stale_packets: self.stale_packets,
+            pending_events: self.sched.pending() as u64,
         }
     }
 

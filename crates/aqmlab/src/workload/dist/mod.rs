@@ -1,6 +1,7 @@
 //! Random-variable building blocks shared by the traffic models.
 
 pub mod empirical;
+pub mod fft;
 pub mod fsd;
 pub mod residual;
 pub mod special;

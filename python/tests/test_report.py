@@ -1,0 +1,226 @@
+"""The study report (`aqmlab report`, `aqmlab.report.write_report`) on tiny studies: one
+self-contained HTML file, the summary table against the catalog, figures as PNG and SVG,
+determinism, grouping, studies without exchanges, failed runs, and the command's errors."""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import cli
+from report_support import image_sources, make_bulk_study, make_web_study, tables
+
+from aqmlab import study_layout, study_plots
+from aqmlab.report import write_report
+from aqmlab.scenario import ScenarioError
+from aqmlab.study import Study
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory) -> Path:
+    return make_web_study(tmp_path_factory.mktemp("web"))
+
+
+@pytest.fixture(scope="module")
+def web_report(web) -> str:
+    figures = web / "figures"
+    figures.mkdir()
+    (figures / "stale.png").write_bytes(b"from an earlier report")
+    (figures / "notes.txt").write_text("the user's own file", encoding="utf-8")
+    path = write_report(web)
+    assert path == web / "report.html"
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def bulk(tmp_path_factory) -> Path:
+    return make_bulk_study(tmp_path_factory.mktemp("bulk"))
+
+
+def _summary(html: str, marker: str) -> list[list[str]]:
+    return next(t for t in tables(html) if marker in t[0])
+
+
+def _mean_sd(values: list[float], digits: int) -> str:
+    """How the report prints two repetitions, computed by hand: mean ± sample std."""
+    a, b = values
+    return f"{(a + b) / 2:,.{digits}f} ± {abs(a - b) / math.sqrt(2):,.{digits}f}"
+
+
+def test_the_report_is_one_self_contained_file(web_report):
+    html = web_report
+    assert "<script" not in html and "<link" not in html and "url(" not in html
+    assert not re.search(r"""(?:src|href)\s*=\s*["'](?!data:image/png;base64,)""", html)
+    sources = image_sources(html)
+    assert len(sources) >= 6
+    for src in sources:
+        png = base64.b64decode(src.removeprefix("data:image/png;base64,"), validate=True)
+        assert png.startswith(PNG_MAGIC)
+        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        assert width > 300 and height > 200
+
+
+def test_the_summary_table_holds_each_cell_mean_and_spread(web, web_report):
+    rows = _summary(web_report, "median response (s)")
+    header, body = rows[0], rows[1:]
+    assert header[:3] == ["load", "queue", "runs"]
+    for column in ("throughput (KB/s)", "utilization", "loss rate", "completed exchanges"):
+        assert column in header
+    # Ordered like the figures: by load (one figure each), then by scheme (the curves).
+    assert [r[:3] for r in body] == [
+        ["0.5", "DT", "2"],
+        ["0.5", "RED", "2"],
+        ["1.0", "DT", "2"],
+        ["1.0", "RED", "2"],
+    ]
+    shown = {
+        "median_response_s": ("median response (s)", 3),
+        "exchanges_completed": ("completed exchanges", 0),
+    }
+    runs = Study.open(web).runs()
+    for row in body:
+        cell = runs.filter((runs["load"] == row[0]) & (runs["queue"] == row[1]))
+        for column, (name, digits) in shown.items():
+            assert row[header.index(name)] == _mean_sd(cell[column].to_list(), digits)
+
+
+def test_response_time_cdfs_come_first_then_the_summary(web, web_report):
+    html = web_report
+    first = base64.b64decode(image_sources(html)[0].removeprefix("data:image/png;base64,"))
+    assert first == (web / "figures" / "response_time_cdf_load_0.5.png").read_bytes()
+    order = [html.index(s) for s in (">Response times<", "<table>", ">Response-time tails<")]
+    assert order == sorted(order)
+
+
+def test_figures_are_written_as_png_and_svg(web, web_report):
+    figures = web / "figures"
+    assert not (figures / "stale.png").exists()  # an earlier report's figure is gone
+    assert (figures / "notes.txt").exists()  # anything else stays
+    pngs = {p.stem for p in figures.glob("*.png")}
+    assert pngs == {p.stem for p in figures.glob("*.svg")}
+    assert len(pngs) == len(image_sources(web_report))
+    for load in ("0.5", "1.0"):
+        for kind in ("response_time_cdf", "response_time_ccdf", "queue_delay_cdf"):
+            assert f"{kind}_load_{load}" in pngs
+    assert {"metrics_vs_load", "queue_traces"} <= pngs
+    for stem in pngs:
+        assert (figures / f"{stem}.png").read_bytes().startswith(PNG_MAGIC)
+        assert ET.parse(figures / f"{stem}.svg").getroot().tag.endswith("svg")
+
+
+def test_the_report_command_writes_the_same_report_again(web, web_report, tmp_path):
+    out = tmp_path / "again.html"
+    r = cli("report", web, "--out", out, "--figures", tmp_path / "figures")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"report: {out}"
+    assert out.read_text(encoding="utf-8") == web_report
+    for p in sorted((tmp_path / "figures").iterdir()):
+        assert p.read_bytes() == (web / "figures" / p.name).read_bytes(), p.name
+
+
+def test_study_plots_read_the_study_themselves(web):
+    study = Study.open(web)
+    fig = study_plots.response_time_cdf(study, where={"load": "1.0"})
+    lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    assert list(lines) == ["DT", "RED"]
+    ex = study.table("exchanges")
+    for label, line in lines.items():
+        # Completed exchanges of that cell started after the 1-s warm-up, by hand.
+        rt = ex.filter(
+            (ex["load"] == "1.0") & (ex["queue"] == label) & ex["completed"] & (ex["start_s"] >= 1)
+        )["response_time_s"].to_list()
+        assert line.get_xdata()[-1] == 2.0
+        assert line.get_ydata()[-1] == pytest.approx(sum(t <= 2.0 for t in rt) / len(rt))
+
+    runs = study.runs()
+    fig = study_plots.metrics_vs_load(study)
+    utilization = fig.axes[0]
+    assert utilization.get_ylabel() == "utilization"
+    for line in utilization.get_lines():
+        label = line.get_label()
+        if label.startswith("_"):
+            continue
+        want = [
+            runs.filter((runs["queue"] == label) & (runs["load"] == load))["utilization"].mean()
+            for load in ("0.5", "1.0")
+        ]
+        assert list(line.get_xdata()) == [0.5, 1.0]
+        assert list(line.get_ydata()) == pytest.approx(want)
+
+    chosen = study_plots.representative_runs(study)
+    assert list(chosen) == ["DT", "RED"]
+    for label, run_id in chosen.items():
+        row = runs.filter(runs["run_id"] == run_id).row(0, named=True)
+        assert (row["queue"], row["load"], row["rep"]) == (label, "1.0", 0)
+
+
+def test_group_by_chooses_the_figures_and_the_curves(web):
+    study = Study.open(web)
+    default = study_layout.layout(study)
+    assert (default.group_by, default.curves) == (("load",), ("queue",))
+    by_queue = study_layout.layout(study, ["queue"])
+    assert (by_queue.group_by, by_queue.curves) == (("queue",), ("load",))
+    assert study_layout.groups(study.runs(), by_queue.group_by) == [
+        {"queue": "DT"},
+        {"queue": "RED"},
+    ]
+    fig = study_plots.response_time_cdf(study, {"queue": "RED"}, curves=by_queue.curves)
+    assert [ln.get_label() for ln in fig.axes[0].get_lines()] == ["0.5", "1.0"]
+    assert fig.axes[0].get_title() == "Response time CDF: queue = RED"
+
+
+def test_group_by_names_an_axis(web):
+    with pytest.raises(
+        ScenarioError,
+        match=r"--group-by bogus: not an axis of the study "
+        r"\(axes: queue, load, rep\)",
+    ):
+        write_report(web, group_by=["bogus"])
+
+
+def test_a_study_without_exchanges_shows_goodput_loss_and_delay(bulk):
+    html = write_report(bulk).read_text(encoding="utf-8")
+    rows = _summary(html, "TCP goodput (Mb/s)")
+    header, body = rows[0], rows[1:]
+    assert "median response (s)" not in header and "queueing delay p99 (ms)" in header
+    assert [r[:2] for r in body] == [["15", "1"], ["60", "1"]]  # the failed cell has no row
+    runs = Study.open(bulk).runs()
+    for row in body:
+        goodput = runs.filter(runs["buffer"] == row[0])["tcp_goodput_mbps"][0]
+        assert row[header.index("TCP goodput (Mb/s)")] == f"{goodput:,.3f}"
+    assert ">Response times<" not in html
+    stems = {p.stem for p in (bulk / "figures").glob("*.png")}
+    assert stems == {"metrics_by_cell", "queue_traces", "queue_delay_cdf"}
+
+
+def test_failed_runs_are_listed_with_their_errors(bulk):
+    html = (bulk / "report.html").read_text(encoding="utf-8")
+    failed = Study.open(bulk).runs(status="failed").row(0, named=True)
+    rows = _summary(html, "error")
+    assert rows[0] == ["run_id", "buffer", "rep", "error"]
+    assert rows[1] == [failed["run_id"], "-3", "0", failed["error"]]
+    assert "queue.limit" in failed["error"]
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_report_of_a_non_study_is_a_one_line_error(tmp_path, make):
+    target = tmp_path / "nothing"
+    if make == "empty":
+        target.mkdir()
+    r = cli("report", target)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1
+    assert r.stderr.startswith(f"error: {target}: not an aqmlab study directory")
+    assert not (target / "report.html").exists()
+
+
+def test_report_with_an_unknown_axis_is_a_one_line_error(web):
+    r = cli("report", web, "--group-by", "speed")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "--group-by speed: not an axis of the study" in r.stderr
