@@ -41,6 +41,8 @@ def test_base_scenario_is_the_simulated_network():
         ("packmime", "right", False),
         ("packmime", "left", False),
     ]
+    # §V.D: a load is the link's utilization in each direction with both clouds active
+    assert {t["load_basis"] for t in base["traffic"]} == {"two_way"}
     assert base["rtt"] == {"kind": "empirical", "file": "packmime_rtt.csv"}
 
 
@@ -89,7 +91,7 @@ def test_ared_thresholds_resolve_as_in_table_1():
     base = sc.read_toml(C / "base.toml")
     base["rtt"] = {"kind": "constant", "rtt_ms": 50.0}
     for t in base["traffic"]:
-        del t["load"]
+        del t["load"], t["load_basis"]
         t["rate"] = 5.0
     base.update(duration_s=1.0, warmup_s=0.0)
     seen = []

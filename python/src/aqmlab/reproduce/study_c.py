@@ -108,10 +108,10 @@ def _intro(doc: HtmlDocument, p: Mapping[str, Part], scale: str) -> None:
     show_calibration(
         doc,
         p,
-        "Connections per second per unit of load, per PackMime cloud, measured on the "
-        "uncongested network (bottleneck at 100 Mb/s) with only that cloud active, in its "
-        "response direction (see docs/studies.md for the difference with the paper's two-way "
-        "calibration). Each run's rates are in its summary.json.",
+        "Mb/s per connection/s of each PackMime cloud in its response direction, measured on "
+        "the uncongested network (bottleneck at 100 Mb/s) with that cloud alone; the rates of "
+        "a two-way run make each direction carry the load with both clouds' traffic counted "
+        "(§V.D; docs/studies.md). Each run's rates are in its summary.json.",
     )
 
 
@@ -182,7 +182,7 @@ def _traffic(doc: HtmlDocument, main: Part) -> None:
 
 def _baseline(doc: HtmlDocument, u: Part | None) -> None:
     """The load each direction carries on the uncongested network, against the nominal load
-    (the calibration counts a cloud's own traffic only; docs/studies.md)."""
+    (§V.D defines the load as this utilization)."""
     if u is None or u.runs.height == 0:
         return
     rows = []
