@@ -60,3 +60,19 @@ def table(tables: dict, starts: str) -> list[dict[str, str]]:
     found = [rows for cap, rows in tables.items() if cap.startswith(starts)]
     assert len(found) == 1, f"{len(found)} tables start with {starts!r}: {sorted(tables)}"
     return found[0]
+
+
+def axis(sweep_doc: dict, name: str) -> dict:
+    """The [[axis]] table of a sweep file named `name`."""
+    return next(a for a in sweep_doc["axis"] if a["name"] == name)
+
+
+def smoke_reproduction(study: str, tmp_path_factory):
+    """`aqmlab reproduce STUDY --scale smoke` into a fresh folder: (outcome, tables by
+    caption, figure ids)."""
+    from aqmlab.reproduce import reproduce
+
+    out = tmp_path_factory.mktemp(f"study-{study}")
+    outcome = reproduce(study, "smoke", out, jobs=2, quiet=True)
+    tables, figs = read_report(outcome.report)
+    return outcome, tables, figs

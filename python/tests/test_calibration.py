@@ -273,3 +273,27 @@ def test_end_to_end_calibration_and_load(tmp_path):
     assert res.summary["scenario"]["traffic"][0]["rate"] == pytest.approx(rate)
     (info,) = res.summary["calibration"]
     assert info["slope_mbps"] == c.slope_mbps and math.isfinite(info["r2"])
+
+
+def test_pilot_grows_until_it_offers_one_percent(tmp_path, monkeypatch):
+    """A pilot offering under 1 % of the capacity is run again × 10 (at most 4 runs), so the
+    points span the load range even when a small population offers almost nothing (a few
+    stationary Mah users)."""
+    slope = 2e-5  # Mb/s per unit: 10 units offer 0.002 % of 1 Mb/s
+    pilots: list[float] = []
+
+    def fake_measure(scenario, direction):  # (load, utilization, other direction's load)
+        pop = scenario["traffic"][0]["rate"]
+        pilots.append(pop)
+        return slope * pop, 0.0, 0.0
+
+    def fake_all(jobs, direction, workers):
+        return [(slope * j["traffic"][0]["rate"], 0.0, 0.0) for j in jobs]
+
+    monkeypatch.setattr(cal, "measure_loads", fake_measure)
+    monkeypatch.setattr(cal, "_run_all", fake_all)
+    scenario = sc.load(write(tmp_path), loads=False)
+    c = cal.calibrate_entry(scenario, 0)
+    assert pilots == [10.0, 100.0, 1000.0]  # 0.02 % and 0.2 % are too little; 2 % is enough
+    assert max(p["load_fraction"] for p in c.points) == pytest.approx(cal.MAX_LOAD)
+    assert c.slope_mbps == pytest.approx(slope)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import statistics
 
 import pytest
-from reproduce_support import read_report, table
+from reproduce_support import axis, smoke_reproduction, table
 
 from aqmlab import scenario as sc
-from aqmlab.reproduce import reproduce, study_dir, study_module
+from aqmlab.reproduce import study_dir, study_module
 
 A = study_dir("A")
 LOADS = [0.5, 0.7, 0.8, 0.9, 0.98, 1.1]  # §3.4
@@ -36,10 +36,6 @@ ALTQ_RED = {  # §5 and §3.1 (ALTQ RED: packet mode, not gentle), qlen 480, w_q
 
 def sweep(name: str) -> dict:
     return sc.read_toml(A / f"{name}.toml")
-
-
-def axis(doc: dict, name: str) -> dict:
-    return next(a for a in doc["axis"] if a["name"] == name)
 
 
 def paper_max_p(core_max_p: float) -> float:
@@ -102,10 +98,7 @@ def test_uncongested_baseline_and_shared_seeds():
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("study-a")
-    outcome = reproduce("A", "smoke", out, jobs=2, quiet=True)
-    tables, figs = read_report(outcome.report)
-    return outcome, tables, figs
+    return smoke_reproduction("A", tmp_path_factory)
 
 
 COLUMNS = [

@@ -9,12 +9,12 @@ import json
 
 import numpy as np
 import pytest
-from reproduce_support import read_report, table
+from reproduce_support import axis, smoke_reproduction, table
 
 import aqmlab
 from aqmlab import runner
 from aqmlab import scenario as sc
-from aqmlab.reproduce import packmime_rtt, reproduce, study_dir
+from aqmlab.reproduce import packmime_rtt, study_dir
 
 C = study_dir("C")
 LOADS = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.05]  # §V.D
@@ -24,10 +24,6 @@ QUEUES = ["DT-111q", "DT-148q", "ARED-5ms", "ARED-60ms", "ARED+ECN-5ms", "ARED+E
 
 def sweep(name: str) -> dict:
     return sc.read_toml(C / f"{name}.toml")
-
-
-def axis(doc: dict, name: str) -> dict:
-    return next(a for a in doc["axis"] if a["name"] == name)
 
 
 def test_base_scenario_is_the_simulated_network():
@@ -45,6 +41,8 @@ def test_base_scenario_is_the_simulated_network():
         ("packmime", "right", False),
         ("packmime", "left", False),
     ]
+    # §V.D: a load is the link's utilization in each direction with both clouds active
+    assert {t["load_basis"] for t in base["traffic"]} == {"two_way"}
     assert base["rtt"] == {"kind": "empirical", "file": "packmime_rtt.csv"}
 
 
@@ -93,7 +91,7 @@ def test_ared_thresholds_resolve_as_in_table_1():
     base = sc.read_toml(C / "base.toml")
     base["rtt"] = {"kind": "constant", "rtt_ms": 50.0}
     for t in base["traffic"]:
-        del t["load"]
+        del t["load"], t["load_basis"]
         t["rate"] = 5.0
     base.update(duration_s=1.0, warmup_s=0.0)
     seen = []
@@ -121,10 +119,7 @@ def test_red_one_way_and_uncongested_parts():
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("study-c")
-    outcome = reproduce("C", "smoke", out, jobs=2, quiet=True)
-    tables, figs = read_report(outcome.report)
-    return outcome, tables, figs
+    return smoke_reproduction("C", tmp_path_factory)
 
 
 def test_smoke_runs_every_part(smoke):

@@ -71,6 +71,10 @@ CAPACITY_FACTOR = 10.0
 BIG_QUEUE = 100_000
 DEFAULT_PILOT = {"mah": 10, "browsers": 10, "packmime": 10.0}
 MAX_LOAD = 1.1
+# The pilot population grows × 10 (at most PILOT_TRIES runs) until it offers at least this
+# fraction of the capacity.
+PILOT_MIN_FRACTION = 0.01
+PILOT_TRIES = 4
 # `load_basis` of a Web entry: its own response-direction traffic, or all the `load` entries'
 # traffic on its response direction (two-way studies).
 LOAD_BASES = ("responses", "two_way")
@@ -320,7 +324,7 @@ def calibrate_entry(
 ) -> Calibration:
     """Calibrates traffic entry `index` of a resolved scenario (see the module doc). A pilot
     run at the entry's own population (else 10 users / 10 connections/s; × 10 until it
-    measures some load) sets the populations of the `points` runs, which span loads up to
+    offers 1 % of the capacity) sets the populations of the `points` runs, which span loads up to
     1.1 × the real bottleneck capacity; the pilot is a point of the fit too."""
     entry = scenario["traffic"][index]
     kind = entry["kind"]
@@ -334,10 +338,12 @@ def calibrate_entry(
 
     pilot = float(entry.get(pop_key) or DEFAULT_PILOT[kind])
     results: list[tuple[float, float, float, float]] = []
-    for _ in range(4):
+    for attempt in range(PILOT_TRIES):
         load, util, other = measure_loads(job(pilot), direction)
         say(f"traffic[{index}] {kind}: pilot {pop_key} = {pilot:g}: {load:.4g} Mb/s")
-        if load > 0:
+        # A pilot that carries almost nothing (a few pages of a few users) gives a slope
+        # guess off by orders of magnitude, and the points would miss the load range.
+        if load >= PILOT_MIN_FRACTION * capacity or (load > 0 and attempt == PILOT_TRIES - 1):
             results.append((pilot, load, util, other))
             break
         pilot *= 10

@@ -41,15 +41,29 @@ _CLASS_COLORS = {
 }
 
 
-def _grid(n: int, ncols: int, panel=(4.2, 3.2), title: str | None = None):
+def _grid(n: int, ncols: int, panel=(4.2, 3.2), title: str | None = None, bottom_in: float = 0.55):
+    """A figure of `n` panels on `ncols` columns, `bottom_in` inches under each panel for its
+    tick labels and axis label. Margins are fixed in inches: a constrained layout would
+    double the time to save the report's many multi-panel figures."""
     ncols = max(1, min(ncols, n))
     nrows = max(1, math.ceil(n / ncols))
-    fig = Figure(figsize=(panel[0] * ncols, panel[1] * nrows + 0.4), layout="constrained")
+    top_in = 0.6 if title else 0.3  # suptitle, then each panel's title
+    w, h = panel[0] * ncols, panel[1] * nrows + top_in
+    gap = bottom_in + 0.3
+    fig = Figure(figsize=(w, h))
+    fig.subplots_adjust(
+        left=0.9 / w,
+        right=1 - 0.15 / w,
+        bottom=bottom_in / h,
+        top=1 - top_in / h,
+        wspace=0.95 / (panel[0] - 0.95),
+        hspace=gap / (panel[1] - gap),
+    )
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax in axes[n:]:
         ax.set_visible(False)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, y=1 - 0.15 / h, va="top")
     return fig, axes
 
 
@@ -200,7 +214,7 @@ def metric_panels(
 ) -> Figure:
     """One panel per (column, axis label) of `metrics`, the column against `x` (a label axis
     in `x_order`), one line per `group` (Study C Figures 5-6)."""
-    fig, axes = _grid(len(metrics), 3, panel=(4.4, 3.2), title=title)
+    fig, axes = _grid(len(metrics), 3, panel=(4.4, 3.6), title=title, bottom_in=0.95)
     pos = {v: i for i, v in enumerate(x_order)}
     for ax, (col, label) in zip(axes, metrics, strict=False):
         for g in group_order:

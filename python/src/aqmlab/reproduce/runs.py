@@ -19,7 +19,7 @@ from aqmlab.study import Study
 __all__ = ["Part", "calibration_rows", "label_order", "pct"]
 
 # Points of the response-time grid on which CDFs are kept (per run).
-GRID_POINTS = 601
+GRID_POINTS = 301
 
 
 def label_order(values: Iterable[str], axis_labels: Sequence[str]) -> list[str]:

@@ -64,8 +64,8 @@ def _intro(doc: HtmlDocument, p: Mapping[str, Part], scale: str) -> None:
             "bottleneck, one direction per segment; the server-to-browser direction is studied.",
             "Per-connection RTT (App. A Table 1): the 7×7 browser/server matrix, 7-147 ms.",
             "End systems (App. A): FreeBSD 2.2.8 Reno, 16 KB window, delayed ACKs, 500 ms timer.",
-            "Traffic (§3.2): Mah's HTTP/1.0 users; loads 50-110 % of 10 Mb/s from a calibration "
-            "on the 100 Mb/s network (§3.3).",
+            "Traffic (§3.2): Mah's HTTP/1.0 users, started in their stationary regime; loads "
+            "50-110 % of 10 Mb/s from a calibration on the 100 Mb/s network (§3.3).",
             "Queues (§4-5): FIFO 30-240 packets; ALTQ RED (packet mode, not gentle), "
             "qlen 480 unless stated; max_p as the paper states it (see docs/studies.md).",
             "Runs (§3.4): 90 min, first 20 min discarded, at full scale; shorter at other scales.",

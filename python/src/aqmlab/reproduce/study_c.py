@@ -69,6 +69,7 @@ def report(parts: Mapping[str, Study], doc: HtmlDocument, scale: str) -> None:
     if main is None or main.runs.height == 0:
         return
     _traffic(doc, main)
+    _baseline(doc, p.get(UNCONGESTED))
     for tcp, num in (("Reno", "5"), ("SACK", "6")):
         _summary(doc, main, tcp, num)
     _figures(doc, p)
@@ -107,10 +108,10 @@ def _intro(doc: HtmlDocument, p: Mapping[str, Part], scale: str) -> None:
     show_calibration(
         doc,
         p,
-        "Connections per second per unit of load, per PackMime cloud, measured on the "
-        "uncongested network (bottleneck at 100 Mb/s) with only that cloud active, in its "
-        "response direction (see docs/studies.md for the difference with the paper's two-way "
-        "calibration). Each run's rates are in its summary.json.",
+        "Mb/s per connection/s of each PackMime cloud in its response direction, measured on "
+        "the uncongested network (bottleneck at 100 Mb/s) with that cloud alone; the rates of "
+        "a two-way run make each direction carry the load with both clouds' traffic counted "
+        "(§V.D; docs/studies.md). Each run's rates are in its summary.json.",
     )
 
 
@@ -176,6 +177,30 @@ def _traffic(doc: HtmlDocument, main: Part) -> None:
         plots.burstiness_cov(from_warmup, bin_s),
         "C_burstiness_cov",
         f"Coefficient of variation per interval length, after the warm-up ({what}).",
+    )
+
+
+def _baseline(doc: HtmlDocument, u: Part | None) -> None:
+    """The load each direction carries on the uncongested network, against the nominal load
+    (§V.D defines the load as this utilization)."""
+    if u is None or u.runs.height == 0:
+        return
+    rows = []
+    for load in u.labels("load"):
+        rid = u.find(load=load)
+        rates = [t.get("rate") for t in u.scenario(rid)["traffic"]]
+        rows.append(
+            {
+                "nominal load": load,
+                "connections/s per cloud": rates[0],
+                "forward (Mb/s)": u.value(rid, "forward.throughput_mbps"),
+                "reverse (Mb/s)": u.value(rid, "reverse.throughput_mbps"),
+            }
+        )
+    doc.table(
+        rows,
+        caption="Uncongested network (100 Mb/s), two-way: the load on each direction",
+        digits=2,
     )
 
 
