@@ -1,8 +1,10 @@
 //! A one-way link: an output queue, a transmitter of fixed rate and a propagation delay.
 //!
-//! One event per packet per link: `TxDone` when the last bit has been serialized; the packet
-//! then arrives at the far end `delay` later (plus the connection's delay-box delay on links
-//! that leave a host). The queue holds packets waiting; the one being serialized is on the link.
+//! A packet is serialized at the link's rate, then arrives at the far end `delay` later (plus
+//! the connection's delay-box delay on links that leave a host). The queue holds packets
+//! waiting; the one being serialized is on the link. Monitored links (the bottleneck) have one
+//! event per packet, `TxDone`, when the last bit has been sent; the others schedule the
+//! packet's arrival directly (`cut_through`).
 
 use super::queue::Queue;
 use crate::packet::PktId;
@@ -38,6 +40,15 @@ pub struct Link {
     pub monitor: Option<u8>,
     /// Scripted losses (tests, teaching): drop the next `count` packets that match.
     pub scripted: Vec<ScriptedLoss>,
+    /// Cut-through scheduling (links without a monitor: the access links): a packet's arrival
+    /// at the far end is scheduled when its transmission starts, and the link needs an event
+    /// of its own (`TxDone`, "free") only when packets wait in its queue. `in_service` is then
+    /// unused and `tx_end` says until when the link is busy. Same times as the two-event way
+    /// (transmission end, then arrival); only events at the same nanosecond may run in
+    /// another order.
+    pub cut_through: bool,
+    /// A cut-through link's "free" event is scheduled.
+    pub free_pending: bool,
 }
 
 /// Drops the next `count` packets carrying sequence number `seq` (a SYN when `syn`, else a
@@ -111,6 +122,8 @@ impl Link {
             tx_memo: (u32::MAX, 0),
             monitor: None,
             scripted: Vec::new(),
+            cut_through: false,
+            free_pending: false,
         }
     }
 }

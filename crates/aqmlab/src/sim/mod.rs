@@ -290,6 +290,9 @@ impl Simulation {
             ));
             links.last_mut().expect("just pushed").monitor = Some(dir as u8);
         }
+        for l in &mut links {
+            l.cut_through = l.monitor.is_none();
+        }
         let end = secs(sc.duration_s);
         let warmup = secs(sc.warmup_s);
         let mut sim = Simulation {
@@ -541,7 +544,16 @@ impl Simulation {
             self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
         }
         let offer = l.queue.enqueue(now, id, &mut self.pkts);
-        if l.in_service.is_none() {
+        if l.cut_through {
+            if !l.free_pending && !l.queue.is_empty() {
+                if now >= l.tx_end {
+                    self.start_cut_through(link);
+                } else {
+                    l.free_pending = true;
+                    self.sched.at(l.tx_end, Ev::TxDone(link));
+                }
+            }
+        } else if l.in_service.is_none() {
             self.start_tx(link);
         }
         if let Some((slot, gen)) = owner {
@@ -562,10 +574,44 @@ impl Simulation {
         }
     }
 
+    /// A cut-through link starts sending the packet at the head of its queue: its arrival at
+    /// the far end is scheduled now (or it is lost), and a "free" event when more wait.
+    #[inline]
+    fn start_cut_through(&mut self, link: LinkId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        let Some(id) = l.queue.dequeue(now, &mut self.pkts) else {
+            return;
+        };
+        let p = self.pkts.get(id);
+        let tx = l.tx_time(p.size);
+        l.busy_time += tx;
+        l.tx_end = now + tx;
+        l.tx_packets += 1;
+        l.tx_bytes += p.size as u64;
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
+        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
+            l.lost += 1;
+            self.pkts.free(id);
+        } else {
+            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
+            self.sched.at(l.tx_end + l.delay + extra, Ev::Arrive(id));
+        }
+        if !l.queue.is_empty() {
+            l.free_pending = true;
+            self.sched.at(l.tx_end, Ev::TxDone(link));
+        }
+    }
+
     #[inline]
     fn on_tx_done(&mut self, link: LinkId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
+        if l.cut_through {
+            l.free_pending = false;
+            self.start_cut_through(link);
+            return;
+        }
         let id = l
             .in_service
             .take()
