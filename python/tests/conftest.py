@@ -75,6 +75,12 @@ def table_rows(html: str, caption: str) -> int:
     return m.group(1).count("<tr>") - 1  # minus the header
 
 
+def missing_figures(report_dir: Path, *names: str) -> list[str]:
+    """The figure names (PNG stems under `report_dir/figures`) a report did not write."""
+    have = {p.stem for p in (report_dir / "figures").glob("*.png")}
+    return [n for n in names if n not in have]
+
+
 def looks_complete(path: Path) -> bool:
     """A directory some reader could take for finished results."""
     return path.is_dir() and (path / "summary.json").exists()
