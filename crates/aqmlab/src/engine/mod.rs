@@ -25,23 +25,23 @@ use crate::units::Time;
 
 /// Bits per digit of the radix heap: a bucket per (digit position, digit value).
 const DIGIT: u32 = 4;
-const RADIX: usize = 1 << DIGIT;
-/// Bucket 0 for `last` itself, then `RADIX` per digit position (1 + 16·16 = 257), rounded up
-/// to a power of two so that a masked index needs no bounds check.
-const BUCKETS: usize = 512;
+/// Bucket `16q + v` holds events whose time first differs from `last` in hexadecimal digit q,
+/// where it has the value v (> last's digit, so v ≥ 1 and index 0 is never used).
+const BUCKETS: usize = 1 << (2 * DIGIT);
 const WORDS: usize = BUCKETS / 64;
 
 /// The event list. `E` is the simulation's event enum (small and `Copy`).
 pub struct Scheduler<E> {
-    /// `buckets[0]`: events at `last`, taken from index `head` on; `buckets[1 + 16q + v]`:
-    /// events at `t` that agree with `last` on the hexadecimal digits above q and have digit
-    /// v (> last's) at q. Bucket order is time order: all of a bucket's events precede those
-    /// of any later bucket.
-    buckets: Box<[Vec<(Time, E)>; BUCKETS]>,
-    /// Earliest time in each bucket (`Time::MAX` when empty; unused for bucket 0).
-    min: Box<[Time; BUCKETS]>,
+    /// Events at `last`, in order, taken from index `head` on.
+    current: Vec<(Time, E)>,
     head: usize,
-    /// Bit b set when bucket b ≥ 1 is non-empty.
+    /// `buckets[16q + v]`: events at `t` that agree with `last` on the hexadecimal digits
+    /// above q and have digit v (> last's) at q. Bucket order is time order: all of a bucket's
+    /// events precede those of any later bucket.
+    buckets: Box<[Vec<(Time, E)>; BUCKETS]>,
+    /// Earliest time in each bucket (`Time::MAX` when empty).
+    min: Box<[Time; BUCKETS]>,
+    /// Bit b set when bucket b is non-empty.
     occupied: [u64; WORDS],
     /// Time of the last event taken; no pending event is earlier and `last` ≤ `now`.
     last: Time,
@@ -59,9 +59,10 @@ impl<E: Copy> Default for Scheduler<E> {
 impl<E: Copy> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
+            current: Vec::new(),
+            head: 0,
             buckets: Box::new(std::array::from_fn(|_| Vec::new())),
             min: Box::new([Time::MAX; BUCKETS]),
-            head: 0,
             occupied: [0; WORDS],
             last: 0,
             len: 0,
@@ -76,26 +77,21 @@ impl<E: Copy> Scheduler<E> {
         self.now
     }
 
-    #[inline]
-    fn bucket_of(last: Time, t: Time) -> usize {
-        let x = t ^ last;
-        if x == 0 {
-            return 0;
-        }
-        let q = (Time::BITS - 1 - x.leading_zeros()) / DIGIT;
-        let v = (t >> (q * DIGIT)) as usize & (RADIX - 1);
-        (1 + q as usize * RADIX + v) & (BUCKETS - 1)
-    }
-
+    /// Files an event at `t` ≥ `last` by the highest hexadecimal digit where `t` and `last`
+    /// differ.
     #[inline]
     fn file(&mut self, t: Time, e: E) {
-        let b = Self::bucket_of(self.last, t);
-        self.buckets[b].push((t, e));
-        if t < self.min[b] {
-            self.min[b] = t;
+        let x = t ^ self.last;
+        if x == 0 {
+            self.current.push((t, e));
+            return;
         }
-        // (Bucket 0 is never marked: it is read from `head`.)
-        self.occupied[b / 64] |= ((b != 0) as u64) << (b % 64);
+        let shift = (Time::BITS - 1 - x.leading_zeros()) & !(DIGIT - 1);
+        let b = ((shift << 2) as usize | (t >> shift) as usize & 15) & (BUCKETS - 1);
+        self.buckets[b].push((t, e));
+        let m = &mut self.min[b];
+        *m = (*m).min(t);
+        self.occupied[b / 64] |= 1 << (b % 64);
     }
 
     /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error; it
@@ -118,7 +114,7 @@ impl<E: Copy> Scheduler<E> {
         self.at(self.now + delay, event);
     }
 
-    /// The lowest non-empty bucket above 0, if any.
+    /// The lowest non-empty bucket, if any.
     #[inline]
     fn lowest(&self) -> Option<usize> {
         let w = self.occupied.iter().position(|&w| w != 0)?;
@@ -136,7 +132,7 @@ impl<E: Copy> Scheduler<E> {
     /// Pops the next event if it is due no later than `until`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<E> {
-        if let Some(&(t, e)) = self.buckets[0].get(self.head) {
+        if let Some(&(t, e)) = self.current.get(self.head) {
             if t > until {
                 return None;
             }
@@ -148,7 +144,7 @@ impl<E: Copy> Scheduler<E> {
         if m > until {
             return None;
         }
-        self.buckets[0].clear();
+        self.current.clear();
         self.head = 0;
         self.last = m;
         self.min[i] = Time::MAX;
@@ -157,15 +153,14 @@ impl<E: Copy> Scheduler<E> {
             let (t, e) = self.buckets[i].pop().expect("one event");
             return Some(self.take(t, e));
         }
-        // Spread the bucket over lower ones: its events at `m` land in bucket 0, in order.
+        // Spread the bucket over lower ones: its events at `m` become `current`, in order.
         let mut bucket = std::mem::take(&mut self.buckets[i]);
         for &(t, e) in &bucket {
-            debug_assert!(Self::bucket_of(m, t) < i);
             self.file(t, e);
         }
         bucket.clear();
         self.buckets[i] = bucket;
-        let (t, e) = self.buckets[0][0];
+        let (t, e) = self.current[0];
         self.head = 1;
         Some(self.take(t, e))
     }
@@ -179,7 +174,7 @@ impl<E: Copy> Scheduler<E> {
 
     /// Time of the next pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        match self.buckets[0].get(self.head) {
+        match self.current.get(self.head) {
             Some(&(t, _)) => Some(t),
             None => self.lowest().map(|i| self.min[i]),
         }
