@@ -2,11 +2,18 @@
 
 use crate::measure::{Column, Table};
 
-/// Builds a `Table` from named column vectors, leaving them empty.
+/// Builds a `Table` from named column vectors, leaving them empty with room for as many rows
+/// as they held (the next batch is usually about as long: no reallocation as it grows).
 macro_rules! take_table {
     ($name:expr, $self:ident { $($col:ident : $kind:ident),* $(,)? }) => {
-        Table { name: $name, columns: vec![ $( (stringify!($col), Column::$kind(std::mem::take(&mut $self.$col))) ),* ] }
+        Table { name: $name, columns: vec![ $( (stringify!($col), Column::$kind(take_sized(&mut $self.$col))) ),* ] }
     };
+}
+
+/// The vector's rows, leaving it empty with the same number of rows reserved.
+fn take_sized<T>(v: &mut Vec<T>) -> Vec<T> {
+    let n = v.len();
+    std::mem::replace(v, Vec::with_capacity(n))
 }
 
 /// One row per connection, written when the connection ends (or the run does).
