@@ -75,9 +75,8 @@ enum Ev {
 }
 
 /// One connection: both endpoints, the application driving them, and its record so far.
+/// Whether the slot is in use and by which generation: `Simulation::tags`.
 struct Conn {
-    gen: u32,
-    active: bool,
     id: u64,
     ep: [Endpoint; 2],
     /// Earliest pending timer event per endpoint (lazy timers: see `arm_timer`).
@@ -182,6 +181,8 @@ pub struct Simulation {
     paths: Vec<Path>,
     path_ids: HashMap<(u32, u32), u32>,
     conns: Vec<Conn>,
+    /// Per slot: generation, whether active, bottleneck drops (`flow_losses::ConnTag`).
+    tags: Vec<flow_losses::ConnTag>,
     free_slots: Vec<u32>,
     next_conn_id: u64,
     out: Outbox,
@@ -303,6 +304,7 @@ impl Simulation {
             paths: Vec::new(),
             path_ids: HashMap::new(),
             conns: Vec::new(),
+            tags: Vec::new(),
             free_slots: Vec::new(),
             next_conn_id: 0,
             out: Outbox::default(),
@@ -825,8 +827,6 @@ impl Simulation {
         self.next_conn_id += 1;
         let cfg = &self.sc.tcp;
         let conn = Conn {
-            gen: 0,
-            active: true,
             id,
             ep: [Endpoint::new(cfg, phases[0]), Endpoint::new(cfg, phases[1])],
             timer_at: [None, None],
@@ -852,11 +852,20 @@ impl Simulation {
             losses: Default::default(),
         };
         let slot = if let Some(s) = self.free_slots.pop() {
-            let gen = self.conns[s as usize].gen.wrapping_add(1);
-            self.conns[s as usize] = Conn { gen, ..conn };
+            let gen = self.tags[s as usize].gen.wrapping_add(1);
+            self.conns[s as usize] = conn;
+            self.tags[s as usize] = flow_losses::ConnTag {
+                gen,
+                active: true,
+                ..Default::default()
+            };
             s
         } else {
             self.conns.push(conn);
+            self.tags.push(flow_losses::ConnTag {
+                active: true,
+                ..Default::default()
+            });
             (self.conns.len() - 1) as u32
         };
         if now >= self.warmup {
@@ -876,11 +885,11 @@ impl Simulation {
             self.deliver_udp(pkt);
             return;
         }
-        let c = &mut self.conns[slot as usize];
-        if !c.active || c.gen != pkt.gen {
+        if !self.tags[slot as usize].is(pkt.gen) {
             self.stale_packets += 1;
             return; // a late packet of a connection that has ended
         }
+        let c = &mut self.conns[slot as usize];
         let side = pkt.to_server as usize;
         self.out.clear();
         c.ep[side].on_segment(self.sched.now(), &self.sc.tcp, pkt, &mut self.out);
@@ -889,10 +898,10 @@ impl Simulation {
 
     fn on_timer(&mut self, slot: u32, side: u8, gen: u32) {
         let now = self.sched.now();
-        let c = &mut self.conns[slot as usize];
-        if !c.active || c.gen != gen {
+        if !self.tags[slot as usize].is(gen) {
             return;
         }
+        let c = &mut self.conns[slot as usize];
         let side = side as usize;
         if c.timer_at[side] == Some(now) {
             c.timer_at[side] = None;
@@ -905,10 +914,10 @@ impl Simulation {
     /// A paused application resumes (client think gap, server service delay).
     fn on_app_wake(&mut self, slot: u32, side: u8, gen: u32) {
         let now = self.sched.now();
-        let c = &mut self.conns[slot as usize];
-        if !c.active || c.gen != gen {
+        if !self.tags[slot as usize].is(gen) {
             return;
         }
+        let c = &mut self.conns[slot as usize];
         let side = side as usize;
         let action = c.app.on_wake(side, now);
         self.out.clear();
@@ -921,8 +930,8 @@ impl Simulation {
     fn perform(&mut self, slot: u32, side: usize, action: AppAction) -> bool {
         let now = self.sched.now();
         let cfg = &self.sc.tcp;
+        let gen = self.tags[slot as usize].gen;
         let c = &mut self.conns[slot as usize];
-        let gen = c.gen;
         match action {
             AppAction::None => return false,
             AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
@@ -1095,7 +1104,7 @@ impl Simulation {
             to_server: side == 0,
             flow_delay: c.flow_delay,
             flow_hash: c.flow_hash,
-            gen: c.gen,
+            gen: self.tags[slot as usize].gen,
             ..Default::default()
         };
         for i in 0..self.out.segs.len() {
@@ -1148,7 +1157,7 @@ impl Simulation {
                     Ev::Timer {
                         slot,
                         side: side as u8,
-                        gen: c.gen,
+                        gen: self.tags[slot as usize].gen,
                     },
                 );
             }
@@ -1159,8 +1168,7 @@ impl Simulation {
     fn retire(&mut self, slot: u32) {
         let now = self.sched.now();
         self.record(slot, Some(now));
-        let c = &mut self.conns[slot as usize];
-        c.active = false;
+        self.tags[slot as usize].active = false;
         self.free_slots.push(slot);
         // A user whose connection ended without delivering (e.g. the server closed early)
         // must not wait forever.
@@ -1293,7 +1301,7 @@ impl Simulation {
         if !self.finished_books {
             self.finished_books = true;
             for slot in 0..self.conns.len() as u32 {
-                if self.conns[slot as usize].active {
+                if self.tags[slot as usize].active {
                     self.record(slot, None);
                 }
             }
@@ -1381,7 +1389,7 @@ impl Simulation {
                 + self.links[self.topo.reverse() as usize].tx_packets,
             peak_packets_in_flight: self.pkts.peak() as u64,
             connections_opened: self.next_conn_id,
-            active_connections: self.conns.iter().filter(|c| c.active).count() as u64,
+            active_connections: self.tags.iter().filter(|t| t.active).count() as u64,
             delivered_packets: self.delivered_packets,
             stale_packets: self.stale_packets,
             pending_events: self.sched.pending() as u64,
