@@ -1184,7 +1184,7 @@ impl Simulation {
         r.source.push(c.source as u64);
         r.flow.push(c.identity);
         r.client_side
-            .push(if c.client_left { "left" } else { "right" }.to_string());
+            .push(if c.client_left { "left" } else { "right" });
         r.client_host.push(c.client_host as u64);
         r.server_host.push(c.server_host as u64);
         r.base_rtt_ms.push(c.base_rtt as f64 * 1e-6);
@@ -1251,7 +1251,7 @@ impl Simulation {
             r.user.push(c.user.map_or(c.identity, |u| u as u64));
             r.index.push(i as u64);
             r.client_side
-                .push(if c.client_left { "left" } else { "right" }.to_string());
+                .push(if c.client_left { "left" } else { "right" });
             r.persistent.push(w.persistent());
             r.start_s.push(secs(start));
             r.end_s.push(secs(end));
