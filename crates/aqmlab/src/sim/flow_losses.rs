@@ -16,7 +16,7 @@ use crate::net::queue::Offer;
 /// bottleneck checks anyway: a packet that is queued while no run is open touches nothing else.
 #[derive(Clone, Debug, Default)]
 pub struct FlowLosses {
-    /// Histogram by run length (`measure::runs`); empty until the first run ends.
+    /// Histogram by run length (`measure::runs`), as long as the longest run so far.
     runs: Vec<u64>,
 }
 
@@ -71,7 +71,7 @@ impl Simulation {
             return;
         }
         if let Some(run) = t.offer(offer) {
-            runs::count_run(&mut self.conns[slot as usize].losses.runs, run as u64);
+            runs::count_run_compact(&mut self.conns[slot as usize].losses.runs, run as u64);
         }
     }
 
@@ -82,7 +82,7 @@ impl Simulation {
         let (drops, run) = (t.drops, t.end_run());
         let c = &mut self.conns[slot as usize];
         if let Some(run) = run {
-            runs::count_run(&mut c.losses.runs, run as u64);
+            runs::count_run_compact(&mut c.losses.runs, run as u64);
         }
         let l = &c.losses;
         let r = &mut self.conn_rows;
@@ -91,7 +91,11 @@ impl Simulation {
             .push(l.runs.iter().rposition(|&n| n > 0).unwrap_or(0) as u64);
         self.loss_run_rows
             .push_histogram("tcp_flow", c.id as i64, &l.runs);
-        runs::merge(&mut self.tcp_loss_runs, &l.runs);
+        if !l.runs.is_empty() {
+            // The total keeps the fixed-size layout (`count_run`) it always had.
+            self.tcp_loss_runs.resize(runs::MAX_RUN + 1, 0);
+            runs::merge(&mut self.tcp_loss_runs, &l.runs);
+        }
     }
 }
 
