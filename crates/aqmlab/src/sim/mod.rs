@@ -1038,7 +1038,7 @@ impl Simulation {
             return;
         };
         let n = (from..to)
-            .filter(|&i| w.starts[i].is_some_and(|t| t >= self.warmup))
+            .filter(|&i| w.start(i).is_some_and(|t| t >= self.warmup))
             .count() as u64;
         self.exchanges_done += n;
         if let Some(max) = self.sc.max_exchanges {
@@ -1245,7 +1245,7 @@ impl Simulation {
         let r = &mut self.exch_rows;
         let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
         for (i, e) in w.exchanges().iter().enumerate() {
-            let (start, end) = (w.starts[i], w.ends[i]);
+            let (start, end) = (w.start(i), w.end(i));
             r.conn_id.push(c.id);
             r.source.push(c.source as u64);
             r.user.push(c.user.map_or(c.identity, |u| u as u64));
