@@ -10,6 +10,7 @@
 use super::Simulation;
 use crate::measure::runs;
 use crate::net::queue::Offer;
+use crate::units::Time;
 
 /// One connection's losses at the bottleneck queues: the histogram of its finished runs. The
 /// count and the run in progress live in the connection's `ConnTag`, which every packet at a
@@ -21,10 +22,11 @@ pub struct FlowLosses {
 }
 
 /// The part of a connection that packets and timer events look at first: whether the slot
-/// still holds the connection they belong to, and its bottleneck drops. Kept apart from `Conn`
-/// (over a kilobyte) in a small, dense array: a packet queued at the bottleneck, a stale timer
-/// or a late packet then touch no cache line of the connection itself.
-#[derive(Clone, Copy, Debug, Default)]
+/// still holds the connection they belong to, its bottleneck drops and its timers. Kept apart
+/// from `Conn` (over a kilobyte) in a dense array: a packet queued at the bottleneck, a stale
+/// timer, a timer whose deadline has moved later, or a late packet then touch no cache line of
+/// the connection itself.
+#[derive(Clone, Copy, Debug)]
 pub struct ConnTag {
     pub gen: u32,
     pub active: bool,
@@ -32,6 +34,26 @@ pub struct ConnTag {
     pub drops: u32,
     /// Length of the run of drops in progress.
     pub run: u32,
+    /// Per endpoint: the earliest timer event scheduled, and the endpoint's next deadline as
+    /// of its last call (`NO_TIME`: none). Lazy timers: see `Simulation::arm_timer`.
+    pub timer_at: [Time; 2],
+    pub deadline: [Time; 2],
+}
+
+/// "No time" in `ConnTag`'s timer fields.
+pub const NO_TIME: Time = Time::MAX;
+
+impl Default for ConnTag {
+    fn default() -> Self {
+        ConnTag {
+            gen: 0,
+            active: false,
+            drops: 0,
+            run: 0,
+            timer_at: [NO_TIME; 2],
+            deadline: [NO_TIME; 2],
+        }
+    }
 }
 
 impl ConnTag {

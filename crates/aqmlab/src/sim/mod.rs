@@ -35,6 +35,7 @@ use crate::units::{millis, secs, BitsPerSec, Time};
 use app::{App, AppAction};
 use browsers::BrowserSource;
 use bulk_app::BulkApp;
+use flow_losses::NO_TIME;
 use ftp::FtpSource;
 use monitor::Monitor;
 use records::{
@@ -75,12 +76,10 @@ enum Ev {
 }
 
 /// One connection: both endpoints, the application driving them, and its record so far.
-/// Whether the slot is in use and by which generation: `Simulation::tags`.
+/// Whether the slot is in use and by which generation, and its timers: `Simulation::tags`.
 struct Conn {
     id: u64,
     ep: [Endpoint; 2],
-    /// Earliest pending timer event per endpoint (lazy timers: see `arm_timer`).
-    timer_at: [Option<Time>; 2],
     /// Path ids client → server and server → client.
     paths: [u32; 2],
     flow_delay: Time,
@@ -829,7 +828,6 @@ impl Simulation {
         let conn = Conn {
             id,
             ep: [Endpoint::new(cfg, phases[0]), Endpoint::new(cfg, phases[1])],
-            timer_at: [None, None],
             paths,
             flow_delay: extra / 2,
             flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
@@ -901,11 +899,21 @@ impl Simulation {
         if !self.tags[slot as usize].is(gen) {
             return;
         }
-        let c = &mut self.conns[slot as usize];
         let side = side as usize;
-        if c.timer_at[side] == Some(now) {
-            c.timer_at[side] = None;
+        let t = &mut self.tags[slot as usize];
+        if t.timer_at[side] == now {
+            t.timer_at[side] = NO_TIME;
         }
+        if t.deadline[side] > now {
+            // Nothing due (the deadline moved later since this event was scheduled): the
+            // endpoint would do nothing, and `after_call` would only re-arm the timers. Done
+            // here from the tag, without touching the (likely cold) connection.
+            let deadlines = t.deadline;
+            self.arm_at(slot, 0, deadlines[0]);
+            self.arm_at(slot, 1, deadlines[1]);
+            return;
+        }
+        let c = &mut self.conns[slot as usize];
         self.out.clear();
         c.ep[side].on_timer(now, &self.sc.tcp, &mut self.out);
         self.after_call(slot, side);
@@ -1148,19 +1156,28 @@ impl Simulation {
     /// Lazy timers: keep at most the earliest deadline scheduled. A deadline that moved later
     /// (the retransmit timer restarted by every ACK) costs nothing until the old event fires.
     fn arm_timer(&mut self, slot: u32, side: usize) {
-        let c = &mut self.conns[slot as usize];
-        if let Some(d) = c.ep[side].next_deadline() {
-            if c.timer_at[side].is_none_or(|s| d < s) {
-                c.timer_at[side] = Some(d);
-                self.sched.at(
-                    d,
-                    Ev::Timer {
-                        slot,
-                        side: side as u8,
-                        gen: self.tags[slot as usize].gen,
-                    },
-                );
-            }
+        let d = self.conns[slot as usize].ep[side]
+            .next_deadline()
+            .unwrap_or(NO_TIME);
+        self.arm_at(slot, side, d);
+    }
+
+    /// Records endpoint `side`'s next deadline `d` (`NO_TIME`: none) in the slot's tag and
+    /// schedules a timer event for it unless one is already due no later.
+    #[inline]
+    fn arm_at(&mut self, slot: u32, side: usize, d: Time) {
+        let t = &mut self.tags[slot as usize];
+        t.deadline[side] = d;
+        if d < t.timer_at[side] {
+            t.timer_at[side] = d;
+            self.sched.at(
+                d,
+                Ev::Timer {
+                    slot,
+                    side: side as u8,
+                    gen: t.gen,
+                },
+            );
         }
     }
 
