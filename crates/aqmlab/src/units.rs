@@ -12,14 +12,30 @@ pub const US: Time = 1_000;
 pub const MS: Time = 1_000_000;
 pub const SEC: Time = 1_000_000_000;
 
+/// `x.round() as Time` (nearest, halves away from zero, saturating; 0 for NaN and negative
+/// values), without the libm call `round` costs on baseline x86-64: truncate, then compare the
+/// exact remainder with one half (the truncation is exact below 2^53 and `x` is an integer
+/// above).
+#[inline]
+pub fn round_ns(x: f64) -> Time {
+    let t = x as Time;
+    if x - t as f64 >= 0.5 {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 /// Converts seconds (as written in scenarios) to integer nanoseconds, rounding to nearest.
+#[inline]
 pub fn secs(s: f64) -> Time {
-    (s * SEC as f64).round() as Time
+    round_ns(s * SEC as f64)
 }
 
 /// Converts milliseconds to integer nanoseconds, rounding to nearest.
+#[inline]
 pub fn millis(ms: f64) -> Time {
-    (ms * MS as f64).round() as Time
+    round_ns(ms * MS as f64)
 }
 
 /// Nanoseconds as seconds, for reports.
@@ -52,6 +68,42 @@ impl BitsPerSec {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn round_ns_is_round_as_time() {
+        use crate::rng::{Rng, StreamKind};
+        let mut r = Rng::stream(8, StreamKind::Test, 0);
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            -0.4,
+            -0.6,
+            -3.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            4503599627370495.5,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            1e30,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ];
+        for _ in 0..200_000 {
+            let scale = 10f64.powi(r.below(20) as i32 - 3);
+            xs.push(r.uniform() * scale);
+            xs.push((r.below(1 << 40) as f64) + 0.5);
+            xs.push(f64::from_bits(r.next_u64()));
+        }
+        for x in xs {
+            assert_eq!(round_ns(x), x.round() as Time, "{x:e}");
+        }
+    }
+
     use super::*;
 
     #[test]

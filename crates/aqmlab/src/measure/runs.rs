@@ -15,6 +15,18 @@ pub fn count_run(hist: &mut Vec<u64>, len: u64) {
     hist[idx] += 1;
 }
 
+/// As `count_run`, growing the histogram only as far as the longest run so far (per-connection
+/// histograms: most hold a few short runs). Same bins, so the same rows and totals.
+#[inline]
+pub fn count_run_compact(hist: &mut Vec<u64>, len: u64) {
+    debug_assert!(len > 0, "a run has at least one loss");
+    let idx = (len as usize).min(MAX_RUN);
+    if hist.len() <= idx {
+        hist.resize(idx + 1, 0);
+    }
+    hist[idx] += 1;
+}
+
 /// Adds histogram `from` into `into`.
 pub fn merge(into: &mut Vec<u64>, from: &[u64]) {
     if into.len() < from.len() {

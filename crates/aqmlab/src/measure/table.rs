@@ -11,7 +11,8 @@ pub enum Column {
     I64(Vec<i64>),
     F64(Vec<f64>),
     Bool(Vec<bool>),
-    Str(Vec<String>),
+    /// Labels from a fixed set (sides, directions, scopes): no allocation per row.
+    Str(Vec<&'static str>),
 }
 
 impl Column {

@@ -10,34 +10,77 @@
 use super::Simulation;
 use crate::measure::runs;
 use crate::net::queue::Offer;
+use crate::units::Time;
 
-/// One connection's losses at the bottleneck queues.
+/// One connection's losses at the bottleneck queues: the histogram of its finished runs. The
+/// count and the run in progress live in the connection's `ConnTag`, which every packet at a
+/// bottleneck checks anyway: a packet that is queued while no run is open touches nothing else.
 #[derive(Clone, Debug, Default)]
 pub struct FlowLosses {
-    drops: u64,
-    current: u64,
-    /// Histogram by run length (`measure::runs`); empty until the first run ends.
+    /// Histogram by run length (`measure::runs`), as long as the longest run so far.
     runs: Vec<u64>,
 }
 
-impl FlowLosses {
-    /// A packet of the connection was offered to a bottleneck queue.
+/// The part of a connection that packets and timer events look at first: whether the slot
+/// still holds the connection they belong to, its bottleneck drops and its timers. Kept apart
+/// from `Conn` (over a kilobyte) in a dense array: a packet queued at the bottleneck, a stale
+/// timer, a timer whose deadline has moved later, or a late packet then touch no cache line of
+/// the connection itself.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnTag {
+    pub gen: u32,
+    pub active: bool,
+    /// Packets dropped on arrival at a bottleneck queue after the warm-up.
+    pub drops: u32,
+    /// Length of the run of drops in progress.
+    pub run: u32,
+    /// Per endpoint: the earliest timer event scheduled, and the endpoint's next deadline as
+    /// of its last call (`NO_TIME`: none). Lazy timers: see `Simulation::arm_timer`.
+    pub timer_at: [Time; 2],
+    pub deadline: [Time; 2],
+}
+
+/// "No time" in `ConnTag`'s timer fields.
+pub const NO_TIME: Time = Time::MAX;
+
+impl Default for ConnTag {
+    fn default() -> Self {
+        ConnTag {
+            gen: 0,
+            active: false,
+            drops: 0,
+            run: 0,
+            timer_at: [NO_TIME; 2],
+            deadline: [NO_TIME; 2],
+        }
+    }
+}
+
+impl ConnTag {
+    /// Whether an event or packet of generation `gen` belongs to the slot's connection.
     #[inline]
-    pub fn offer(&mut self, offer: Offer) {
+    pub fn is(&self, gen: u32) -> bool {
+        self.active && self.gen == gen
+    }
+
+    /// A packet of the connection was offered to a bottleneck queue: a drop extends the run
+    /// in progress, a queued packet ends it. Returns the length of a run that ended.
+    #[inline]
+    pub fn offer(&mut self, offer: Offer) -> Option<u32> {
         match offer {
             Offer::Dropped(_) => {
                 self.drops += 1;
-                self.current += 1;
+                self.run += 1;
+                None
             },
             Offer::Queued => self.end_run(),
         }
     }
 
-    fn end_run(&mut self) {
-        if self.current > 0 {
-            runs::count_run(&mut self.runs, self.current);
-            self.current = 0;
-        }
+    /// Ends the run in progress, if any, returning its length.
+    #[inline]
+    pub fn end_run(&mut self) -> Option<u32> {
+        (self.run > 0).then(|| std::mem::take(&mut self.run))
     }
 }
 
@@ -45,25 +88,36 @@ impl Simulation {
     /// A packet of connection slot `slot` (generation `gen`) met a bottleneck queue.
     #[inline]
     pub(super) fn count_flow_offer(&mut self, slot: u32, gen: u32, offer: Offer) {
-        let c = &mut self.conns[slot as usize];
-        if c.active && c.gen == gen {
-            c.losses.offer(offer);
+        let t = &mut self.tags[slot as usize];
+        if !t.is(gen) {
+            return;
+        }
+        if let Some(run) = t.offer(offer) {
+            runs::count_run_compact(&mut self.conns[slot as usize].losses.runs, run as u64);
         }
     }
 
     /// The connection's record is written: its drop count, longest run and run histogram (a
     /// run still open ends with the record).
     pub(super) fn record_flow_losses(&mut self, slot: u32) {
+        let t = &mut self.tags[slot as usize];
+        let (drops, run) = (t.drops, t.end_run());
         let c = &mut self.conns[slot as usize];
-        c.losses.end_run();
+        if let Some(run) = run {
+            runs::count_run_compact(&mut c.losses.runs, run as u64);
+        }
         let l = &c.losses;
         let r = &mut self.conn_rows;
-        r.bottleneck_drops.push(l.drops);
+        r.bottleneck_drops.push(drops as u64);
         r.longest_drop_run
             .push(l.runs.iter().rposition(|&n| n > 0).unwrap_or(0) as u64);
         self.loss_run_rows
             .push_histogram("tcp_flow", c.id as i64, &l.runs);
-        runs::merge(&mut self.tcp_loss_runs, &l.runs);
+        if !l.runs.is_empty() {
+            // The total keeps the fixed-size layout (`count_run`) it always had.
+            self.tcp_loss_runs.resize(runs::MAX_RUN + 1, 0);
+            runs::merge(&mut self.tcp_loss_runs, &l.runs);
+        }
     }
 }
 
@@ -77,13 +131,18 @@ mod tests {
         // D D Q D Q Q D D D Q D (the last run is closed by the record).
         let d = Offer::Dropped(DropCause::Overflow);
         let q = Offer::Queued;
-        let mut l = FlowLosses::default();
+        let mut t = ConnTag::default();
+        let mut h = Vec::new();
         for o in [d, d, q, d, q, q, d, d, d, q, d] {
-            l.offer(o);
+            if let Some(run) = t.offer(o) {
+                runs::count_run(&mut h, run as u64);
+            }
         }
-        l.end_run();
-        assert_eq!(l.drops, 7);
-        assert_eq!(&l.runs[..4], &[0, 2, 1, 1]);
-        assert_eq!(runs::losses(&l.runs), 7);
+        if let Some(run) = t.end_run() {
+            runs::count_run(&mut h, run as u64);
+        }
+        assert_eq!(t.drops, 7);
+        assert_eq!(&h[..4], &[0, 2, 1, 1]);
+        assert_eq!(runs::losses(&h), 7);
     }
 }

@@ -35,6 +35,7 @@ use crate::units::{millis, secs, BitsPerSec, Time};
 use app::{App, AppAction};
 use browsers::BrowserSource;
 use bulk_app::BulkApp;
+use flow_losses::NO_TIME;
 use ftp::FtpSource;
 use monitor::Monitor;
 use records::{
@@ -75,13 +76,10 @@ enum Ev {
 }
 
 /// One connection: both endpoints, the application driving them, and its record so far.
+/// Whether the slot is in use and by which generation, and its timers: `Simulation::tags`.
 struct Conn {
-    gen: u32,
-    active: bool,
     id: u64,
     ep: [Endpoint; 2],
-    /// Earliest pending timer event per endpoint (lazy timers: see `arm_timer`).
-    timer_at: [Option<Time>; 2],
     /// Path ids client → server and server → client.
     paths: [u32; 2],
     flow_delay: Time,
@@ -182,6 +180,8 @@ pub struct Simulation {
     paths: Vec<Path>,
     path_ids: HashMap<(u32, u32), u32>,
     conns: Vec<Conn>,
+    /// Per slot: generation, whether active, bottleneck drops (`flow_losses::ConnTag`).
+    tags: Vec<flow_losses::ConnTag>,
     free_slots: Vec<u32>,
     next_conn_id: u64,
     out: Outbox,
@@ -303,6 +303,7 @@ impl Simulation {
             paths: Vec::new(),
             path_ids: HashMap::new(),
             conns: Vec::new(),
+            tags: Vec::new(),
             free_slots: Vec::new(),
             next_conn_id: 0,
             out: Outbox::default(),
@@ -645,6 +646,14 @@ impl Simulation {
         let path = self.paths[p.route as usize];
         let hop = p.hop;
         if hop < path.len {
+            if hop + 1 == path.len && p.proto == Proto::Tcp {
+                // Onto the last link: the receiving endpoint will be needed in a few events.
+                let (slot, side) = (p.conn as usize, p.to_server as usize);
+                if let Some(c) = self.conns.get(slot) {
+                    prefetch(&c.ep[side]);
+                    prefetch(&c.app);
+                }
+            }
             self.send_on(path.links[hop as usize], id);
         } else {
             let pkt = *p;
@@ -828,11 +837,8 @@ impl Simulation {
         self.next_conn_id += 1;
         let cfg = &self.sc.tcp;
         let conn = Conn {
-            gen: 0,
-            active: true,
             id,
             ep: [Endpoint::new(cfg, phases[0]), Endpoint::new(cfg, phases[1])],
-            timer_at: [None, None],
             paths,
             flow_delay: extra / 2,
             flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
@@ -855,11 +861,20 @@ impl Simulation {
             losses: Default::default(),
         };
         let slot = if let Some(s) = self.free_slots.pop() {
-            let gen = self.conns[s as usize].gen.wrapping_add(1);
-            self.conns[s as usize] = Conn { gen, ..conn };
+            let gen = self.tags[s as usize].gen.wrapping_add(1);
+            self.conns[s as usize] = conn;
+            self.tags[s as usize] = flow_losses::ConnTag {
+                gen,
+                active: true,
+                ..Default::default()
+            };
             s
         } else {
             self.conns.push(conn);
+            self.tags.push(flow_losses::ConnTag {
+                active: true,
+                ..Default::default()
+            });
             (self.conns.len() - 1) as u32
         };
         if now >= self.warmup {
@@ -879,11 +894,11 @@ impl Simulation {
             self.deliver_udp(pkt);
             return;
         }
-        let c = &mut self.conns[slot as usize];
-        if !c.active || c.gen != pkt.gen {
+        if !self.tags[slot as usize].is(pkt.gen) {
             self.stale_packets += 1;
             return; // a late packet of a connection that has ended
         }
+        let c = &mut self.conns[slot as usize];
         let side = pkt.to_server as usize;
         self.out.clear();
         c.ep[side].on_segment(self.sched.now(), &self.sc.tcp, pkt, &mut self.out);
@@ -892,14 +907,24 @@ impl Simulation {
 
     fn on_timer(&mut self, slot: u32, side: u8, gen: u32) {
         let now = self.sched.now();
-        let c = &mut self.conns[slot as usize];
-        if !c.active || c.gen != gen {
+        if !self.tags[slot as usize].is(gen) {
             return;
         }
         let side = side as usize;
-        if c.timer_at[side] == Some(now) {
-            c.timer_at[side] = None;
+        let t = &mut self.tags[slot as usize];
+        if t.timer_at[side] == now {
+            t.timer_at[side] = NO_TIME;
         }
+        if t.deadline[side] > now {
+            // Nothing due (the deadline moved later since this event was scheduled): the
+            // endpoint would do nothing, and `after_call` would only re-arm the timers. Done
+            // here from the tag, without touching the (likely cold) connection.
+            let deadlines = t.deadline;
+            self.arm_at(slot, 0, deadlines[0]);
+            self.arm_at(slot, 1, deadlines[1]);
+            return;
+        }
+        let c = &mut self.conns[slot as usize];
         self.out.clear();
         c.ep[side].on_timer(now, &self.sc.tcp, &mut self.out);
         self.after_call(slot, side);
@@ -908,10 +933,10 @@ impl Simulation {
     /// A paused application resumes (client think gap, server service delay).
     fn on_app_wake(&mut self, slot: u32, side: u8, gen: u32) {
         let now = self.sched.now();
-        let c = &mut self.conns[slot as usize];
-        if !c.active || c.gen != gen {
+        if !self.tags[slot as usize].is(gen) {
             return;
         }
+        let c = &mut self.conns[slot as usize];
         let side = side as usize;
         let action = c.app.on_wake(side, now);
         self.out.clear();
@@ -924,8 +949,8 @@ impl Simulation {
     fn perform(&mut self, slot: u32, side: usize, action: AppAction) -> bool {
         let now = self.sched.now();
         let cfg = &self.sc.tcp;
+        let gen = self.tags[slot as usize].gen;
         let c = &mut self.conns[slot as usize];
-        let gen = c.gen;
         match action {
             AppAction::None => return false,
             AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
@@ -1032,7 +1057,7 @@ impl Simulation {
             return;
         };
         let n = (from..to)
-            .filter(|&i| w.starts[i].is_some_and(|t| t >= self.warmup))
+            .filter(|&i| w.start(i).is_some_and(|t| t >= self.warmup))
             .count() as u64;
         self.exchanges_done += n;
         if let Some(max) = self.sc.max_exchanges {
@@ -1098,7 +1123,7 @@ impl Simulation {
             to_server: side == 0,
             flow_delay: c.flow_delay,
             flow_hash: c.flow_hash,
-            gen: c.gen,
+            gen: self.tags[slot as usize].gen,
             ..Default::default()
         };
         for i in 0..self.out.segs.len() {
@@ -1142,19 +1167,28 @@ impl Simulation {
     /// Lazy timers: keep at most the earliest deadline scheduled. A deadline that moved later
     /// (the retransmit timer restarted by every ACK) costs nothing until the old event fires.
     fn arm_timer(&mut self, slot: u32, side: usize) {
-        let c = &mut self.conns[slot as usize];
-        if let Some(d) = c.ep[side].next_deadline() {
-            if c.timer_at[side].is_none_or(|s| d < s) {
-                c.timer_at[side] = Some(d);
-                self.sched.at(
-                    d,
-                    Ev::Timer {
-                        slot,
-                        side: side as u8,
-                        gen: c.gen,
-                    },
-                );
-            }
+        let d = self.conns[slot as usize].ep[side]
+            .next_deadline()
+            .unwrap_or(NO_TIME);
+        self.arm_at(slot, side, d);
+    }
+
+    /// Records endpoint `side`'s next deadline `d` (`NO_TIME`: none) in the slot's tag and
+    /// schedules a timer event for it unless one is already due no later.
+    #[inline]
+    fn arm_at(&mut self, slot: u32, side: usize, d: Time) {
+        let t = &mut self.tags[slot as usize];
+        t.deadline[side] = d;
+        if d < t.timer_at[side] {
+            t.timer_at[side] = d;
+            self.sched.at(
+                d,
+                Ev::Timer {
+                    slot,
+                    side: side as u8,
+                    gen: t.gen,
+                },
+            );
         }
     }
 
@@ -1162,8 +1196,7 @@ impl Simulation {
     fn retire(&mut self, slot: u32) {
         let now = self.sched.now();
         self.record(slot, Some(now));
-        let c = &mut self.conns[slot as usize];
-        c.active = false;
+        self.tags[slot as usize].active = false;
         self.free_slots.push(slot);
         // A user whose connection ended without delivering (e.g. the server closed early)
         // must not wait forever.
@@ -1179,7 +1212,7 @@ impl Simulation {
         r.source.push(c.source as u64);
         r.flow.push(c.identity);
         r.client_side
-            .push(if c.client_left { "left" } else { "right" }.to_string());
+            .push(if c.client_left { "left" } else { "right" });
         r.client_host.push(c.client_host as u64);
         r.server_host.push(c.server_host as u64);
         r.base_rtt_ms.push(c.base_rtt as f64 * 1e-6);
@@ -1240,13 +1273,13 @@ impl Simulation {
         let r = &mut self.exch_rows;
         let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
         for (i, e) in w.exchanges().iter().enumerate() {
-            let (start, end) = (w.starts[i], w.ends[i]);
+            let (start, end) = (w.start(i), w.end(i));
             r.conn_id.push(c.id);
             r.source.push(c.source as u64);
             r.user.push(c.user.map_or(c.identity, |u| u as u64));
             r.index.push(i as u64);
             r.client_side
-                .push(if c.client_left { "left" } else { "right" }.to_string());
+                .push(if c.client_left { "left" } else { "right" });
             r.persistent.push(w.persistent());
             r.start_s.push(secs(start));
             r.end_s.push(secs(end));
@@ -1296,7 +1329,7 @@ impl Simulation {
         if !self.finished_books {
             self.finished_books = true;
             for slot in 0..self.conns.len() as u32 {
-                if self.conns[slot as usize].active {
+                if self.tags[slot as usize].active {
                     self.record(slot, None);
                 }
             }
@@ -1384,7 +1417,7 @@ impl Simulation {
                 + self.links[self.topo.reverse() as usize].tx_packets,
             peak_packets_in_flight: self.pkts.peak() as u64,
             connections_opened: self.next_conn_id,
-            active_connections: self.conns.iter().filter(|c| c.active).count() as u64,
+            active_connections: self.tags.iter().filter(|t| t.active).count() as u64,
             delivered_packets: self.delivered_packets,
             stale_packets: self.stale_packets,
             pending_events: self.sched.pending() as u64,
@@ -1418,4 +1451,23 @@ impl Simulation {
     pub fn packets_in_network(&self) -> usize {
         self.pkts.live()
     }
+}
+
+/// Asks the processor to bring `x` into cache (a hint: no effect on results). Used for the
+/// receiving endpoint of a packet a few events before it arrives: with thousands of open
+/// connections its state has usually left the cache since its last packet.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = x as *const T as *const i8;
+        for off in (0..std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch never faults and has no effect on memory contents; the
+            // addresses lie within `x`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }

@@ -161,7 +161,7 @@ impl Monitor {
     fn flush_bins(&mut self, now: Time, rows: &mut ArrivalRows) {
         while now >= self.bin_start + self.burst_bin {
             rows.t_s.push(self.bin_start as f64 * 1e-9);
-            rows.direction.push(self.name.to_string());
+            rows.direction.push(self.name);
             rows.packets.push(self.bin_packets);
             rows.bytes.push(self.bin_bytes);
             self.bin_start += self.burst_bin;
@@ -199,7 +199,7 @@ impl Monitor {
         let n = self.n as f64;
         let mean = self.sum / n;
         rows.t_s.push(self.win_end as f64 * 1e-9);
-        rows.direction.push(self.name.to_string());
+        rows.direction.push(self.name);
         rows.samples.push(self.n);
         rows.mean_pkts.push(mean);
         rows.var_pkts.push((self.sumsq / n - mean * mean).max(0.0));
@@ -225,7 +225,7 @@ impl Monitor {
         }
         let bytes = d(cur.tx_bytes, self.last.tx_bytes);
         rows.t_s.push(now as f64 * 1e-9);
-        rows.direction.push(self.name.to_string());
+        rows.direction.push(self.name);
         rows.arrivals.push(d(cur.arrivals, self.last.arrivals));
         rows.departures
             .push(d(cur.departures, self.last.departures));
@@ -266,7 +266,7 @@ impl Monitor {
             return;
         };
         for (lo, width, count) in h.nonzero_bins() {
-            rows.direction.push(self.name.to_string());
+            rows.direction.push(self.name);
             rows.delay_ms.push(lo as f64 * 1e-6);
             rows.width_ms
                 .push(width.map_or(f64::INFINITY, |w| w as f64 * 1e-6));

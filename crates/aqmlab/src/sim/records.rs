@@ -2,11 +2,18 @@
 
 use crate::measure::{Column, Table};
 
-/// Builds a `Table` from named column vectors, leaving them empty.
+/// Builds a `Table` from named column vectors, leaving them empty with room for as many rows
+/// as they held (the next batch is usually about as long: no reallocation as it grows).
 macro_rules! take_table {
     ($name:expr, $self:ident { $($col:ident : $kind:ident),* $(,)? }) => {
-        Table { name: $name, columns: vec![ $( (stringify!($col), Column::$kind(std::mem::take(&mut $self.$col))) ),* ] }
+        Table { name: $name, columns: vec![ $( (stringify!($col), Column::$kind(take_sized(&mut $self.$col))) ),* ] }
     };
+}
+
+/// The vector's rows, leaving it empty with the same number of rows reserved.
+fn take_sized<T>(v: &mut Vec<T>) -> Vec<T> {
+    let n = v.len();
+    std::mem::replace(v, Vec::with_capacity(n))
 }
 
 /// One row per connection, written when the connection ends (or the run does).
@@ -15,7 +22,7 @@ pub struct ConnectionRows {
     pub conn_id: Vec<u64>,
     pub source: Vec<u64>,
     pub flow: Vec<u64>,
-    pub client_side: Vec<String>,
+    pub client_side: Vec<&'static str>,
     pub client_host: Vec<u64>,
     pub server_host: Vec<u64>,
     pub base_rtt_ms: Vec<f64>,
@@ -91,7 +98,7 @@ impl ConnectionRows {
 #[derive(Default)]
 pub struct BottleneckRows {
     pub t_s: Vec<f64>,
-    pub direction: Vec<String>,
+    pub direction: Vec<&'static str>,
     pub arrivals: Vec<u64>,
     pub departures: Vec<u64>,
     pub tx_bytes: Vec<u64>,
@@ -130,7 +137,7 @@ impl BottleneckRows {
 #[derive(Default)]
 pub struct QueueRows {
     pub t_s: Vec<f64>,
-    pub direction: Vec<String>,
+    pub direction: Vec<&'static str>,
     pub samples: Vec<u64>,
     pub mean_pkts: Vec<f64>,
     pub var_pkts: Vec<f64>,
@@ -167,7 +174,7 @@ pub struct ExchangeRows {
     pub source: Vec<u64>,
     pub user: Vec<u64>,
     pub index: Vec<u64>,
-    pub client_side: Vec<String>,
+    pub client_side: Vec<&'static str>,
     pub persistent: Vec<bool>,
     pub start_s: Vec<f64>,
     pub end_s: Vec<f64>,
@@ -214,7 +221,7 @@ impl ExchangeRows {
 #[derive(Default)]
 pub struct ArrivalRows {
     pub t_s: Vec<f64>,
-    pub direction: Vec<String>,
+    pub direction: Vec<&'static str>,
     pub packets: Vec<u64>,
     pub bytes: Vec<u64>,
 }
@@ -290,16 +297,16 @@ impl CbrFlowRows {
 /// aggregates. `run_length` = 64 collects the longer runs.
 #[derive(Default)]
 pub struct LossRunRows {
-    pub scope: Vec<String>,
+    pub scope: Vec<&'static str>,
     pub flow: Vec<i64>,
     pub run_length: Vec<u64>,
     pub count: Vec<u64>,
 }
 
 impl LossRunRows {
-    pub fn push_histogram(&mut self, scope: &str, flow: i64, hist: &[u64]) {
+    pub fn push_histogram(&mut self, scope: &'static str, flow: i64, hist: &[u64]) {
         for (len, &c) in hist.iter().enumerate().filter(|(_, &c)| c > 0) {
-            self.scope.push(scope.to_string());
+            self.scope.push(scope);
             self.flow.push(flow);
             self.run_length.push(len as u64);
             self.count.push(c);
@@ -323,7 +330,7 @@ impl LossRunRows {
 /// bin (`delay_ms` = lower edge, `width_ms` its width; the overflow bin has width inf).
 #[derive(Default)]
 pub struct QueueDelayRows {
-    pub direction: Vec<String>,
+    pub direction: Vec<&'static str>,
     pub delay_ms: Vec<f64>,
     pub width_ms: Vec<f64>,
     pub count: Vec<u64>,

@@ -41,9 +41,8 @@ pub struct WebApp {
     resp_end: u64,
     req_end: u64,
     closed: [bool; 2],
-    /// Start and end of each exchange.
-    pub starts: Vec<Option<Time>>,
-    pub ends: Vec<Option<Time>>,
+    /// Start and end of each exchange (one allocation for both).
+    times: Vec<[Option<Time>; 2]>,
 }
 
 impl WebApp {
@@ -54,8 +53,8 @@ impl WebApp {
             "a Web connection carries at least one exchange"
         );
         let n = script.len();
-        let mut starts = vec![None; n];
-        starts[0] = Some(connect_time);
+        let mut times = vec![[None; 2]; n];
+        times[0][0] = Some(connect_time);
         let (resp_end, req_end) = (script[0].response, script[0].request);
         WebApp {
             script,
@@ -67,8 +66,7 @@ impl WebApp {
             resp_end,
             req_end,
             closed: [false; 2],
-            starts,
-            ends: vec![None; n],
+            times,
         }
     }
 
@@ -98,6 +96,16 @@ impl WebApp {
     }
 
     /// Exchanges completed at the client so far.
+    /// When exchange `i` started (its request write; the connect for the first).
+    pub fn start(&self, i: usize) -> Option<Time> {
+        self.times[i][0]
+    }
+
+    /// When exchange `i` ended (the last byte of its response).
+    pub fn end(&self, i: usize) -> Option<Time> {
+        self.times[i][1]
+    }
+
     pub fn completed(&self) -> usize {
         self.done
     }
@@ -117,7 +125,7 @@ impl WebApp {
             return AppAction::Write(self.script[0].request);
         }
         while self.done < self.script.len() && self.requested && self.received[0] >= self.resp_end {
-            self.ends[self.done] = Some(now);
+            self.times[self.done][1] = Some(now);
             self.done += 1;
             self.requested = false;
             if let Some(next) = self.script.get(self.done) {
@@ -137,7 +145,7 @@ impl WebApp {
     }
 
     fn request_now(&mut self, now: Time) -> AppAction {
-        self.starts[self.done] = Some(now);
+        self.times[self.done][0] = Some(now);
         self.requested = true;
         AppAction::Write(self.script[self.done].request)
     }
@@ -245,7 +253,7 @@ mod tests {
             AppAction::Close
         );
         assert!(a.all_done());
-        assert_eq!(a.starts, vec![Some(7), Some(260)]);
-        assert_eq!(a.ends, vec![Some(210), Some(400)]);
+        assert_eq!((a.start(0), a.start(1)), (Some(7), Some(260)));
+        assert_eq!((a.end(0), a.end(1)), (Some(210), Some(400)));
     }
 }

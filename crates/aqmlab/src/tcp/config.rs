@@ -248,19 +248,19 @@ impl TcpConfig {
     pub const PRESETS: &'static [&'static str] = &["freebsd-2.2.8", "freebsd-4.x", "ns2-fulltcp"];
 
     pub fn tick(&self) -> Time {
-        (self.tick_ms * MS as f64).round() as Time
+        crate::units::round_ns(self.tick_ms * MS as f64)
     }
     pub fn delack_interval(&self) -> Time {
-        (self.delack_interval_ms * MS as f64).round() as Time
+        crate::units::round_ns(self.delack_interval_ms * MS as f64)
     }
     pub fn min_rto(&self) -> Time {
-        (self.min_rto_s * SEC as f64).round() as Time
+        crate::units::round_ns(self.min_rto_s * SEC as f64)
     }
     pub fn max_rto(&self) -> Time {
-        (self.max_rto_s * SEC as f64).round() as Time
+        crate::units::round_ns(self.max_rto_s * SEC as f64)
     }
     pub fn initial_rto(&self) -> Time {
-        (self.initial_rto_s * SEC as f64).round() as Time
+        crate::units::round_ns(self.initial_rto_s * SEC as f64)
     }
 
     /// Initial congestion window in bytes (RFC 3390 when `initial_window` is 0).

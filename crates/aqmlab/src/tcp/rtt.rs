@@ -20,6 +20,9 @@ pub struct RtoEstimator {
     tick: Time,
     /// Phase of this connection's tick clock (ns-2 `boot_time`; 0 for BSD's global clock).
     phase: Time,
+    /// BSD's RTO bounds in ticks, [t_rttmin, TCPTV_REXMTMAX] (from the configuration).
+    min_ticks: i64,
+    max_ticks: i64,
 }
 
 impl RtoEstimator {
@@ -41,6 +44,8 @@ impl RtoEstimator {
             shift: 0,
             tick,
             phase,
+            min_ticks: ((cfg.min_rto() / tick) as i64).max(1),
+            max_ticks: ((cfg.max_rto() / tick) as i64).max(1),
         }
     }
 
@@ -114,9 +119,7 @@ impl RtoEstimator {
                 } else {
                     self.rexmtval_ticks()
                 };
-                let min_t = (cfg.min_rto() / self.tick) as i64;
-                let max_t = (cfg.max_rto() / self.tick) as i64;
-                let ticks = (base * mult as i64).clamp(min_t.max(1), max_t.max(1));
+                let ticks = (base * mult as i64).clamp(self.min_ticks, self.max_ticks);
                 // A tick counter decremented by the global slow timer fires on the ticks-th
                 // boundary after it is set: between (ticks − 1) and ticks ticks from now.
                 (now / self.tick + ticks as u64) * self.tick

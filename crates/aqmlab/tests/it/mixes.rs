@@ -77,7 +77,7 @@ fn i64s(t: &Table, col: &str) -> Vec<i64> {
 
 fn strs(t: &Table, col: &str) -> Vec<String> {
     match t.column(col) {
-        Some(aqmlab::measure::Column::Str(v)) => v.clone(),
+        Some(aqmlab::measure::Column::Str(v)) => v.iter().map(|s| s.to_string()).collect(),
         _ => panic!("no str column {col}"),
     }
 }

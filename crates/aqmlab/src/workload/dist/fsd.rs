@@ -97,16 +97,17 @@ impl Fsd {
             let k = self.order + 1; // = t while not frozen
             let ptt = self.d / (k as f64 - self.d);
             let len = k - 1;
-            let phi = &mut self.phi[..len];
-            for i in 0..len / 2 {
-                let j = len - 1 - i;
-                let (a, b) = (phi[i], phi[j]);
-                phi[i] = a - ptt * b;
-                phi[j] = b - ptt * a;
+            // φ_j pairs with φ_{t−j}: the low half with the high half reversed (a form the
+            // compiler vectorises); the middle coefficient, for odd `len`, pairs with itself.
+            let (lo, hi) = self.phi[..len].split_at_mut(len / 2);
+            let (mid, hi) = hi.split_at_mut(len % 2);
+            for (a, b) in lo.iter_mut().zip(hi.iter_mut().rev()) {
+                let (x, y) = (*a, *b);
+                *a = x - ptt * y;
+                *b = y - ptt * x;
             }
-            if len % 2 == 1 {
-                let a = phi[len / 2];
-                phi[len / 2] = a - ptt * a;
+            for a in mid {
+                *a -= ptt * *a;
             }
             self.phi[k - 1] = ptt;
             self.order = k;
