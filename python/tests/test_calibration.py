@@ -297,3 +297,23 @@ def test_pilot_grows_until_it_offers_one_percent(tmp_path, monkeypatch):
     assert pilots == [10.0, 100.0, 1000.0]  # 0.02 % and 0.2 % are too little; 2 % is enough
     assert max(p["load_fraction"] for p in c.points) == pytest.approx(cal.MAX_LOAD)
     assert c.slope_mbps == pytest.approx(slope)
+
+
+def test_study_b_benchmark_is_a_cell_of_the_study():
+    """bench/study_b_full.toml resolves (validate --calibration) to the populations that
+    Study B's own base file gets at 98 % load: the benchmark measures the study's run."""
+    root = Path(__file__).resolve().parents[2]
+    calib = root / "python" / "src" / "aqmlab" / "studies" / "B" / "base.calibration.json"
+    proc = cli("validate", root / "bench" / "study_b_full.toml", "--print", "--calibration", calib)
+    assert proc.returncode == 0, proc.stderr
+    bench = json.loads(proc.stdout)
+    study = sc.load(
+        root / "python" / "src" / "aqmlab" / "studies" / "B" / "base.toml",
+        overrides=["traffic.0.load=0.98", "traffic.1.load=0.98"],
+    )
+    users = [t["users"] for t in bench["traffic"]]
+    assert users == [t["users"] for t in study["traffic"]]
+    assert all(u > 1000 for u in users)
+    for key in ("topology", "tcp", "rtt"):
+        assert bench[key] == study[key]
+    assert bench["queue"] == {"kind": "droptail", "limit": 240}

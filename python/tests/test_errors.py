@@ -191,3 +191,24 @@ def test_out_that_is_not_results_is_left_alone(tmp_path: Path, scenario_file: Pa
     (out / "notes.txt").write_text("keep me")
     _check_error(cli("run", scenario_file, "--out", out), ["not an aqmlab results directory"])
     assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_unknown_option_points_at_help(tmp_path: Path, scenario_file: Path):
+    proc = cli("validate", scenario_file, "--bogus")
+    _check_error(proc, ["--bogus", "(see aqmlab --help)"])
+
+
+@pytest.mark.parametrize(
+    ("args", "must"),
+    [
+        (["reproduce", "E"], ["E", "A", "D"]),
+        (["reproduce", "A", "--scale", "huge"], ["huge", "quick", "full"]),
+        (["reproduce"], ["study"]),
+    ],
+    ids=["unknown-study", "unknown-scale", "no-study"],
+)
+def test_reproduce_rejects_bad_arguments(tmp_path: Path, args, must):
+    out = tmp_path / "out"
+    proc = cli(*args, "--out", out)
+    _check_error(proc, must)
+    assert not out.exists()

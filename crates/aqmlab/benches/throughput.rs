@@ -65,13 +65,18 @@ fn main() {
     };
     // AQMLAB_BENCH_SCENARIO: a resolved scenario as JSON (`aqmlab validate S.toml --print`)
     // to time instead of the built-in one.
-    // `AQMLAB_BENCH_SECONDS`, when given, overrides its duration too.
+    // `AQMLAB_BENCH_SECONDS`, when given, overrides its duration too (and shortens a warm-up
+    // that would no longer end before it to half the run: the work per simulated second is
+    // the same, warm-up only decides which records are kept).
     let sc = match std::env::var("AQMLAB_BENCH_SCENARIO") {
         Ok(path) => {
             let text = std::fs::read_to_string(&path).expect("readable scenario JSON");
             let mut sc = Scenario::from_json(&text).expect("valid scenario JSON");
             if let Some(d) = seconds {
                 sc.duration_s = d;
+                if sc.warmup_s >= d {
+                    sc.warmup_s = d / 2.0;
+                }
             }
             sc
         },

@@ -34,7 +34,8 @@ EXIT_INTERRUPTED = 130
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"error: {message} (see aqmlab {self.prog.split()[-1]} --help)\n")
+        command = "aqmlab" if self.prog == "aqmlab" else f"aqmlab {self.prog.split()[-1]}"
+        sys.stderr.write(f"error: {message} (see {command} --help)\n")
         sys.exit(EXIT_ERROR)
 
 
@@ -42,6 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="aqmlab", description="Packet-level TCP/AQM simulator.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def calibration_arg(s: argparse.ArgumentParser) -> None:
+        s.add_argument(
+            "--calibration",
+            default=None,
+            metavar="FILE",
+            help="calibration file for `load` entries (default: <scenario stem>.calibration.json)",
+        )
 
     def scenario_args(s: argparse.ArgumentParser) -> None:
         s.add_argument("scenario", help="scenario file (TOML, see docs/scenario.md)")
@@ -75,12 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first calibrate the traffic entries that give a `load` and have no calibration",
     )
-    r.add_argument(
-        "--calibration",
-        default=None,
-        metavar="FILE",
-        help="calibration file for `load` entries (default: <scenario stem>.calibration.json)",
-    )
+    calibration_arg(r)
 
     c = sub.add_parser(
         "calibrate",
@@ -200,6 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check a scenario without running it")
     scenario_args(v)
     v.add_argument("--print", action="store_true", help="print the resolved scenario as JSON")
+    calibration_arg(v)
 
     sub.add_parser("presets", help="list the TCP presets and their parameters")
     return p
@@ -455,7 +460,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from aqmlab import scenario as sc
 
-    resolved = sc.load(args.scenario, overrides=args.overrides, seed=args.seed)
+    resolved = sc.load(
+        args.scenario, overrides=args.overrides, seed=args.seed, calibration=args.calibration
+    )
     sc.validate(resolved)
     if args.print:
         print(json.dumps(resolved, indent=2, ensure_ascii=False))
