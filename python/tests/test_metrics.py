@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -133,3 +134,13 @@ def test_table_and_text():
     assert table.columns[0] == "run" and table.height == 2
     text = mt.format_metrics(row)
     assert "1000.0 KB/s" in text and "5.00 %" in text and "2.000 s" in text
+
+
+def test_ecdf_at_hand_computed():
+    values = [0.5, 0.1, 0.3, 0.3]
+    x = [0.0, 0.1, 0.3, 0.4, 0.5, 9.0]
+    assert list(mt.ecdf_at(values, x)) == [0.0, 0.25, 0.75, 0.75, 1.0, 1.0]
+    # a class's share of all exchanges: out of `total`, not of its own sample
+    assert list(mt.ecdf_at([0.2], [0.1, 0.2], total=4)) == [0.0, 0.25]
+    assert list(mt.ecdf_at(sorted(values), x, presorted=True)) == list(mt.ecdf_at(values, x))
+    assert np.isnan(mt.ecdf_at([], [1.0, 2.0])).all()

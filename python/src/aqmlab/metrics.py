@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from aqmlab.mix_metrics import (
@@ -37,6 +38,7 @@ __all__ = [
     "RESPONSE_BINS",
     "RETX_CLASSES",
     "WEB_KINDS",
+    "ecdf_at",
     "exchanges_after_warmup",
     "flow_throughputs",
     "format_metrics",
@@ -67,6 +69,19 @@ RESPONSE_BINS = (
     ("2_3s", 2.0, 3.0),
     ("gt_3s", 3.0, math.inf),
 )
+
+
+def ecdf_at(values, x, total: int | None = None, presorted: bool = False) -> np.ndarray:
+    """Empirical CDF of `values` evaluated at the points `x`: the share of values <= x, out of
+    `total` when given (a class's share of all exchanges) or of the sample; NaN for an empty
+    sample. Every response-time CDF and CCDF of the plots and reports comes from here."""
+    v = np.asarray(values, dtype=float)
+    v = v if presorted else np.sort(v)
+    x = np.asarray(x, dtype=float)
+    n = v.size if total is None else total
+    if n == 0:
+        return np.full_like(x, np.nan)
+    return np.searchsorted(v, x, side="right") / n
 
 
 def studied_direction(scenario: Mapping[str, Any]) -> str:

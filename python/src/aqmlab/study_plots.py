@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from aqmlab import metrics as mt
 from aqmlab import study_layout as lay
 from aqmlab import study_summary as ss
 
@@ -175,8 +176,7 @@ def response_time_cdf(
     grid = np.linspace(0.0, xmax_s, _GRID_POINTS + 1)
 
     def draw(ax, part: pl.DataFrame, color, label: str) -> None:
-        rt = np.sort(part["response_time_s"].to_numpy())
-        cdf = np.searchsorted(rt, grid, side="right") / rt.size
+        cdf = mt.ecdf_at(part["response_time_s"].to_numpy(), grid)
         ax.plot(grid, cdf, drawstyle="steps-post", color=color, label=label)
 
     data = response_times(study) if data is None else data
@@ -203,7 +203,7 @@ def response_time_ccdf(
         if rt.size == 0:
             return
         grid = np.geomspace(rt[0], rt[-1], _GRID_POINTS) if rt[-1] > rt[0] else rt[:1]
-        p = 1.0 - np.searchsorted(rt, grid, side="right") / rt.size
+        p = 1.0 - mt.ecdf_at(rt, grid, presorted=True)
         keep = p > 0
         ax.plot(grid[keep], p[keep], drawstyle="steps-post", color=color, label=label)
 

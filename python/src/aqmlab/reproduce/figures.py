@@ -93,12 +93,6 @@ def cdf_panels(
     return fig
 
 
-def _ecdf(values: np.ndarray, x: np.ndarray, total: int | None = None) -> np.ndarray:
-    v = np.sort(values)
-    n = total if total is not None else v.size
-    return np.searchsorted(v, x, side="right") / n if n else np.full_like(x, np.nan)
-
-
 def class_cdfs(exchanges: pl.DataFrame, xmax_s: float, title: str) -> Figure:
     """CDF of response times of all completed exchanges and of each retransmission class
     (`metrics.retransmission_class`), each normalised by its own count (Study A Figures
@@ -111,7 +105,7 @@ def class_cdfs(exchanges: pl.DataFrame, xmax_s: float, title: str) -> Figure:
     for name, part in groups:
         if part.height == 0:
             continue
-        y = _ecdf(part["response_time_s"].to_numpy(), x)
+        y = mt.ecdf_at(part["response_time_s"].to_numpy(), x)
         ax.plot(
             x, y, drawstyle="steps-post", color=_CLASS_COLORS[name], label=f"{name} ({part.height})"
         )
@@ -139,7 +133,7 @@ def class_contribution(exchanges: pl.DataFrame, xmax_s: float, title: str) -> Fi
         ("none or data only", ("none", "data")),
     ):
         part = ex if kinds is None else ex.filter(pl.col("retx_class").is_in(kinds))
-        y = _ecdf(part["response_time_s"].to_numpy(), x, total)
+        y = mt.ecdf_at(part["response_time_s"].to_numpy(), x, total)
         color = _CLASS_COLORS.get(name.split()[-2] if " only" in name else name, "black")
         ax.plot(x, y, drawstyle="steps-post", color=color, label=name)
     ax.set(xlim=(0, xmax_s), ylim=(0.5, 1), xlabel="response time (s)", title=title)

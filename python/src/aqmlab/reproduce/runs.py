@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from aqmlab import metrics as mt
 from aqmlab.study import Study
 
 __all__ = ["Part", "calibration_rows", "label_order", "pct"]
@@ -91,9 +92,7 @@ class Part:
         """(x, F(x)) of the run's response times on GRID_POINTS points of [0, xmax_s]."""
         rt = self.response_times(run_id)
         x = np.linspace(0.0, xmax_s, GRID_POINTS)
-        if rt.size == 0:
-            return x, np.full_like(x, np.nan)
-        return x, np.searchsorted(rt, x, side="right") / rt.size
+        return x, mt.ecdf_at(rt, x)
 
     def value(self, run_id: str, column: str) -> Any:
         row = self.runs.filter(pl.col("run_id") == run_id)
