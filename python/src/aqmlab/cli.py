@@ -44,6 +44,34 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    def execution_args(s: argparse.ArgumentParser) -> None:
+        """Where a study's runs execute (`sweep`, `reproduce`)."""
+        where = s.add_mutually_exclusive_group()
+        where.add_argument(
+            "-j",
+            "--jobs",
+            type=int,
+            default=None,
+            help="local worker processes (default: one per core)",
+        )
+        where.add_argument(
+            "--scheduler",
+            default=None,
+            metavar="ADDRESS",
+            help="run on the Dask cluster of this scheduler, e.g. tcp://HOST:8786 "
+            "(the study directory must be visible to the workers at the same path)",
+        )
+
+    def progress_args(s: argparse.ArgumentParser) -> None:
+        s.add_argument(
+            "--progress-every",
+            type=float,
+            default=10.0,
+            metavar="S",
+            help="seconds between progress lines when stderr is not a terminal (default 10)",
+        )
+        s.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
+
     def calibration_arg(s: argparse.ArgumentParser) -> None:
         s.add_argument(
             "--calibration",
@@ -125,21 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("sweep", help="sweep file (TOML, see docs/sweeps.md)")
     sw.add_argument("--out", default=None, help="study directory (default: results/<sweep name>)")
-    where = sw.add_mutually_exclusive_group()
-    where.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        default=None,
-        help="local worker processes (default: one per core)",
-    )
-    where.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="run on the Dask cluster of this scheduler, e.g. tcp://HOST:8786 "
-        "(the study directory must be visible to the workers at the same path)",
-    )
+    execution_args(sw)
     sw.add_argument(
         "--calibration",
         default=None,
@@ -147,14 +161,7 @@ def _parser() -> argparse.ArgumentParser:
         help="take missing `load` calibrations from FILE (default: the one beside the base "
         "scenario); the study keeps its own copy in DIR/calibration.json",
     )
-    sw.add_argument(
-        "--progress-every",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="seconds between progress lines when stderr is not a terminal (default 10)",
-    )
-    sw.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
+    progress_args(sw)
 
     report_p = sub.add_parser(
         "report", help="write a study's HTML report (self-contained) and its figures"
@@ -192,14 +199,11 @@ def _parser() -> argparse.ArgumentParser:
         "scale) or smoke (seconds; for tests)",
     )
     rp.add_argument("--out", default=None, help="directory (default: results/study-<X>-<scale>)")
-    rwhere = rp.add_mutually_exclusive_group()
-    rwhere.add_argument("-j", "--jobs", type=int, default=None, help="local worker processes")
-    rwhere.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler")
+    execution_args(rp)
     rp.add_argument(
         "--report-only", action="store_true", help="rewrite the report from the finished runs"
     )
-    rp.add_argument("--progress-every", type=float, default=10.0, metavar="S")
-    rp.add_argument("-q", "--quiet", action="store_true", help="print only the outcome")
+    progress_args(rp)
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     scenario_args(v)
