@@ -141,10 +141,16 @@ fn leaf_matches(v: &serde_json::Value, msg: &str) -> bool {
     }
 }
 
-/// Relative path of the first value under `v` that `msg` describes ("" for `v` itself).
-fn find_culprit(v: &serde_json::Value, msg: &str, rel: &str, depth: u32) -> Option<String> {
+/// Relative path ("" for `v` itself) of the first value under `v`, depth first (at most 7
+/// levels), for which `hit` holds.
+fn find_path(
+    v: &serde_json::Value,
+    hit: &dyn Fn(&serde_json::Value) -> bool,
+    rel: &str,
+    depth: u32,
+) -> Option<String> {
     use serde_json::Value;
-    if leaf_matches(v, msg) {
+    if hit(v) {
         return Some(rel.to_string());
     }
     if depth > 6 {
@@ -153,35 +159,24 @@ fn find_culprit(v: &serde_json::Value, msg: &str, rel: &str, depth: u32) -> Opti
     match v {
         Value::Object(m) => m
             .iter()
-            .find_map(|(k, x)| find_culprit(x, msg, &join_path(rel, k), depth + 1)),
+            .find_map(|(k, x)| find_path(x, hit, &join_path(rel, k), depth + 1)),
         Value::Array(a) => a
             .iter()
             .enumerate()
-            .find_map(|(i, x)| find_culprit(x, msg, &join_path(rel, &format!("[{i}]")), depth + 1)),
+            .find_map(|(i, x)| find_path(x, hit, &join_path(rel, &format!("[{i}]")), depth + 1)),
         _ => None,
     }
 }
 
+/// Relative path of the first value under `v` that `msg` describes ("" for `v` itself).
+fn find_culprit(v: &serde_json::Value, msg: &str) -> Option<String> {
+    find_path(v, &|x| leaf_matches(x, msg), "", 0)
+}
+
 /// Relative path of an object under `v` that has the key `key`: `v` itself ("") if it has it,
 /// else the first one found depth first.
-fn find_key(v: &serde_json::Value, key: &str, rel: &str, depth: u32) -> Option<String> {
-    use serde_json::Value;
-    if v.get(key).is_some() {
-        return Some(rel.to_string());
-    }
-    if depth > 6 {
-        return None;
-    }
-    match v {
-        Value::Object(m) => m
-            .iter()
-            .find_map(|(k, x)| find_key(x, key, &join_path(rel, k), depth + 1)),
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| find_key(x, key, &join_path(rel, &format!("[{i}]")), depth + 1)),
-        _ => None,
-    }
+fn find_key(v: &serde_json::Value, key: &str) -> Option<String> {
+    find_path(v, &|x| x.get(key).is_some(), "", 0)
 }
 
 /// One line naming the field path of a deserialization error.
@@ -219,7 +214,7 @@ fn describe_json_error(json: &str, err: &serde_path_to_error::Error<serde_json::
             let inner = root
                 .as_ref()
                 .and_then(|r| value_at(r, err.path()))
-                .and_then(|v| find_key(v, field, "", 0));
+                .and_then(|v| find_key(v, field));
             let at = match inner {
                 Some(rel) if !rel.is_empty() => join_path(&path, &rel),
                 _ => path,
@@ -236,7 +231,7 @@ fn describe_json_error(json: &str, err: &serde_path_to_error::Error<serde_json::
     let culprit = root
         .as_ref()
         .and_then(|r| value_at(r, err.path()))
-        .and_then(|v| find_culprit(v, &msg, "", 0));
+        .and_then(|v| find_culprit(v, &msg));
     if let Some(rel) = &culprit {
         path = join_path(&path, rel);
     }
