@@ -5,6 +5,8 @@
 //! `AQMLAB_BENCH_SECONDS` overrides the simulated duration (of a JSON scenario too);
 //! `AQMLAB_BENCH_VERBOSE` prints the event list, connections and packets every 10 s;
 //! `AQMLAB_BENCH_DIGEST` prints a hash of all records (to check that outcomes are unchanged).
+//! Also printed: HTTP exchanges recorded per wall-second and the process's peak resident memory
+//! (Linux `VmHWM`), the figures issue 3's benchmark asks for.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -90,10 +92,12 @@ fn main() {
     // AQMLAB_BENCH_DIGEST: print a hash of every record and the summary, to check that a
     // change leaves the simulated outcomes bit for bit as they were.
     let mut digest = std::env::var_os("AQMLAB_BENCH_DIGEST").map(|_| DefaultHasher::new());
+    let mut exchanges = 0usize;
     while !sim.finished() {
         t += secs(10.0);
         sim.run_until(t.min(end));
         let tables = sim.drain();
+        exchanges += exchange_rows(&tables);
         if let Some(h) = digest.as_mut() {
             hash_tables(h, &tables);
         }
@@ -109,6 +113,7 @@ fn main() {
         }
     }
     let tables = sim.finish();
+    exchanges += exchange_rows(&tables);
     if let Some(h) = digest.as_mut() {
         hash_tables(h, &tables);
         sim.summary_json().hash(h);
@@ -136,9 +141,33 @@ fn main() {
         "connections/wall-s        {:.0}",
         st.connections_opened as f64 / wall
     );
+    println!("exchanges recorded        {exchanges}");
+    println!("exchanges/wall-s          {:.0}", exchanges as f64 / wall);
+    match peak_resident_mib() {
+        Some(m) => println!("peak resident memory      {m:.1} MiB"),
+        None => println!("peak resident memory      (unknown: no /proc/self/status)"),
+    }
     if let Some(h) = digest {
         println!("records digest            {:016x}", h.finish());
     }
+}
+
+/// Rows of the `exchanges` table among `tables` (HTTP request/response exchanges recorded: all
+/// of them after the warm-up, unfinished ones at the end included).
+fn exchange_rows(tables: &[Table]) -> usize {
+    tables
+        .iter()
+        .filter(|t| t.name == "exchanges")
+        .map(Table::rows)
+        .sum()
+}
+
+/// The process's peak resident set size so far (`VmHWM` of /proc/self/status), in MiB.
+fn peak_resident_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
 }
 
 fn hash_tables(h: &mut DefaultHasher, tables: &[Table]) {
