@@ -130,7 +130,8 @@ pub struct TcpConfig {
     pub max_retries: u32,
     /// Give up opening a connection after this long (BSD `TCPTV_KEEP_INIT`, 75 s).
     pub connect_timeout_s: f64,
-    /// Take an RTT sample from the SYN / SYN-ACK exchange (BSD does; ns-2 Full-TCP does not).
+    /// Take an RTT sample from the SYN / SYN-ACK exchange (BSD and ns-2 Full-TCP both do, when the
+    /// SYN or SYN-ACK was not retransmitted).
     pub rtt_sample_from_syn: bool,
     /// Negotiate and use ECN (RFC 3168). Off in the studies' stacks unless an experiment turns
     /// it on.
@@ -207,7 +208,10 @@ impl TcpConfig {
             syn_backoff: vec![],
             max_retries: 12,
             connect_timeout_s: 75.0,
-            rtt_sample_from_syn: false,
+            // Full-TCP's `foutput` times a SYN or SYN-ACK like new data (`rtt_active_`), and
+            // `newack`, reached through `process_ACK` from SYN_SENT and SYN_RECEIVED, samples
+            // it; only the BSD-style copy in SYN_SENT is `#ifdef notdef`.
+            rtt_sample_from_syn: true,
             ecn: false,
             // `Agent/TCP/FullTcp/Sack`: max_sack_blocks_ 3 (model-facts §7.3).
             sack_variant: SackVariant::Ns2,

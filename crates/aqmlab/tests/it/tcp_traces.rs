@@ -170,6 +170,37 @@ fn lost_syns_follow_the_configured_schedules() {
     }
 }
 
+/// ns-2 Full-TCP times the SYN and the SYN-ACK like any new segment (`foutput`: a SYN counts
+/// in `reliable`, so `rtt_active_` is set) and `newack`, reached from the SYN_SENT and
+/// SYN_RECEIVED paths through `process_ACK`, takes the sample (`ackno > rtt_seq_`): both ends
+/// leave the handshake with an RTT estimate. (Only the BSD-style duplicate in the SYN_SENT
+/// branch is `#ifdef notdef`.) So a lost first data segment costs max(min RTO, 3·RTT) = 1 s,
+/// not the 6 s initial RTO; after a retransmitted SYN there is no sample (Karn) and the
+/// client's data timer stays at the initial value.
+#[test]
+fn ns2_fulltcp_handshake_gives_an_rtt_sample() {
+    // The server's first (only) response segment is lost once: RTT 100 ms from the handshake,
+    // RTO = max(1 s, 100 ms + 4 · 50 ms) = 1 s after its first transmission.
+    let (sim, tables) = lossy_download(1, &[0], 1000, |_| {});
+    let c = table(&tables, "connections");
+    assert_eq!(bools(c, "completed"), vec![true]);
+    assert_eq!(u64s(c, "timeouts"), vec![1]);
+    let tr = sim.trace();
+    let sends: Vec<_> = tr
+        .iter()
+        .filter(|e| e.side == 1 && e.len > 0 && e.seq == 1)
+        .map(|e| e.t)
+        .collect();
+    assert_eq!(sends.len(), 2, "first transmission and one retransmission");
+    let gap = sends[1] - sends[0];
+    assert!(
+        (SEC..SEC + 20 * MS).contains(&gap),
+        "response retransmitted {gap} ns after its first transmission (expected 1 s)"
+    );
+    let rtt = f64s(c, "min_rtt_sample_ms")[0];
+    assert!((rtt - 100.0).abs() < 11.0, "handshake RTT sample {rtt} ms");
+}
+
 /// Delayed ACKs (BSD): a lone full segment (the receiver window allows only one) is not
 /// acknowledged at once but at the next tick of the global 200 ms fast timer.
 #[test]
