@@ -346,6 +346,25 @@ impl Default for MeasureConfig {
     }
 }
 
+/// `v` within `range` (an integer field with bounds), else the error naming them.
+pub(crate) fn integer_in(
+    field: impl Into<String>,
+    v: impl Into<u64>,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<(), ConfigError> {
+    let v = v.into();
+    if range.contains(&v) {
+        Ok(())
+    } else {
+        let (lo, hi) = range.into_inner();
+        Err(ConfigError::new(
+            field,
+            v,
+            format!("an integer in {lo}..={hi}"),
+        ))
+    }
+}
+
 fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
@@ -399,20 +418,8 @@ impl Scenario {
                 "an integer ≥ 1",
             ));
         }
-        if t.left_hosts == 0 || t.left_hosts > 1_000_000 {
-            return Err(ConfigError::new(
-                "topology.left_hosts",
-                t.left_hosts,
-                "an integer in 1..=1000000",
-            ));
-        }
-        if t.right_hosts == 0 || t.right_hosts > 1_000_000 {
-            return Err(ConfigError::new(
-                "topology.right_hosts",
-                t.right_hosts,
-                "an integer in 1..=1000000",
-            ));
-        }
+        integer_in("topology.left_hosts", t.left_hosts, 1..=1_000_000)?;
+        integer_in("topology.right_hosts", t.right_hosts, 1..=1_000_000)?;
         probability("topology.loss_rate", t.loss_rate)?;
         probability("topology.loss_rate_reverse", t.loss_rate_reverse)?;
         self.queue.validate("queue")?;
@@ -438,13 +445,7 @@ impl Scenario {
                     start_jitter_s,
                     ..
                 } => {
-                    if *flows == 0 || *flows > 10_000_000 {
-                        return Err(ConfigError::new(
-                            format!("{p}.flows"),
-                            flows,
-                            "an integer in 1..=10000000",
-                        ));
-                    }
+                    integer_in(format!("{p}.flows"), *flows, 1..=10_000_000)?;
                     if *bytes == Some(0) {
                         return Err(ConfigError::new(
                             format!("{p}.bytes"),
@@ -462,20 +463,8 @@ impl Scenario {
                     think_cap_s,
                     ..
                 } => {
-                    if *users == 0 || *users > 10_000_000 {
-                        return Err(ConfigError::new(
-                            format!("{p}.users"),
-                            users,
-                            "an integer in 1..=10000000",
-                        ));
-                    }
-                    if *max_parallel == 0 || *max_parallel > 64 {
-                        return Err(ConfigError::new(
-                            format!("{p}.max_parallel"),
-                            max_parallel,
-                            "an integer in 1..=64",
-                        ));
-                    }
+                    integer_in(format!("{p}.users"), *users, 1..=10_000_000)?;
+                    integer_in(format!("{p}.max_parallel"), *max_parallel, 1..=64)?;
                     non_negative(&format!("{p}.start_spread_s"), *start_spread_s)?;
                     if let Some(c) = think_cap_s {
                         positive(&format!("{p}.think_cap_s"), *c)?;
@@ -488,13 +477,7 @@ impl Scenario {
                     start_spread_s,
                     ..
                 } => {
-                    if *users == 0 || *users > 10_000_000 {
-                        return Err(ConfigError::new(
-                            format!("{p}.users"),
-                            users,
-                            "an integer in 1..=10000000",
-                        ));
-                    }
+                    integer_in(format!("{p}.users"), *users, 1..=10_000_000)?;
                     if parallel.is_empty() || parallel.iter().any(|&k| k == 0 || k > 64) {
                         return Err(ConfigError::new(
                             format!("{p}.parallel"),

@@ -163,13 +163,7 @@ pub fn validate_udp_cbr(sc: &Scenario, i: usize, tr: &TrafficConfig) -> Result<(
         unreachable!("a udp_cbr entry")
     };
     let p = format!("traffic[{i}]");
-    if *flows == 0 || *flows > 1_000_000 {
-        return Err(ConfigError::new(
-            format!("{p}.flows"),
-            flows,
-            "an integer in 1..=1000000",
-        ));
-    }
+    crate::config::integer_in(format!("{p}.flows"), *flows, 1..=1_000_000)?;
     match (rate_mbps, share) {
         (Some(_), Some(_)) | (None, None) => {
             return Err(ConfigError::new(
@@ -194,13 +188,7 @@ pub fn validate_udp_cbr(sc: &Scenario, i: usize, tr: &TrafficConfig) -> Result<(
         },
         _ => {},
     }
-    if *packet_bytes == 0 || *packet_bytes > 65_535 {
-        return Err(ConfigError::new(
-            format!("{p}.packet_bytes"),
-            packet_bytes,
-            "an integer in 1..=65535",
-        ));
-    }
+    crate::config::integer_in(format!("{p}.packet_bytes"), *packet_bytes, 1..=65_535)?;
     if (*packet_bytes as f64 * 8e9 / flow_rate_bps(sc, tr)) < 1.0 {
         return Err(ConfigError::new(
             format!("{p}.rate_mbps"),
