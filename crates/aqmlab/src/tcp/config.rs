@@ -133,6 +133,13 @@ pub struct TcpConfig {
     /// Take an RTT sample from the SYN / SYN-ACK exchange (BSD and ns-2 Full-TCP both do, when the
     /// SYN or SYN-ACK was not retransmitted).
     pub rtt_sample_from_syn: bool,
+    /// The passive opener's window opens by one segment when the ACK of its SYN-ACK arrives
+    /// (4.4BSD / FreeBSD `tcp_input`: SYN_RECEIVED falls into the ESTABLISHED ACK processing,
+    /// and the SYN counts as one acknowledged byte), so a server starts sending with
+    /// `initial_window + 1` segments. ns-2 Full-TCP opens cwnd only on ACKs received in
+    /// ESTABLISHED (`last_state_`), so it starts with `initial_window`.
+    #[serde(default)]
+    pub ack_of_syn_opens_cwnd: bool,
     /// Negotiate and use ECN (RFC 3168). Off in the studies' stacks unless an experiment turns
     /// it on.
     #[serde(default)]
@@ -174,6 +181,7 @@ impl TcpConfig {
             max_retries: 12,
             connect_timeout_s: 75.0,
             rtt_sample_from_syn: true,
+            ack_of_syn_opens_cwnd: true,
             ecn: false,
             // FreeBSD 2.2.8 (and 4.5, by default) did not use SACK; with `recovery = "sack"`
             // these presets run RFC 6675 with the RFC 2018 maximum of 4 blocks (no timestamps
@@ -212,6 +220,7 @@ impl TcpConfig {
             // `newack`, reached through `process_ACK` from SYN_SENT and SYN_RECEIVED, samples
             // it; only the BSD-style copy in SYN_SENT is `#ifdef notdef`.
             rtt_sample_from_syn: true,
+            ack_of_syn_opens_cwnd: false,
             ecn: false,
             // `Agent/TCP/FullTcp/Sack`: max_sack_blocks_ 3 (model-facts §7.3).
             sack_variant: SackVariant::Ns2,

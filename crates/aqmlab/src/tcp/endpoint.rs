@@ -329,6 +329,12 @@ impl Endpoint {
                     return;
                 }
                 self.ack_of_handshake(now, cfg);
+                if cfg.ack_of_syn_opens_cwnd {
+                    // 4.4BSD tcp_input: SYN_RECEIVED falls into the ESTABLISHED ACK processing
+                    // with snd_una = iss, so the ACK of our SYN is an ACK of new data (acked = 1)
+                    // and opens the congestion window by one segment (slow start).
+                    self.open_cwnd(cfg);
+                }
                 self.state = if self.fin_queued {
                     State::FinWait1
                 } else {
@@ -360,13 +366,20 @@ impl Endpoint {
     fn ack_of_handshake(&mut self, now: Time, cfg: &TcpConfig) {
         self.snd_una = self.snd_una.max(1);
         self.snd_nxt = self.snd_nxt.max(1);
+        let mut sampled = false;
         if let Some((seq, start)) = self.timing {
             if seq == 0 && cfg.rtt_sample_from_syn {
                 self.rtt_sample(now, cfg, start);
+                sampled = true;
             }
         }
         self.timing = None;
-        self.rto.reset_backoff();
+        // BSD clears t_rxtshift only in tcp_xmit_timer: after a retransmitted SYN or SYN-ACK
+        // (no sample, Karn) the backed-off t_rxtcur times the first data. ns-2 `newack` resets
+        // t_backoff_ on any ACK of new sequence space.
+        if sampled || cfg.timer_model == TimerModel::Ns2 {
+            self.rto.reset_backoff();
+        }
         self.rexmt_at = None;
         self.dupacks = 0;
     }
@@ -421,6 +434,11 @@ impl Endpoint {
 
         // New data acknowledged.
         let acked = ack - self.snd_una;
+        // ns-2 Full-TCP `newack` restarts the timer (`set_rtx_timer`) before it takes the RTT
+        // sample and resets t_backoff_: the restarted timer uses the RTO and backoff that were
+        // in force before this ACK.
+        let ns2_restart =
+            (cfg.timer_model == TimerModel::Ns2).then(|| self.rto.timer_deadline(cfg, now, false));
         let partial = self.on_recovery_ack(cfg, ack);
         if !partial {
             self.dupacks = 0;
@@ -446,7 +464,8 @@ impl Endpoint {
         if self.snd_una == self.snd_max {
             self.rexmt_at = None;
         } else if !partial || !self.partial_seen {
-            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, false));
+            self.rexmt_at =
+                Some(ns2_restart.unwrap_or_else(|| self.rto.timer_deadline(cfg, now, false)));
         }
         if partial && sack {
             // SACK recovery goes on: the caller's output() sends what pipe allows. ns-2
@@ -486,10 +505,16 @@ impl Endpoint {
     }
 
     /// Slow start below ssthresh (+1 MSS per ACK), congestion avoidance above it
-    /// (+MSS²/cwnd per ACK): RFC 5681 §3.1 as coded in 4.4BSD tcp_input and ns-2.
+    /// (+MSS²/cwnd per ACK): RFC 5681 §3.1 as coded in 4.4BSD tcp_input and ns-2. At
+    /// cwnd = ssthresh, 4.4BSD still slow-starts (`if (cw > snd_ssthresh)` linear); ns-2's
+    /// `opencwnd` slow-starts only while `cwnd_ < ssthresh_`.
     fn open_cwnd(&mut self, cfg: &TcpConfig) {
         let mss = cfg.mss as u64;
-        let incr = if self.cwnd > self.ssthresh {
+        let linear = match cfg.timer_model {
+            TimerModel::Bsd => self.cwnd > self.ssthresh,
+            TimerModel::Ns2 => self.cwnd >= self.ssthresh,
+        };
+        let incr = if linear {
             (mss * mss / self.cwnd).max(1)
         } else {
             mss
@@ -701,11 +726,16 @@ impl Endpoint {
             return;
         }
         self.counters.timeouts += 1;
-        self.rto.on_timeout(cfg.max_retries / 4);
+        let syn_sent = self.state == State::SynSent;
+        self.rto.on_timeout(cfg, syn_sent, cfg.max_retries / 4);
         // RFC 5681 §3.1 (eq. 4) as coded in 4.4BSD: ssthresh = max(min(cwnd, rwnd)/2, 2·MSS),
-        // cwnd = 1 MSS (loss window), go back to the first unacknowledged byte.
+        // cwnd = 1 MSS (loss window), go back to the first unacknowledged byte. A SYN or
+        // SYN-ACK timeout lowers ssthresh too (4.4BSD tcp_timers and ns-2 `timeout_action`
+        // do not look at the state): with at most the initial window it becomes 2 segments,
+        // and the connection starts at ssthresh. cwnd stays at the initial window, which
+        // both stacks set again when the handshake completes.
+        self.ssthresh = self.halved_window(cfg);
         if !opening {
-            self.ssthresh = self.halved_window(cfg);
             self.cwnd = cfg.mss as u64;
             self.ecn.on_reduction(self.snd_max, false);
         }
@@ -719,7 +749,7 @@ impl Endpoint {
         self.board.clear();
         self.timing = None; // Karn: never time a retransmission
         self.snd_nxt = self.snd_una;
-        self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, opening));
+        self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn_sent));
         self.output(now, cfg, out);
     }
 
@@ -837,7 +867,8 @@ impl Endpoint {
             self.snd_max = self.snd_nxt;
         }
         if self.rexmt_at.is_none() && self.snd_nxt > self.snd_una {
-            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn));
+            let syn_sent = self.state == State::SynSent;
+            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn_sent));
         }
         Some((seg_len, syn || fl & flags::FIN != 0))
     }

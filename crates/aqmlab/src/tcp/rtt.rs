@@ -23,6 +23,10 @@ pub struct RtoEstimator {
     /// BSD's RTO bounds in ticks, [t_rttmin, TCPTV_REXMTMAX] (from the configuration).
     min_ticks: i64,
     max_ticks: i64,
+    /// BSD `t_rxtcur` in ticks: what the retransmit timer is set to. Only an RTT sample
+    /// (`tcp_xmit_timer`) and a timeout (`tcp_timers`, with the backoff of that moment)
+    /// recompute it; every other restart of the timer reuses it.
+    rxtcur_ticks: i64,
 }
 
 impl RtoEstimator {
@@ -37,6 +41,10 @@ impl RtoEstimator {
             InitialTimer::APlus2d => 2 * init_ticks,
             InitialTimer::Base => init_ticks,
         };
+        let min_ticks = ((cfg.min_rto() / tick) as i64).max(1);
+        let max_ticks = ((cfg.max_rto() / tick) as i64).max(1);
+        // First timer: "A + 2D" = ((SRTT/4 + 4·RTTVAR)/2) (4.4BSD) or SRTT + 4·RTTVAR
+        // (FreeBSD 4.x `t_rxtcur = TCPTV_RTOBASE`): `init_ticks` either way.
         RtoEstimator {
             srtt8: 0,
             rttvar4,
@@ -44,8 +52,9 @@ impl RtoEstimator {
             shift: 0,
             tick,
             phase,
-            min_ticks: ((cfg.min_rto() / tick) as i64).max(1),
-            max_ticks: ((cfg.max_rto() / tick) as i64).max(1),
+            min_ticks,
+            max_ticks,
+            rxtcur_ticks: init_ticks.clamp(min_ticks, max_ticks),
         }
     }
 
@@ -87,6 +96,8 @@ impl RtoEstimator {
             self.rttvar4 = rtt_ticks << 1;
         }
         self.rtxcur = self.rexmtval_ticks() as Time * self.tick;
+        // tcp_xmit_timer: TCPT_RANGESET(t_rxtcur, TCP_REXMTVAL, t_rttmin, TCPTV_REXMTMAX).
+        self.rxtcur_ticks = self.rexmtval_ticks().clamp(self.min_ticks, self.max_ticks);
     }
 
     /// SRTT + 4·RTTVAR in ticks (`TCP_REXMTVAL`).
@@ -99,34 +110,30 @@ impl RtoEstimator {
         table[i] as u64
     }
 
-    /// The retransmit-timer duration for the current `shift`, and the absolute time it fires
-    /// if set at `now`. `opening` selects the SYN backoff table.
-    pub fn timer_deadline(&self, cfg: &TcpConfig, now: Time, opening: bool) -> Time {
-        let table: &[u32] = if opening && !cfg.syn_backoff.is_empty() {
+    /// The backoff table in force: `syn_backoff` while our SYN is unanswered (FreeBSD
+    /// `tcp_timer_rexmt` uses `tcp_syn_backoff` in SYN_SENT only), else `backoff`.
+    fn table(cfg: &TcpConfig, syn_sent: bool) -> &[u32] {
+        if syn_sent && !cfg.syn_backoff.is_empty() {
             &cfg.syn_backoff
         } else {
             &cfg.backoff
-        };
-        let mult = Self::multiplier(table, self.shift);
+        }
+    }
+
+    /// The absolute time the retransmit timer fires if set at `now`. `syn_sent` selects the
+    /// SYN backoff table (ns-2 model; the BSD model fixed its value at the last timeout).
+    pub fn timer_deadline(&self, cfg: &TcpConfig, now: Time, syn_sent: bool) -> Time {
         match cfg.timer_model {
             TimerModel::Bsd => {
-                // tcp_newtcpcb: first timer = (SRTT/4 + 4·RTTVAR)/2 ticks ("A + 2D") before any
-                // sample; afterwards TCP_REXMTVAL·tcp_backoff[shift] (tcp_timer.c), clamped to
-                // [t_rttmin, TCPTV_REXMTMAX] after the backoff.
-                let a_plus_2d = cfg.initial_timer == InitialTimer::APlus2d;
-                let base = if a_plus_2d && self.srtt8 == 0 && self.shift == 0 {
-                    ((self.srtt8 >> 2) + self.rttvar4) >> 1
-                } else {
-                    self.rexmtval_ticks()
-                };
-                let ticks = (base * mult as i64).clamp(self.min_ticks, self.max_ticks);
-                // A tick counter decremented by the global slow timer fires on the ticks-th
-                // boundary after it is set: between (ticks − 1) and ticks ticks from now.
-                (now / self.tick + ticks as u64) * self.tick
+                // t_timer[TCPT_REXMT] = t_rxtcur: a tick counter decremented by the global slow
+                // timer fires on the rxtcur-th boundary after it is set, between (rxtcur − 1)
+                // and rxtcur ticks from now.
+                (now / self.tick + self.rxtcur_ticks as u64) * self.tick
             },
             TimerModel::Ns2 => {
                 // tcp.cc set_rtx_timer (rfc2988_): max(rtxcur, minrto)·backoff, capped at maxrto,
                 // at least two ticks.
+                let mult = Self::multiplier(Self::table(cfg, syn_sent), self.shift);
                 let v = (self.rtxcur.max(cfg.min_rto()) * mult)
                     .min(cfg.max_rto())
                     .max(2 * self.tick);
@@ -135,11 +142,16 @@ impl RtoEstimator {
         }
     }
 
-    /// A timeout: advance the backoff. After the 4th consecutive timeout BSD folds SRTT into
-    /// RTTVAR and forgets SRTT, so that the next sample re-seeds the estimator
-    /// (`t_rxtshift > TCP_MAXRXTSHIFT / 4`, tcp_timer.c; ns-2 does the same for backoff > 8).
-    pub fn on_timeout(&mut self, max_shift_before_reset: u32) {
+    /// A timeout: advance the backoff. BSD (`tcp_timers`, TCPT_REXMT) sets
+    /// `t_rxtcur = TCP_REXMTVAL · backoff[t_rxtshift]` clamped to [t_rttmin, TCPTV_REXMTMAX]
+    /// (4.4BSD: the first SYN timer was "A + 2D", the later ones use SRTT + 4·RTTVAR, twice
+    /// that); after the 4th consecutive timeout it folds SRTT into RTTVAR and forgets SRTT, so
+    /// that the next sample re-seeds the estimator (`t_rxtshift > TCP_MAXRXTSHIFT / 4`; ns-2
+    /// does the same for backoff > 8). The fold keeps SRTT + 4·RTTVAR unchanged.
+    pub fn on_timeout(&mut self, cfg: &TcpConfig, syn_sent: bool, max_shift_before_reset: u32) {
         self.shift += 1;
+        let mult = Self::multiplier(Self::table(cfg, syn_sent), self.shift) as i64;
+        self.rxtcur_ticks = (self.rexmtval_ticks() * mult).clamp(self.min_ticks, self.max_ticks);
         if self.shift > max_shift_before_reset && self.srtt8 != 0 {
             self.rttvar4 += self.srtt8 >> 3;
             self.srtt8 = 0;
@@ -162,7 +174,7 @@ mod tests {
         let mut r = RtoEstimator::new(&cfg, 0);
         // SYN sent at t = 0: fires at the 12th 500 ms boundary = 6 s.
         assert_eq!(r.timer_deadline(&cfg, 0, true), 6 * SEC);
-        r.on_timeout(3);
+        r.on_timeout(&cfg, true, 3);
         // First SYN timeout: (SRTT + 4·RTTVAR)·2 = 12 s · 2 = 24 s after the 6 s tick.
         assert_eq!(r.timer_deadline(&cfg, 6 * SEC, true), 30 * SEC);
     }
@@ -199,7 +211,7 @@ mod tests {
         assert_eq!(r.timer_deadline(&cfg, 0, false), SEC);
         let mut expect = Vec::new();
         for _ in 0..8 {
-            r.on_timeout(64);
+            r.on_timeout(&cfg, false, 64);
             expect.push(r.timer_deadline(&cfg, 0, false) / SEC);
         }
         // Doubling 2, 4, ..., 64 capped at max_rto 60 s.

@@ -1,9 +1,10 @@
 //! Single-connection behaviour checked against hand computation and event traces.
 
 use aqmlab::net::link::ScriptedLoss;
-use aqmlab::packet::flags;
+use aqmlab::packet::{flags, Packet};
 use aqmlab::sim::Simulation;
-use aqmlab::tcp::config::{Recovery, TcpConfig};
+use aqmlab::tcp::config::{Recovery, TcpConfig, TimerModel};
+use aqmlab::tcp::{Endpoint, Outbox, Seg};
 use aqmlab::units::{secs, MS, SEC};
 
 use crate::common::*;
@@ -293,4 +294,181 @@ fn newreno_repairs_one_loss_per_rtt_without_timeout() {
             );
         }
     }
+}
+
+// ----- endpoints driven by hand: handshake losses, window and timer state -----
+
+fn seg_to_packet(s: &Seg) -> Packet {
+    Packet {
+        flags: s.flags,
+        len: s.len,
+        seq: s.seq,
+        ack: s.ack,
+        ..Default::default()
+    }
+}
+
+/// Delivers every segment in `out` to `to` at `now` and returns what `to` sent back.
+fn deliver(out: &mut Outbox, to: &mut Endpoint, cfg: &TcpConfig, now: u64) -> Outbox {
+    let pkts: Vec<Packet> = out.segs.iter().map(seg_to_packet).collect();
+    out.clear();
+    let mut back = Outbox::default();
+    for p in &pkts {
+        to.on_segment(now, cfg, p, &mut back);
+    }
+    back
+}
+
+/// The client's SYN lost `syn_losses` times, then a handshake with a 100 ms RTT (the client
+/// sends at `t`, the server answers at `t + 50 ms`, the client completes at `t + 100 ms`).
+/// Returns (client, server, time the client completed).
+fn handshake_after_syn_losses(cfg: &TcpConfig, syn_losses: u32) -> (Endpoint, Endpoint, u64) {
+    let (mut cl, mut sv) = (Endpoint::new(cfg, 0), Endpoint::new(cfg, 0));
+    let mut out = Outbox::default();
+    sv.listen(0);
+    cl.connect(0, cfg, &mut out);
+    let mut t = 0;
+    for _ in 0..syn_losses {
+        out.clear(); // the SYN is lost
+        t = cl.next_deadline().expect("SYN timer");
+        cl.on_timer(t, cfg, &mut out);
+        assert!(out.segs.iter().any(|s| s.flags & flags::SYN != 0));
+    }
+    let mut syn_ack = deliver(&mut out, &mut sv, cfg, t + 50 * MS);
+    let mut ack = deliver(&mut syn_ack, &mut cl, cfg, t + 100 * MS);
+    let _ = deliver(&mut ack, &mut sv, cfg, t + 150 * MS);
+    (cl, sv, t + 100 * MS)
+}
+
+/// 4.4BSD `tcp_input`: in SYN_RECEIVED the ACK of the server's SYN falls into the ESTABLISHED
+/// ACK processing with `acked = 1`, which opens cwnd by one segment (`tcp_mss` had set it to
+/// one): a FreeBSD server starts its response with two segments. ns-2 Full-TCP opens cwnd only
+/// on ACKs received in ESTABLISHED (`last_state_`) and starts with its initial window.
+#[test]
+fn bsd_server_window_opens_on_the_ack_of_its_syn() {
+    for (cfg, server_segments) in [
+        (TcpConfig::freebsd_228(), 2),
+        (TcpConfig::freebsd_4x(), 2),
+        (TcpConfig::ns2_fulltcp(), 2),
+    ] {
+        let mss = cfg.mss as u64;
+        let (cl, sv, _) = handshake_after_syn_losses(&cfg, 0);
+        assert_eq!(sv.cwnd(), server_segments * mss, "{cfg:?}");
+        assert_eq!(
+            cl.cwnd(),
+            cfg.initial_cwnd(),
+            "client keeps its initial window"
+        );
+    }
+}
+
+/// A SYN timeout lowers ssthresh like any timeout: 4.4BSD `tcp_timers` sets
+/// `snd_ssthresh = max(min(snd_wnd, snd_cwnd)/2/MSS, 2)·MSS` whatever the state, and ns-2
+/// `timeout_action` calls `slowdown(CLOSE_SSTHRESH_HALF | ...)` (ssthresh ≥ 2) in SYN_SENT too:
+/// the connection then starts with ssthresh = 2 segments. ns-2 grows cwnd linearly once
+/// `cwnd_ ≥ ssthresh_` (`opencwnd`: slow start only while `cwnd_ < ssthresh_`), 4.4BSD only
+/// once `cwnd > snd_ssthresh`.
+#[test]
+fn syn_timeout_leaves_ssthresh_at_two_segments() {
+    for cfg in [
+        TcpConfig::freebsd_228(),
+        TcpConfig::freebsd_4x(),
+        TcpConfig::ns2_fulltcp(),
+    ] {
+        let mss = cfg.mss as u64;
+        let (mut cl, mut sv, t) = handshake_after_syn_losses(&cfg, 1);
+        assert_eq!(cl.ssthresh(), 2 * mss, "{cfg:?}");
+        assert_eq!(cl.cwnd(), cfg.initial_cwnd());
+        // Upload four segments; the server acknowledges the first one.
+        let mut out = Outbox::default();
+        cl.write(t, &cfg, 4 * mss, &mut out);
+        let sent = out.segs.iter().filter(|s| s.len > 0).count() as u64;
+        assert_eq!(sent, cfg.initial_window as u64);
+        out.segs.truncate(1);
+        let mut ack = deliver(&mut out, &mut sv, &cfg, t + 50 * MS);
+        if ack.segs.is_empty() {
+            // Delayed ACK (BSD): the fast timer sends it.
+            let d = sv.next_deadline().unwrap();
+            sv.on_timer(d, &cfg, &mut ack);
+        }
+        let _ = deliver(&mut ack, &mut cl, &cfg, t + 300 * MS);
+        let expect = match cfg.timer_model {
+            // cwnd 1 < ssthresh 2: slow start.
+            TimerModel::Bsd => 2 * mss,
+            // cwnd 2 = ssthresh 2: linear, + MSS²/cwnd.
+            TimerModel::Ns2 => 2 * mss + mss / 2,
+        };
+        assert_eq!(cl.cwnd(), expect, "{cfg:?}");
+    }
+}
+
+/// Karn's rule as 4.4BSD codes it: t_rxtshift and the backed-off t_rxtcur are cleared only by
+/// an RTT sample (`tcp_xmit_timer`), and a retransmitted SYN gives none, so the first data
+/// segment is timed with the SYN's last backed-off value: 12 s · tcp_backoff[1] = 24 s for
+/// FreeBSD 2.2.8 after one lost SYN, 3 s · tcp_syn_backoff[6] = 12 s for FreeBSD 4.x after six.
+/// ns-2 resets t_backoff_ on the SYN-ACK (`newack`) and times the data with rtxcur_init_.
+#[test]
+fn first_data_timer_after_lost_syns() {
+    for (cfg, syn_losses, expect_s) in [
+        (TcpConfig::freebsd_228(), 1, 24.0),
+        (TcpConfig::freebsd_4x(), 6, 12.0),
+        (TcpConfig::ns2_fulltcp(), 1, 6.0),
+    ] {
+        let (mut cl, _, t) = handshake_after_syn_losses(&cfg, syn_losses);
+        let mut out = Outbox::default();
+        cl.write(t, &cfg, 100, &mut out);
+        assert_eq!(out.segs.iter().filter(|s| s.len > 0).count(), 1);
+        let timer = (cl.rexmt_deadline().unwrap() - t) as f64 * 1e-9;
+        // The BSD timer fires on a tick boundary: up to one tick early.
+        let tick = cfg.tick_ms * 1e-3;
+        assert!(
+            timer <= expect_s + 1e-9 && timer > expect_s - tick - 1e-9,
+            "{syn_losses} SYNs lost: data timer {timer} s, expected {expect_s} s"
+        );
+    }
+}
+
+/// FreeBSD `tcp_timer_rexmt` multiplies by `tcp_syn_backoff` only in SYN_SENT; a server's
+/// SYN-ACK (SYN_RECEIVED, or the 4.5 syncache: `TCPTV_RTOBASE · tcp_backoff[slot]`) backs off
+/// with `tcp_backoff`: SYN-ACKs at 0, 3, 9, 21 s.
+#[test]
+fn freebsd_4x_syn_ack_retransmissions_use_the_data_backoff() {
+    let cfg = TcpConfig::freebsd_4x();
+    let mut cl = Endpoint::new(&cfg, 0);
+    let mut sv = Endpoint::new(&cfg, 0);
+    let mut out = Outbox::default();
+    sv.listen(0);
+    cl.connect(0, &cfg, &mut out);
+    let _ = deliver(&mut out, &mut sv, &cfg, 0); // SYN-ACK sent at 0 and lost
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let t = sv.next_deadline().unwrap();
+        let mut o = Outbox::default();
+        sv.on_timer(t, &cfg, &mut o);
+        assert!(o.segs.iter().any(|s| s.flags & flags::SYN != 0));
+        times.push(t as f64 * 1e-9);
+    }
+    assert_eq!(times, vec![3.0, 9.0, 21.0]);
+}
+
+/// ns-2 Full-TCP `newack` calls `set_rtx_timer()` before it updates the RTT estimate and resets
+/// `t_backoff_`: the timer restarted by the ACK of a timed-out segment still carries the
+/// doubled backoff (2 · max(rtxcur, minrto) = 2 s), and only later restarts use the reset one.
+#[test]
+fn ns2_timer_restarted_by_an_ack_uses_the_backoff_before_it() {
+    let cfg = TcpConfig::ns2_fulltcp();
+    let mss = cfg.mss as u64;
+    let (mut cl, mut sv, t) = handshake_after_syn_losses(&cfg, 0);
+    let mut out = Outbox::default();
+    sv.write(t, &cfg, 4 * mss, &mut out);
+    assert_eq!(out.segs.iter().filter(|s| s.len > 0).count(), 2);
+    out.clear(); // both lost
+    let rto = sv.rexmt_deadline().unwrap();
+    assert_eq!(rto - t, SEC, "min RTO 1 s");
+    sv.on_timer(rto, &cfg, &mut out); // backoff 2, first segment again
+    assert_eq!(out.segs.iter().filter(|s| s.len > 0).count(), 1);
+    let mut ack = deliver(&mut out, &mut cl, &cfg, rto + 50 * MS);
+    let at = rto + 100 * MS;
+    let _ = deliver(&mut ack, &mut sv, &cfg, at);
+    assert_eq!(sv.rexmt_deadline().unwrap() - at, 2 * SEC);
 }
