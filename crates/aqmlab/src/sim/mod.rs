@@ -25,7 +25,7 @@ use crate::engine::Scheduler;
 use crate::measure::Table;
 use crate::net::delaybox::RttSampler;
 use crate::net::link::{Link, LinkId};
-use crate::net::queue::Queue;
+use crate::net::queue::{Offer, Queue};
 use crate::net::topology::{Dumbbell, Path};
 use crate::packet::{Packet, PacketStore, PktId, Proto};
 use crate::rng::{Rng, StreamKind};
@@ -536,6 +536,10 @@ impl Simulation {
     fn send_on(&mut self, link: LinkId, id: PktId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
+        if l.cut_through {
+            self.send_cut_through(link, id);
+            return;
+        }
         let mut owner = None;
         if let Some(m) = l.monitor {
             let p = self.pkts.get(id);
@@ -545,20 +549,35 @@ impl Simulation {
             self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
         }
         let offer = l.queue.enqueue(now, id, &mut self.pkts);
-        if l.cut_through {
-            if !l.free_pending && !l.queue.is_empty() {
-                if now >= l.tx_end {
-                    self.start_cut_through(link);
-                } else {
-                    l.free_pending = true;
-                    self.sched.at(l.tx_end, Ev::TxDone(link));
-                }
-            }
-        } else if l.in_service.is_none() {
+        if l.in_service.is_none() {
             self.start_tx(link);
         }
         if let Some((slot, gen)) = owner {
             self.count_flow_offer(slot, gen, offer);
+        }
+    }
+
+    /// A packet offered to a cut-through (drop-tail, unmonitored) link: unless the queue is
+    /// full, its serialization is scheduled behind everything accepted before it and its
+    /// arrival at the far end is scheduled now (or it is lost on the link). Losses on the link
+    /// are decided in FIFO order, as at the start of serialization.
+    #[inline]
+    fn send_cut_through(&mut self, link: LinkId, id: PktId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        let waiting = l.waiting_at(now);
+        if let Offer::Dropped(_) = l.queue.offer_fifo(now, id, &mut self.pkts, waiting) {
+            return;
+        }
+        let p = self.pkts.get(id);
+        let (_, end) = l.schedule_fifo(now, p.size);
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
+        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
+            l.lost += 1;
+            self.pkts.free(id);
+        } else {
+            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
+            self.sched.at(end + l.delay + extra, Ev::Arrive(id));
         }
     }
 
@@ -575,44 +594,10 @@ impl Simulation {
         }
     }
 
-    /// A cut-through link starts sending the packet at the head of its queue: its arrival at
-    /// the far end is scheduled now (or it is lost), and a "free" event when more wait.
-    #[inline]
-    fn start_cut_through(&mut self, link: LinkId) {
-        let now = self.sched.now();
-        let l = &mut self.links[link as usize];
-        let Some(id) = l.queue.dequeue(now, &mut self.pkts) else {
-            return;
-        };
-        let p = self.pkts.get(id);
-        let tx = l.tx_time(p.size);
-        l.busy_time += tx;
-        l.tx_end = now + tx;
-        l.tx_packets += 1;
-        l.tx_bytes += p.size as u64;
-        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
-        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
-            l.lost += 1;
-            self.pkts.free(id);
-        } else {
-            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
-            self.sched.at(l.tx_end + l.delay + extra, Ev::Arrive(id));
-        }
-        if !l.queue.is_empty() {
-            l.free_pending = true;
-            self.sched.at(l.tx_end, Ev::TxDone(link));
-        }
-    }
-
     #[inline]
     fn on_tx_done(&mut self, link: LinkId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
-        if l.cut_through {
-            l.free_pending = false;
-            self.start_cut_through(link);
-            return;
-        }
         let id = l
             .in_service
             .take()
