@@ -221,6 +221,11 @@ impl Queue {
                         self.aqm.on_idle(now);
                         return None;
                     };
+                    // The next packet to leave has waited behind this one and is likely cold;
+                    // it is needed at the end of this one's serialization.
+                    if let Some(&next) = fifo.front() {
+                        store.prefetch(next);
+                    }
                     let pkt = store.get(id);
                     self.len.packets -= 1;
                     self.len.bytes -= pkt.size as u64;
