@@ -30,7 +30,8 @@ const DIGIT: u32 = 4;
 const BUCKETS: usize = 1 << (2 * DIGIT);
 const WORDS: usize = BUCKETS / 64;
 
-/// The event list. `E` is the simulation's event enum (small and `Copy`).
+/// The event list. `E` is the simulation's event type (small and `Copy`: an entry is `E` and
+/// its time).
 pub struct Scheduler<E> {
     /// Events at `last`, in order, taken from index `head` on.
     current: Vec<(Time, E)>,
@@ -97,7 +98,8 @@ impl<E: Copy> Scheduler<E> {
     /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error; it
     /// is clamped to `now` in release builds so that time never goes backwards.
     #[inline]
-    pub fn at(&mut self, at: Time, event: E) {
+    pub fn at(&mut self, at: Time, event: impl Into<E>) {
+        let event = event.into();
         debug_assert!(
             at >= self.now,
             "event scheduled in the past: {at} < {}",
@@ -110,7 +112,7 @@ impl<E: Copy> Scheduler<E> {
 
     /// Schedules `event` after `delay`.
     #[inline]
-    pub fn after(&mut self, delay: Time, event: E) {
+    pub fn after(&mut self, delay: Time, event: impl Into<E>) {
         self.at(self.now + delay, event);
     }
 

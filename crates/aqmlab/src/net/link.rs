@@ -3,10 +3,15 @@
 //! A packet is serialized at the link's rate, then arrives at the far end `delay` later (plus
 //! the connection's delay-box delay on links that leave a host). The queue holds packets
 //! waiting; the one being serialized is on the link. Monitored links (the bottleneck) have one
-//! event per packet, `TxDone`, when the last bit has been sent; the others schedule the
-//! packet's arrival directly (`cut_through`).
+//! event per packet, `TxDone`, when the last bit has been sent; the others (`cut_through`)
+//! are drop-tail FIFOs computed analytically: a packet's start and end of serialization are
+//! known when it is offered, so its arrival at the far end is scheduled at once and the link
+//! has no event of its own.
+
+use std::collections::VecDeque;
 
 use super::queue::Queue;
+use crate::aqm::QueueLen;
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::units::{BitsPerSec, Time};
@@ -40,15 +45,19 @@ pub struct Link {
     pub monitor: Option<u8>,
     /// Scripted losses (tests, teaching): drop the next `count` packets that match.
     pub scripted: Vec<ScriptedLoss>,
-    /// Cut-through scheduling (links without a monitor: the access links): a packet's arrival
-    /// at the far end is scheduled when its transmission starts, and the link needs an event
-    /// of its own (`TxDone`, "free") only when packets wait in its queue. `in_service` is then
-    /// unused and `tx_end` says until when the link is busy. Same times as the two-event way
-    /// (transmission end, then arrival); only events at the same nanosecond may run in
-    /// another order.
+    /// Cut-through scheduling (links without a monitor: the access links, drop-tail): a FIFO
+    /// transmitter's schedule is known when a packet is offered (it starts when the link has
+    /// sent everything accepted before it: `max(now, tx_end)`), so the packet's arrival at the
+    /// far end is scheduled then, and the link needs no event and no stored queue. `waiting`
+    /// keeps the start times of the packets that have not started yet (the ones a stored FIFO
+    /// would hold), so drop-tail sees the exact occupancy. `in_service` is unused and
+    /// `tx_end` says until when the link is busy. Same times as an end-of-serialization event
+    /// per packet; only events at the very same nanosecond may run in another order.
     pub cut_through: bool,
-    /// A cut-through link's "free" event is scheduled.
-    pub free_pending: bool,
+    /// Cut-through links: (start of serialization, size) of accepted packets that start
+    /// later than the last offer, in order, and their total bytes.
+    waiting: VecDeque<(Time, u32)>,
+    waiting_bytes: u64,
 }
 
 /// Drops the next `count` packets carrying sequence number `seq` (a SYN when `syn`, else a
@@ -70,13 +79,46 @@ impl Link {
         self.tx_memo.1
     }
 
-    /// Time the transmitter has been busy up to `now` (exact: the packet in service counts
-    /// only for the part already sent).
+    /// Time the transmitter has been busy up to `now` (exact: the packet in service, and on a
+    /// cut-through link those accepted after it, count only for the part already sent; the
+    /// link is busy without a gap from `now` to `tx_end`).
     pub fn busy_until(&self, now: Time) -> Time {
-        match self.in_service {
-            Some(_) => self.busy_time - self.tx_end.saturating_sub(now),
-            None => self.busy_time,
+        self.busy_time - self.tx_end.saturating_sub(now)
+    }
+
+    /// Occupancy at `now` of a cut-through link's (virtual) queue: accepted packets whose
+    /// serialization starts after `now`. A packet starting exactly at `now` is on the link.
+    #[inline]
+    pub fn waiting_at(&mut self, now: Time) -> QueueLen {
+        while let Some(&(start, size)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= size as u64;
         }
+        QueueLen {
+            packets: self.waiting.len() as u32,
+            bytes: self.waiting_bytes,
+        }
+    }
+
+    /// A cut-through link accepted a packet of `size` bytes at `now`: it starts serializing
+    /// at `max(now, tx_end)`; returns that start and the end of serialization. The link's
+    /// counters (`tx_packets`, `tx_bytes`, `busy_time`) count it at once.
+    #[inline]
+    pub fn schedule_fifo(&mut self, now: Time, size: u32) -> (Time, Time) {
+        let tx = self.tx_time(size);
+        let start = now.max(self.tx_end);
+        if start > now {
+            self.waiting.push_back((start, size));
+            self.waiting_bytes += size as u64;
+        }
+        self.tx_end = start + tx;
+        self.busy_time += tx;
+        self.tx_packets += 1;
+        self.tx_bytes += size as u64;
+        (start, self.tx_end)
     }
 
     /// Whether a scripted loss takes this packet (and consumes one of its drops).
@@ -123,7 +165,45 @@ impl Link {
             monitor: None,
             scripted: Vec::new(),
             cut_through: false,
-            free_pending: false,
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::config::AqmConfig;
+    use crate::aqm::QueueUnit;
+    use crate::rng::StreamKind;
+    use crate::units::MS;
+
+    /// A cut-through link's FIFO: back-to-back starts, the occupancy a stored queue would
+    /// have (packets starting exactly now are on the link), busy time up to any instant.
+    #[test]
+    fn cut_through_fifo_schedule_and_occupancy() {
+        let rate = BitsPerSec::from_mbps(8.0); // 1,000 bytes: 1 ms
+        let aqm = AqmConfig::Droptail {
+            limit: 10,
+            unit: QueueUnit::Packets,
+        }
+        .build(rate, 1000);
+        let q = Queue::new(aqm, Rng::stream(0, StreamKind::Test, 0));
+        let mut l = Link::new(rate, 0, q, 0.0, Rng::stream(0, StreamKind::Test, 1), false);
+        l.cut_through = true;
+        assert_eq!(l.schedule_fifo(0, 1000), (0, MS));
+        assert_eq!(l.schedule_fifo(0, 1000), (MS, 2 * MS));
+        assert_eq!(l.schedule_fifo(0, 500), (2 * MS, 2 * MS + MS / 2));
+        assert_eq!(l.waiting_at(0).packets, 2);
+        assert_eq!(l.waiting_at(0).bytes, 1500);
+        assert_eq!(l.waiting_at(MS).packets, 1);
+        assert_eq!(l.busy_until(MS + MS / 2), MS + MS / 2);
+        assert_eq!(l.waiting_at(2 * MS).packets, 0);
+        // Idle from 2.5 ms to 4 ms: the next packet starts when offered.
+        assert_eq!(l.schedule_fifo(4 * MS, 1000), (4 * MS, 5 * MS));
+        assert_eq!(l.waiting_at(4 * MS).packets, 0);
+        assert_eq!(l.busy_until(10 * MS), 3 * MS + MS / 2);
+        assert_eq!((l.tx_packets, l.tx_bytes), (4, 3500));
     }
 }

@@ -173,6 +173,42 @@ impl Queue {
         }
     }
 
+    /// Offers a packet to a FIFO that is computed analytically (a cut-through link): `waiting`
+    /// is the occupancy a stored FIFO would have now. The packet is not stored; an accepted
+    /// one is counted as departed at once (its departure time is already known), a dropped one
+    /// is freed. Drop-tail only: the packet's sojourn is not tracked and nothing acts at
+    /// dequeue.
+    #[inline]
+    pub fn offer_fifo(
+        &mut self,
+        now: Time,
+        id: PktId,
+        store: &mut PacketStore,
+        waiting: QueueLen,
+    ) -> Offer {
+        debug_assert!(matches!(self.aqm, Aqm::DropTail(_)) && self.stats.sojourn.is_none());
+        let pkt = store.get_mut(id);
+        let size = pkt.size;
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += size as u64;
+        match self.aqm.on_enqueue(now, pkt, waiting, &mut self.rng) {
+            Verdict::Drop(cause) => {
+                self.stats.count_drop(cause, size);
+                store.free(id);
+                Offer::Dropped(cause)
+            },
+            _ => {
+                pkt.enqueued_at = now;
+                self.stats.end_run();
+                self.stats.peak_packets = self.stats.peak_packets.max(waiting.packets + 1);
+                self.stats.peak_bytes = self.stats.peak_bytes.max(waiting.bytes + size as u64);
+                self.stats.departures += 1;
+                self.stats.departure_bytes += size as u64;
+                Offer::Queued
+            },
+        }
+    }
+
     /// Takes the next packet to transmit, applying dequeue-time decisions (CoDel). Packets
     /// dropped at the head are freed and counted; `None` means the queue is (now) empty, which
     /// starts an idle period.
@@ -185,6 +221,11 @@ impl Queue {
                         self.aqm.on_idle(now);
                         return None;
                     };
+                    // The next packet to leave has waited behind this one and is likely cold;
+                    // it is needed at the end of this one's serialization.
+                    if let Some(&next) = fifo.front() {
+                        store.prefetch(next);
+                    }
                     let pkt = store.get(id);
                     self.len.packets -= 1;
                     self.len.bytes -= pkt.size as u64;

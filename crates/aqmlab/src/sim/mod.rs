@@ -25,7 +25,7 @@ use crate::engine::Scheduler;
 use crate::measure::Table;
 use crate::net::delaybox::RttSampler;
 use crate::net::link::{Link, LinkId};
-use crate::net::queue::Queue;
+use crate::net::queue::{Offer, Queue};
 use crate::net::topology::{Dumbbell, Path};
 use crate::packet::{Packet, PacketStore, PktId, Proto};
 use crate::rng::{Rng, StreamKind};
@@ -73,6 +73,80 @@ enum Ev {
     Interval,
     /// End of the warm-up period: metrics start here.
     Warmup,
+}
+
+/// An `Ev` packed into 64 bits for the event list, whose entries (time and event) are then 16
+/// bytes instead of 24: the list moves each event about once and holds tens of thousands, so
+/// entry size is memory traffic. Bits 60–63: the variant; 32–59: a second field (a timer's
+/// or wake-up's `slot << 1 | side`, a start's source); 0–31: the first (link, packet, flow,
+/// generation). Slots stay below 2^27 and sources below 2^28 (checked where they are made).
+#[derive(Clone, Copy, Debug)]
+struct PackedEv(u64);
+
+const MAX_SLOTS: usize = 1 << 27;
+const MAX_SOURCES: usize = 1 << 28;
+
+impl PackedEv {
+    #[inline(always)]
+    fn new(tag: u64, hi: u32, lo: u32) -> Self {
+        PackedEv(tag << 60 | (hi as u64) << 32 | lo as u64)
+    }
+
+    #[inline(always)]
+    fn unpack(self) -> Ev {
+        let lo = self.0 as u32;
+        let hi = (self.0 >> 32) as u32 & ((1 << 28) - 1);
+        match self.0 >> 60 {
+            0 => Ev::TxDone(lo),
+            1 => Ev::Arrive(lo),
+            2 => Ev::Timer {
+                slot: hi >> 1,
+                side: (hi & 1) as u8,
+                gen: lo,
+            },
+            3 => Ev::Start {
+                source: hi,
+                flow: lo,
+            },
+            4 => Ev::AppWake {
+                slot: hi >> 1,
+                side: (hi & 1) as u8,
+                gen: lo,
+            },
+            5 => Ev::QueueTick(lo),
+            6 => Ev::CbrSend(lo),
+            7 => Ev::Sample,
+            8 => Ev::Interval,
+            _ => Ev::Warmup,
+        }
+    }
+}
+
+impl From<Ev> for PackedEv {
+    #[inline(always)]
+    fn from(e: Ev) -> Self {
+        match e {
+            Ev::TxDone(l) => PackedEv::new(0, 0, l),
+            Ev::Arrive(p) => PackedEv::new(1, 0, p),
+            Ev::Timer { slot, side, gen } => {
+                debug_assert!((slot as usize) < MAX_SLOTS && side < 2);
+                PackedEv::new(2, slot << 1 | side as u32, gen)
+            },
+            Ev::Start { source, flow } => {
+                debug_assert!((source as usize) < MAX_SOURCES);
+                PackedEv::new(3, source, flow)
+            },
+            Ev::AppWake { slot, side, gen } => {
+                debug_assert!((slot as usize) < MAX_SLOTS && side < 2);
+                PackedEv::new(4, slot << 1 | side as u32, gen)
+            },
+            Ev::QueueTick(l) => PackedEv::new(5, 0, l),
+            Ev::CbrSend(f) => PackedEv::new(6, 0, f),
+            Ev::Sample => PackedEv::new(7, 0, 0),
+            Ev::Interval => PackedEv::new(8, 0, 0),
+            Ev::Warmup => PackedEv::new(9, 0, 0),
+        }
+    }
 }
 
 /// One connection: both endpoints, the application driving them, and its record so far.
@@ -173,7 +247,7 @@ pub struct Summary {
 
 pub struct Simulation {
     sc: Scenario,
-    sched: Scheduler<Ev>,
+    sched: Scheduler<PackedEv>,
     pkts: PacketStore,
     links: Vec<Link>,
     topo: Dumbbell,
@@ -360,6 +434,7 @@ impl Simulation {
         let seed = self.sc.seed;
         let (left, right) = (self.topo.left, self.topo.right);
         let traffic = self.sc.traffic.clone();
+        assert!(traffic.len() < MAX_SOURCES, "too many traffic sources");
         for (s, tr) in traffic.iter().enumerate() {
             let source = s as u32;
             let sides = |side: Side| match side {
@@ -469,7 +544,7 @@ impl Simulation {
     pub fn run_until(&mut self, t: Time) {
         // `end` can move earlier while running (max_exchanges), so it is read at every step.
         while let Some(ev) = self.sched.pop_until(t.min(self.end)) {
-            self.dispatch(ev);
+            self.dispatch(ev.unpack());
         }
         self.sched.advance_to(t.min(self.end));
     }
@@ -536,6 +611,10 @@ impl Simulation {
     fn send_on(&mut self, link: LinkId, id: PktId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
+        if l.cut_through {
+            self.send_cut_through(link, id);
+            return;
+        }
         let mut owner = None;
         if let Some(m) = l.monitor {
             let p = self.pkts.get(id);
@@ -545,20 +624,35 @@ impl Simulation {
             self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
         }
         let offer = l.queue.enqueue(now, id, &mut self.pkts);
-        if l.cut_through {
-            if !l.free_pending && !l.queue.is_empty() {
-                if now >= l.tx_end {
-                    self.start_cut_through(link);
-                } else {
-                    l.free_pending = true;
-                    self.sched.at(l.tx_end, Ev::TxDone(link));
-                }
-            }
-        } else if l.in_service.is_none() {
+        if l.in_service.is_none() {
             self.start_tx(link);
         }
         if let Some((slot, gen)) = owner {
             self.count_flow_offer(slot, gen, offer);
+        }
+    }
+
+    /// A packet offered to a cut-through (drop-tail, unmonitored) link: unless the queue is
+    /// full, its serialization is scheduled behind everything accepted before it and its
+    /// arrival at the far end is scheduled now (or it is lost on the link). Losses on the link
+    /// are decided in FIFO order, as at the start of serialization.
+    #[inline]
+    fn send_cut_through(&mut self, link: LinkId, id: PktId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        let waiting = l.waiting_at(now);
+        if let Offer::Dropped(_) = l.queue.offer_fifo(now, id, &mut self.pkts, waiting) {
+            return;
+        }
+        let p = self.pkts.get(id);
+        let (_, end) = l.schedule_fifo(now, p.size);
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
+        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
+            l.lost += 1;
+            self.pkts.free(id);
+        } else {
+            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
+            self.sched.at(end + l.delay + extra, Ev::Arrive(id));
         }
     }
 
@@ -575,44 +669,10 @@ impl Simulation {
         }
     }
 
-    /// A cut-through link starts sending the packet at the head of its queue: its arrival at
-    /// the far end is scheduled now (or it is lost), and a "free" event when more wait.
-    #[inline]
-    fn start_cut_through(&mut self, link: LinkId) {
-        let now = self.sched.now();
-        let l = &mut self.links[link as usize];
-        let Some(id) = l.queue.dequeue(now, &mut self.pkts) else {
-            return;
-        };
-        let p = self.pkts.get(id);
-        let tx = l.tx_time(p.size);
-        l.busy_time += tx;
-        l.tx_end = now + tx;
-        l.tx_packets += 1;
-        l.tx_bytes += p.size as u64;
-        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
-        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
-            l.lost += 1;
-            self.pkts.free(id);
-        } else {
-            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
-            self.sched.at(l.tx_end + l.delay + extra, Ev::Arrive(id));
-        }
-        if !l.queue.is_empty() {
-            l.free_pending = true;
-            self.sched.at(l.tx_end, Ev::TxDone(link));
-        }
-    }
-
     #[inline]
     fn on_tx_done(&mut self, link: LinkId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
-        if l.cut_through {
-            l.free_pending = false;
-            self.start_cut_through(link);
-            return;
-        }
         let id = l
             .in_service
             .take()
@@ -656,7 +716,15 @@ impl Simulation {
             }
             self.send_on(path.links[hop as usize], id);
         } else {
-            let pkt = *p;
+            // A copy without the SACK blocks unless it carries some: they fill the packet's
+            // second cache line, which most packets (no SACK) never need to load.
+            let mut pkt = Packet {
+                sack: Default::default(),
+                ..*p
+            };
+            if pkt.sack_n > 0 {
+                pkt.sack = p.sack;
+            }
             self.pkts.free(id);
             self.deliver(&pkt);
         }
@@ -870,6 +938,7 @@ impl Simulation {
             };
             s
         } else {
+            assert!(self.conns.len() < MAX_SLOTS, "too many open connections");
             self.conns.push(conn);
             self.tags.push(flow_losses::ConnTag {
                 active: true,
@@ -1470,4 +1539,48 @@ fn prefetch<T>(x: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_events_round_trip() {
+        let top = (MAX_SLOTS - 1) as u32;
+        for e in [
+            Ev::TxDone(u32::MAX),
+            Ev::Arrive(7),
+            Ev::Timer {
+                slot: top,
+                side: 1,
+                gen: u32::MAX,
+            },
+            Ev::Timer {
+                slot: 0,
+                side: 0,
+                gen: 0,
+            },
+            Ev::Start {
+                source: (MAX_SOURCES - 1) as u32,
+                flow: u32::MAX,
+            },
+            Ev::AppWake {
+                slot: top,
+                side: 0,
+                gen: 12345,
+            },
+            Ev::QueueTick(3),
+            Ev::CbrSend(u32::MAX),
+            Ev::Sample,
+            Ev::Interval,
+            Ev::Warmup,
+        ] {
+            assert_eq!(
+                format!("{:?}", PackedEv::from(e).unpack()),
+                format!("{e:?}")
+            );
+        }
+        assert_eq!(std::mem::size_of::<(Time, PackedEv)>(), 16);
+    }
 }
