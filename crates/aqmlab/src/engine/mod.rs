@@ -220,6 +220,17 @@ mod tests {
         assert_eq!(s.pop_until(25), Some(2));
     }
 
+    /// Removes and returns the reference's next event: earliest time, then lowest id
+    /// (= insertion order).
+    fn take_earliest(reference: &mut Vec<(u64, u64)>) -> (u64, u64) {
+        let (pos, _) = reference
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, &(t, i))| (t, i))
+            .unwrap();
+        reference.remove(pos)
+    }
+
     /// Shadow-model check: random inserts and pops agree with a sorted reference.
     #[test]
     fn matches_sorted_reference_under_random_operations() {
@@ -235,14 +246,7 @@ mod tests {
                 reference.push((t, id));
                 id += 1;
             } else if let Some(e) = s.pop_until(u64::MAX) {
-                // Earliest time, then lowest id (= insertion order).
-                let (pos, _) = reference
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, &(t, i))| (t, i))
-                    .unwrap();
-                let (t, i) = reference.remove(pos);
-                assert_eq!((s.now(), e), (t, i));
+                assert_eq!((s.now(), e), take_earliest(&mut reference));
             }
         }
     }
@@ -267,26 +271,14 @@ mod tests {
                 },
                 4..=6 => {
                     if let Some(e) = s.pop_until(u64::MAX) {
-                        let (pos, _) = reference
-                            .iter()
-                            .enumerate()
-                            .min_by_key(|(_, &(t, i))| (t, i))
-                            .unwrap();
-                        let (t, i) = reference.remove(pos);
-                        assert_eq!((s.now(), e), (t, i));
+                        assert_eq!((s.now(), e), take_earliest(&mut reference));
                     }
                 },
                 _ => {
                     // Run up to a horizon, possibly short of the next event.
                     let until = s.now() + r.below(1 << 20);
                     while let Some(e) = s.pop_until(until) {
-                        let (pos, _) = reference
-                            .iter()
-                            .enumerate()
-                            .min_by_key(|(_, &(t, i))| (t, i))
-                            .unwrap();
-                        let (t, i) = reference.remove(pos);
-                        assert_eq!((s.now(), e), (t, i));
+                        assert_eq!((s.now(), e), take_earliest(&mut reference));
                     }
                     assert!(reference.iter().all(|&(t, _)| t > until));
                     s.advance_to(until);
