@@ -600,3 +600,24 @@ impl Scenario {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both bounds are allowed, one past either is refused with the field, the value and the
+    /// range in the message.
+    #[test]
+    fn integer_in_accepts_the_bounds_and_names_the_range() {
+        assert!(integer_in("traffic[0].users", 1u32, 1..=64).is_ok());
+        assert!(integer_in("traffic[0].users", 64u32, 1..=64).is_ok());
+        let e = integer_in("traffic[0].users", 0u32, 1..=64).unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.value.as_str(), e.allowed.as_str()),
+            ("traffic[0].users", "0", "an integer in 1..=64")
+        );
+        let e = integer_in("topology.left_hosts", 1_000_001u32, 1..=1_000_000).unwrap_err();
+        assert_eq!(e.value, "1000001");
+        assert_eq!(e.allowed, "an integer in 1..=1000000");
+    }
+}
