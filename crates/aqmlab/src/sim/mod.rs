@@ -17,6 +17,7 @@ mod udp_cbr;
 mod web_app;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
@@ -149,6 +150,36 @@ impl From<Ev> for PackedEv {
     }
 }
 
+/// Hasher for the path table's `(host, host)` keys: one multiply-rotate per word (the
+/// Fx scheme of rustc). Keys come from the scenario, not from an adversary, so SipHash's
+/// flood resistance buys nothing, and the table is looked up twice per connection.
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// One connection: both endpoints, the application driving them, and its record so far.
 /// Whether the slot is in use and by which generation, and its timers: `Simulation::tags`.
 struct Conn {
@@ -252,13 +283,18 @@ pub struct Simulation {
     links: Vec<Link>,
     topo: Dumbbell,
     paths: Vec<Path>,
-    path_ids: HashMap<(u32, u32), u32>,
+    /// Propagation delay of each path (sum of its links' delays).
+    path_delays: Vec<Time>,
+    /// Path ids by (source host, destination host), made as connections need them.
+    path_ids: HashMap<(u32, u32), u32, BuildHasherDefault<PairHasher>>,
     conns: Vec<Conn>,
     /// Per slot: generation, whether active, bottleneck drops (`flow_losses::ConnTag`).
     tags: Vec<flow_losses::ConnTag>,
     free_slots: Vec<u32>,
     next_conn_id: u64,
     out: Outbox,
+    /// `Endpoint::new` of the scenario's TCP configuration, copied by every connection.
+    ep_template: Endpoint,
     rtt: RttSampler,
     end: Time,
     warmup: Time,
@@ -375,12 +411,14 @@ impl Simulation {
             links,
             topo,
             paths: Vec::new(),
-            path_ids: HashMap::new(),
+            path_delays: Vec::new(),
+            path_ids: HashMap::default(),
             conns: Vec::new(),
             tags: Vec::new(),
             free_slots: Vec::new(),
             next_conn_id: 0,
             out: Outbox::default(),
+            ep_template: Endpoint::new(&sc.tcp, 0),
             rtt: RttSampler::new(&sc.rtt),
             end,
             warmup,
@@ -730,26 +768,20 @@ impl Simulation {
         }
     }
 
-    fn path_id(&mut self, src: u32, dst: u32) -> u32 {
+    /// The id of the path from `src` to `dst` (made on first use) and its propagation delay.
+    fn path_id(&mut self, src: u32, dst: u32) -> (u32, Time) {
         if let Some(&id) = self.path_ids.get(&(src, dst)) {
-            return id;
+            return (id, self.path_delays[id as usize]);
         }
         let id = self.paths.len() as u32;
-        self.paths.push(self.topo.path(src, dst));
+        let path = self.topo.path(src, dst);
+        let delay = (0..path.len as usize)
+            .map(|i| self.links[path.links[i] as usize].delay)
+            .sum::<Time>();
+        self.paths.push(path);
+        self.path_delays.push(delay);
         self.path_ids.insert((src, dst), id);
-        id
-    }
-
-    /// Propagation RTT of the topology between two hosts (no serialization, no delay box).
-    fn path_rtt(&self, src: u32, dst: u32) -> Time {
-        let fwd = self.topo.path(src, dst);
-        let rev = self.topo.path(dst, src);
-        let sum = |p: Path| {
-            (0..p.len as usize)
-                .map(|i| self.links[p.links[i] as usize].delay)
-                .sum::<Time>()
-        };
-        sum(fwd) + sum(rev)
+        (id, delay)
     }
 
     // ----- connections -----
@@ -896,17 +928,19 @@ impl Simulation {
             crate::tcp::config::TimerModel::Bsd => [0, 0],
             crate::tcp::config::TimerModel::Ns2 => phases,
         };
-        let paths = [
-            self.path_id(client_host, server_host),
-            self.path_id(server_host, client_host),
-        ];
-        let base_rtt = self.path_rtt(client_host, server_host) + extra;
+        let (to_server, delay_to_server) = self.path_id(client_host, server_host);
+        let (to_client, delay_to_client) = self.path_id(server_host, client_host);
+        let paths = [to_server, to_client];
+        // Propagation RTT of the topology (no serialization) plus the delay box.
+        let base_rtt = delay_to_server + delay_to_client + extra;
         let id = self.next_conn_id;
         self.next_conn_id += 1;
-        let cfg = &self.sc.tcp;
         let conn = Conn {
             id,
-            ep: [Endpoint::new(cfg, phases[0]), Endpoint::new(cfg, phases[1])],
+            ep: [
+                self.ep_template.fresh_with_phase(phases[0]),
+                self.ep_template.fresh_with_phase(phases[1]),
+            ],
             paths,
             flow_delay: extra / 2,
             flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
@@ -1104,12 +1138,13 @@ impl Simulation {
             }
         }
         let c = &self.conns[slot as usize];
-        if c.ep[0].is_done() && c.ep[1].is_done() {
+        if c.ep[side].is_done() && c.ep[1 - side].is_done() {
             self.retire(slot);
             return;
         }
-        self.arm_timer(slot, 0);
-        self.arm_timer(slot, 1);
+        // Only this endpoint was called (the application acts on the side it was called for),
+        // so only its deadline can have changed; the other's line stays untouched.
+        self.arm_timer(slot, side);
     }
 
     fn completed_exchanges(app: &App) -> usize {
