@@ -11,6 +11,7 @@ mod bulk_app;
 mod flow_losses;
 mod ftp;
 mod monitor;
+mod one_or_more;
 mod records;
 mod sources;
 mod udp_cbr;
