@@ -56,8 +56,12 @@ impl BitsPerSec {
     /// link never transmits faster than its rate.
     #[inline]
     pub fn tx_time(self, bytes: u32) -> Time {
-        let bits = bytes as u128 * 8 * SEC as u128;
-        bits.div_ceil(self.0 as u128) as Time
+        // 64-bit arithmetic whenever bytes·8·10⁹ fits (any packet: up to 2.3 GB), a 128-bit
+        // division (a library call) otherwise; the results are the same.
+        match (bytes as u64).checked_mul(8 * SEC) {
+            Some(bits) => bits.div_ceil(self.0),
+            None => (bytes as u128 * 8 * SEC as u128).div_ceil(self.0 as u128) as Time,
+        }
     }
 
     /// Packets per second of `size`-byte packets (RED's `ptc`, ARED's `C`).
@@ -117,5 +121,16 @@ mod tests {
     fn tx_time_rounds_up() {
         // 1 byte at 3 b/s = 2.666.. s -> rounded up.
         assert_eq!(BitsPerSec(3).tx_time(1), 2_666_666_667);
+    }
+
+    #[test]
+    fn tx_time_is_the_same_on_both_sides_of_the_64_bit_limit() {
+        // 2,305,843,009 bytes is the largest size whose bit count times 10^9 fits in 64 bits.
+        let exact = |bytes: u32, rate: u64| (bytes as u128 * 8_000_000_000).div_ceil(rate as u128);
+        for bytes in [1, 1500, 2_305_843_009, 2_305_843_010, u32::MAX] {
+            for rate in [3, 10_000_000, 1_000_000_007] {
+                assert_eq!(BitsPerSec(rate).tx_time(bytes) as u128, exact(bytes, rate));
+            }
+        }
     }
 }
