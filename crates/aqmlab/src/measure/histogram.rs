@@ -2,13 +2,12 @@
 //! `bins · bin`, one overflow bin, and the exact sum for the mean. Quantiles are exact to one
 //! bin width (they return the bin's upper edge).
 
-use crate::units::Time;
+use crate::units::{Divisor, Time};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DelayHistogram {
-    bin: Time,
-    /// ⌈2^64 / bin⌉, or 0 where the product below could be inexact (see `add`).
-    reciprocal: u64,
+    /// The bin width (a division per departing packet: by multiplication).
+    bin: Divisor,
     counts: Vec<u64>,
     overflow: u64,
     n: u64,
@@ -18,19 +17,8 @@ pub struct DelayHistogram {
 
 impl DelayHistogram {
     pub fn new(bin: Time, bins: usize) -> Self {
-        assert!(bin > 0, "histogram bins have a width");
-        // With m = ⌈2^64/b⌉ = (2^64 + e)/b, 0 ≤ e < b: d·m/2^64 = d/b + d·e/(b·2^64), and the
-        // floor is exactly ⌊d/b⌋ whenever d·e < 2^64, which holds for every d below the last
-        // bin's edge (d < bins·b) if bins·b·b ≤ 2^64. Otherwise divide.
-        let exact = (bins as u128) * (bin as u128) * (bin as u128) <= 1u128 << 64;
-        let reciprocal = if exact && bin > 1 {
-            ((1u128 << 64).div_ceil(bin as u128)) as u64
-        } else {
-            0
-        };
         DelayHistogram {
-            bin,
-            reciprocal,
+            bin: Divisor::new(bin),
             counts: vec![0; bins],
             overflow: 0,
             n: 0,
@@ -41,14 +29,7 @@ impl DelayHistogram {
 
     #[inline]
     pub fn add(&mut self, d: Time) {
-        // One of these per departing packet: a multiplication instead of a division (tens of
-        // cycles) where it is exact, i.e. below the last bin's edge.
-        let in_range = d < self.bin.saturating_mul(self.counts.len() as Time);
-        let i = if in_range && self.reciprocal != 0 {
-            ((d as u128 * self.reciprocal as u128) >> 64) as usize
-        } else {
-            (d / self.bin) as usize
-        };
+        let i = self.bin.quotient(d) as usize;
         match self.counts.get_mut(i) {
             Some(c) => *c += 1,
             None => self.overflow += 1,
@@ -85,7 +66,7 @@ impl DelayHistogram {
         for (i, c) in self.counts.iter().enumerate() {
             acc += c;
             if acc >= want {
-                return (i as Time + 1) * self.bin;
+                return (i as Time + 1) * self.bin.get();
             }
         }
         self.max
@@ -94,12 +75,12 @@ impl DelayHistogram {
     /// Non-empty bins as `(lower edge, width, count)`; the overflow bin, if used, comes last
     /// with width `None`.
     pub fn nonzero_bins(&self) -> impl Iterator<Item = (Time, Option<Time>, u64)> + '_ {
-        let top = self.counts.len() as Time * self.bin;
+        let top = self.counts.len() as Time * self.bin.get();
         self.counts
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (i as Time * self.bin, Some(self.bin), c))
+            .map(|(i, &c)| (i as Time * self.bin.get(), Some(self.bin.get()), c))
             .chain((self.overflow > 0).then_some((top, None, self.overflow)))
     }
 
@@ -107,7 +88,6 @@ impl DelayHistogram {
     pub fn since(&self, base: &DelayHistogram) -> DelayHistogram {
         DelayHistogram {
             bin: self.bin,
-            reciprocal: self.reciprocal,
             counts: self
                 .counts
                 .iter()
@@ -127,7 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bin_index_by_reciprocal_equals_division() {
+    fn bin_index_equals_division() {
         use crate::rng::{Rng, StreamKind};
         let mut r = Rng::stream(9, StreamKind::Test, 0);
         for (bin, bins) in [
