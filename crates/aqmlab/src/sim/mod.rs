@@ -936,12 +936,15 @@ impl Simulation {
             Some(e) => e,
             None => self.sample_rtt(source, identity, client_host, server_host),
         };
-        let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
-        let tick = self.sc.tcp.tick();
-        let phases = [clock.below(tick), clock.below(tick)];
+        // ns-2 gives each agent its own tick clock (a random phase per endpoint); BSD's clock
+        // is global (phase 0), and its connections need no stream.
         let phases = match self.sc.tcp.timer_model {
             crate::tcp::config::TimerModel::Bsd => [0, 0],
-            crate::tcp::config::TimerModel::Ns2 => phases,
+            crate::tcp::config::TimerModel::Ns2 => {
+                let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
+                let tick = self.sc.tcp.tick();
+                [clock.below(tick), clock.below(tick)]
+            },
         };
         let (to_server, delay_to_server) = self.path_id(client_host, server_host);
         let (to_client, delay_to_client) = self.path_id(server_host, client_host);
