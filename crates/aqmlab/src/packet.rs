@@ -99,6 +99,23 @@ impl Packet {
     }
 
     /// Sequence space the segment occupies: payload plus one each for SYN and FIN.
+    /// Copies every field of `p` but the SACK blocks (the packet's second cache line).
+    #[inline(always)]
+    fn set_header(&mut self, p: &Packet) {
+        const HEADER: usize = std::mem::offset_of!(Packet, sack);
+        // SAFETY: `Packet` is `repr(C)` plain data (asserted above: the SACK blocks start at
+        // byte 64 and nothing follows them). Copying the bytes before them from one valid
+        // packet into another gives each of those fields a valid value and leaves `sack` as
+        // it was; the two references cannot overlap (`&mut self`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                p as *const Packet as *const u8,
+                self as *mut Packet as *mut u8,
+                HEADER,
+            );
+        }
+    }
+
     #[inline]
     pub fn seq_len(&self) -> u64 {
         self.len as u64 + self.has(flags::SYN) as u64 + self.has(flags::FIN) as u64
@@ -120,7 +137,15 @@ impl PacketStore {
         self.live += 1;
         self.peak = self.peak.max(self.live);
         if let Some(id) = self.free.pop() {
-            self.slots[id as usize] = p;
+            let slot = &mut self.slots[id as usize];
+            if p.sack_n == 0 {
+                // Only the first cache line: the SACK blocks are read only when `sack_n` > 0,
+                // and not writing the second line spares a store miss on most packets. The
+                // slot keeps an older packet's (valid, unread) blocks.
+                slot.set_header(&p);
+            } else {
+                *slot = p;
+            }
             id
         } else {
             self.slots.push(p);

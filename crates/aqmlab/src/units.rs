@@ -7,6 +7,43 @@
 /// Absolute simulated time or a duration, in nanoseconds.
 pub type Time = u64;
 
+/// Exact floor division by a divisor fixed in advance (a timer tick, a histogram bin), by a
+/// multiplication: per packet, a 64-bit division costs tens of cycles, a multiplication a few.
+/// With m = ⌊2^64/d⌋ = (2^64 − e)/d (0 ≤ e ≤ d), t·m/2^64 = t/d − t·e/(d·2^64), and the
+/// error term is below 1 for every 64-bit t, so ⌊t·m/2^64⌋ is ⌊t/d⌋ or one less; one
+/// comparison of the remainder fixes it (Granlund and Montgomery 1994, §4, in its simplest
+/// form).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divisor {
+    d: u64,
+    m: u64,
+}
+
+impl Divisor {
+    pub fn new(d: u64) -> Self {
+        assert!(d > 0, "division by zero");
+        let m = ((1u128 << 64) / d as u128).min(u64::MAX as u128) as u64;
+        Divisor { d, m }
+    }
+
+    /// The divisor.
+    #[inline]
+    pub fn get(self) -> u64 {
+        self.d
+    }
+
+    /// ⌊t / d⌋, exactly.
+    #[inline]
+    pub fn quotient(self, t: u64) -> u64 {
+        let q = ((t as u128 * self.m as u128) >> 64) as u64;
+        if t - q * self.d >= self.d {
+            q + 1
+        } else {
+            q
+        }
+    }
+}
+
 pub const NS: Time = 1;
 pub const US: Time = 1_000;
 pub const MS: Time = 1_000_000;
@@ -56,8 +93,12 @@ impl BitsPerSec {
     /// link never transmits faster than its rate.
     #[inline]
     pub fn tx_time(self, bytes: u32) -> Time {
-        let bits = bytes as u128 * 8 * SEC as u128;
-        bits.div_ceil(self.0 as u128) as Time
+        // 64-bit arithmetic whenever bytes·8·10⁹ fits (any packet: up to 2.3 GB), a 128-bit
+        // division (a library call) otherwise; the results are the same.
+        match (bytes as u64).checked_mul(8 * SEC) {
+            Some(bits) => bits.div_ceil(self.0),
+            None => (bytes as u128 * 8 * SEC as u128).div_ceil(self.0 as u128) as Time,
+        }
     }
 
     /// Packets per second of `size`-byte packets (RED's `ptc`, ARED's `C`).
@@ -114,8 +155,52 @@ mod tests {
     }
 
     #[test]
+    fn divisor_equals_division_everywhere() {
+        use crate::rng::{Rng, StreamKind};
+        let mut r = Rng::stream(10, StreamKind::Test, 0);
+        let mut divisors = vec![
+            1,
+            2,
+            3,
+            7,
+            10_000_000,
+            100_000,
+            500_000_000,
+            u64::MAX,
+            1 << 63,
+        ];
+        divisors.extend((0..200).map(|_| r.below(u64::MAX) + 1));
+        divisors.extend((0..200).map(|_| r.below(1 << 40) + 1));
+        for d in divisors {
+            let div = Divisor::new(d);
+            let mut ts = vec![0, 1, d - 1, d, d.saturating_add(1), u64::MAX, u64::MAX - 1];
+            ts.extend(
+                (1..5)
+                    .filter_map(|k| d.checked_mul(k))
+                    .flat_map(|x| [x - 1, x, x.saturating_add(1)]),
+            );
+            ts.extend((0..500).map(|_| r.below(u64::MAX)));
+            ts.extend((0..500).map(|_| r.below(1 << 44)));
+            for t in ts {
+                assert_eq!(div.quotient(t), t / d, "{t} / {d}");
+            }
+        }
+    }
+
+    #[test]
     fn tx_time_rounds_up() {
         // 1 byte at 3 b/s = 2.666.. s -> rounded up.
         assert_eq!(BitsPerSec(3).tx_time(1), 2_666_666_667);
+    }
+
+    #[test]
+    fn tx_time_is_the_same_on_both_sides_of_the_64_bit_limit() {
+        // 2,305,843,009 bytes is the largest size whose bit count times 10^9 fits in 64 bits.
+        let exact = |bytes: u32, rate: u64| (bytes as u128 * 8_000_000_000).div_ceil(rate as u128);
+        for bytes in [1, 1500, 2_305_843_009, 2_305_843_010, u32::MAX] {
+            for rate in [3, 10_000_000, 1_000_000_007] {
+                assert_eq!(BitsPerSec(rate).tx_time(bytes) as u128, exact(bytes, rate));
+            }
+        }
     }
 }

@@ -2,11 +2,12 @@
 //! `bins · bin`, one overflow bin, and the exact sum for the mean. Quantiles are exact to one
 //! bin width (they return the bin's upper edge).
 
-use crate::units::Time;
+use crate::units::{Divisor, Time};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DelayHistogram {
-    bin: Time,
+    /// The bin width (a division per departing packet: by multiplication).
+    bin: Divisor,
     counts: Vec<u64>,
     overflow: u64,
     n: u64,
@@ -17,7 +18,7 @@ pub struct DelayHistogram {
 impl DelayHistogram {
     pub fn new(bin: Time, bins: usize) -> Self {
         DelayHistogram {
-            bin,
+            bin: Divisor::new(bin),
             counts: vec![0; bins],
             overflow: 0,
             n: 0,
@@ -28,7 +29,7 @@ impl DelayHistogram {
 
     #[inline]
     pub fn add(&mut self, d: Time) {
-        let i = (d / self.bin) as usize;
+        let i = self.bin.quotient(d) as usize;
         match self.counts.get_mut(i) {
             Some(c) => *c += 1,
             None => self.overflow += 1,
@@ -65,7 +66,7 @@ impl DelayHistogram {
         for (i, c) in self.counts.iter().enumerate() {
             acc += c;
             if acc >= want {
-                return (i as Time + 1) * self.bin;
+                return (i as Time + 1) * self.bin.get();
             }
         }
         self.max
@@ -74,12 +75,12 @@ impl DelayHistogram {
     /// Non-empty bins as `(lower edge, width, count)`; the overflow bin, if used, comes last
     /// with width `None`.
     pub fn nonzero_bins(&self) -> impl Iterator<Item = (Time, Option<Time>, u64)> + '_ {
-        let top = self.counts.len() as Time * self.bin;
+        let top = self.counts.len() as Time * self.bin.get();
         self.counts
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (i as Time * self.bin, Some(self.bin), c))
+            .map(|(i, &c)| (i as Time * self.bin.get(), Some(self.bin.get()), c))
             .chain((self.overflow > 0).then_some((top, None, self.overflow)))
     }
 
@@ -104,6 +105,39 @@ impl DelayHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bin_index_equals_division() {
+        use crate::rng::{Rng, StreamKind};
+        let mut r = Rng::stream(9, StreamKind::Test, 0);
+        for (bin, bins) in [
+            (100_000, 20_000),
+            (7, 1000),
+            (3, 1 << 20),
+            (1, 10),
+            (1 << 40, 4),
+        ] {
+            let mut h = DelayHistogram::new(bin, bins);
+            let mut expect = vec![0u64; bins];
+            let edge = bin * bins as Time;
+            let mut samples: Vec<Time> = (0..20_000).map(|_| r.below(edge)).collect();
+            // Every bin edge and its neighbours, the last in-range value and the first beyond.
+            for k in [1, 2, bins as Time / 2, bins as Time - 1] {
+                samples.extend([k * bin - 1, k * bin, k * bin + 1]);
+            }
+            samples.extend([edge - 1, edge]);
+            let mut overflow = 0;
+            for &d in &samples {
+                h.add(d);
+                match expect.get_mut((d / bin) as usize) {
+                    Some(c) => *c += 1,
+                    None => overflow += 1,
+                }
+            }
+            assert_eq!(h.counts, expect, "bin {bin}");
+            assert_eq!(h.overflow, overflow);
+        }
+    }
 
     #[test]
     fn quantiles_and_mean_of_a_known_sample() {

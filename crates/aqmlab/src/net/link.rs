@@ -40,7 +40,7 @@ pub struct Link {
     pub tx_end: Time,
     /// Last serialization time computed, by packet size (most packets on a link have one of
     /// two sizes: a 128-bit division per packet is worth saving).
-    tx_memo: (u32, Time),
+    tx_memo: [(u32, Time); 2],
     /// Index of the bottleneck monitor watching this link, if any.
     pub monitor: Option<u8>,
     /// Scripted losses (tests, teaching): drop the next `count` packets that match.
@@ -70,13 +70,21 @@ pub struct ScriptedLoss {
 }
 
 impl Link {
-    /// Serialization time of a packet of `size` bytes (`BitsPerSec::tx_time`, memoised).
+    /// Serialization time of a packet of `size` bytes (`BitsPerSec::tx_time`), memoised for
+    /// the two sizes seen last: most links carry full data segments and pure ACKs in turn,
+    /// which a single entry would miss every time (a 64-bit division each).
     #[inline]
     pub fn tx_time(&mut self, size: u32) -> Time {
-        if self.tx_memo.0 != size {
-            self.tx_memo = (size, self.rate.tx_time(size));
+        let [recent, older] = &mut self.tx_memo;
+        if recent.0 != size {
+            if older.0 == size {
+                std::mem::swap(recent, older);
+            } else {
+                *older = *recent;
+                *recent = (size, self.rate.tx_time(size));
+            }
         }
-        self.tx_memo.1
+        recent.1
     }
 
     /// Time the transmitter has been busy up to `now` (exact: the packet in service, and on a
@@ -161,7 +169,7 @@ impl Link {
             lost: 0,
             busy_time: 0,
             tx_end: 0,
-            tx_memo: (u32::MAX, 0),
+            tx_memo: [(u32::MAX, 0); 2],
             monitor: None,
             scripted: Vec::new(),
             cut_through: false,

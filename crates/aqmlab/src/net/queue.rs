@@ -186,12 +186,17 @@ impl Queue {
         store: &mut PacketStore,
         waiting: QueueLen,
     ) -> Offer {
-        debug_assert!(matches!(self.aqm, Aqm::DropTail(_)) && self.stats.sojourn.is_none());
+        debug_assert!(self.stats.sojourn.is_none());
+        let Aqm::DropTail(droptail) = &mut self.aqm else {
+            unreachable!("cut-through links are drop-tail")
+        };
         let pkt = store.get_mut(id);
         let size = pkt.size;
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += size as u64;
-        match self.aqm.on_enqueue(now, pkt, waiting, &mut self.rng) {
+        // The drop-tail test itself, inlined (not through `Aqm::on_enqueue`'s dispatch): this
+        // runs for every packet on every access link.
+        match droptail.on_enqueue(now, pkt, waiting, &mut self.rng) {
             Verdict::Drop(cause) => {
                 self.stats.count_drop(cause, size);
                 store.free(id);

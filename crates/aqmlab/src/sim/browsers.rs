@@ -11,6 +11,7 @@
 //! per persistent connection and think times (its between-page gap law); Mah's CDF for
 //! consecutive pages per server; one server per page.
 
+use super::one_or_more::OneOrMore;
 use super::sources::OpenRequest;
 use super::web_app::WebExchange;
 use crate::rng::{Rng, StreamKind};
@@ -123,7 +124,7 @@ impl BrowserSource {
     fn open(
         &mut self,
         u: u32,
-        objects: Vec<(u64, u64)>,
+        objects: impl Iterator<Item = (u64, u64)>,
         primary: bool,
         out: &mut Vec<OpenRequest>,
     ) {
@@ -136,7 +137,6 @@ impl BrowserSource {
             client,
             server: user.server,
             script: objects
-                .into_iter()
                 .map(|(request, response)| WebExchange {
                     request,
                     response,
@@ -185,18 +185,27 @@ impl BrowserSource {
         user.primary_done = false;
         // The top-level connection, if persistent, carries the first embedded objects too.
         let k = self.requests_on_new_connection(ui);
-        let mut objects = vec![(top_request, (top_response as u64).max(1))];
-        objects.extend(self.take(ui, k - 1));
-        self.open(u, objects, true, out);
+        let top = (top_request, (top_response as u64).max(1));
+        let rest = self.take(ui, k - 1);
+        self.open(
+            u,
+            std::iter::once(top).chain(rest.iter().copied()),
+            true,
+            out,
+        );
     }
 
-    fn take(&mut self, u: usize, n: usize) -> Vec<(u64, u64)> {
+    /// The user's next `n` (at most) pending objects, in page order.
+    fn take(&mut self, u: usize, n: usize) -> OneOrMore<(u64, u64)> {
         let p = &mut self.users[u].pending;
         let n = n.min(p.len());
+        if n == 1 {
+            return OneOrMore::One(p.pop().expect("an object is pending"));
+        }
         let at = p.len() - n;
         let mut v = p.split_off(at);
         v.reverse();
-        v
+        OneOrMore::More(v)
     }
 
     fn open_embedded(&mut self, u: u32, out: &mut Vec<OpenRequest>) {
@@ -206,7 +215,7 @@ impl BrowserSource {
         {
             let k = self.requests_on_new_connection(ui);
             let objects = self.take(ui, k);
-            self.open(u, objects, false, out);
+            self.open(u, objects.iter().copied(), false, out);
         }
     }
 

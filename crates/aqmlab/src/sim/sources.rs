@@ -6,7 +6,7 @@
 //! PackMime model — so a user's pages, sizes and think times, and PackMime's k-th connection,
 //! do not depend on the network (common random numbers across queue managers).
 
-use super::web_app::WebExchange;
+use super::web_app::{Script, WebExchange};
 use crate::rng::{Rng, StreamKind};
 use crate::units::{secs, Time};
 use crate::workload::dist::ResidualLaw;
@@ -24,7 +24,7 @@ pub struct OpenRequest {
     pub identity: u64,
     pub client: u32,
     pub server: u32,
-    pub script: Vec<WebExchange>,
+    pub script: Script,
     /// Mah user to notify when the responses have arrived.
     pub user: Option<u32>,
     /// Extra RTT chosen by the source (PackMime's own RTT model) instead of `[rtt]`.
@@ -185,12 +185,12 @@ impl MahSource {
             client,
             server: user.server,
             // Mah's CDFs give sizes ≥ 1 byte; HTTP/1.0: one exchange, no server delay.
-            script: vec![WebExchange {
+            script: Script::One(WebExchange {
                 request: request.max(1),
                 response: response.max(1),
                 gap: 0,
                 server_delay: 0,
-            }],
+            }),
             user: Some(u),
             extra_rtt: None,
             primary: false,
@@ -300,7 +300,7 @@ impl PackMimeSource {
         // Zero-byte sizes are replaced by 1 byte, as ns-2's PackMime does.
         let req = self.requests.next_bytes().max(1);
         let resp = self.responses.next_bytes().max(1);
-        let script: Vec<WebExchange> = match &mut self.persistence {
+        let script: Script = match &mut self.persistence {
             Some(p) => {
                 p.next_connection(req, resp, &mut self.buf);
                 self.buf
@@ -313,15 +313,15 @@ impl PackMimeSource {
                     })
                     .collect()
             },
-            None => vec![WebExchange {
+            None => Script::One(WebExchange {
                 request: req,
                 response: resp,
                 gap: 0,
                 server_delay: 0,
-            }],
+            }),
         };
         let mut script = script;
-        for e in &mut script {
+        for e in script.iter_mut() {
             e.server_delay = secs(self.delays.next_secs());
         }
         // DelayBox: each side's box adds its RTT sample (half in each direction), so the

@@ -245,7 +245,7 @@ impl Simulation {
             let mut start_rng =
                 Rng::substream(seed, StreamKind::TrafficSource, source as u64, f as u64);
             let start = secs(start_s + start_jitter_s * start_rng.uniform());
-            let route = self.path_id(sender, receiver);
+            let (route, _) = self.path_id(sender, receiver);
             let global = self.udp.flows.len() as u64;
             let flow = CbrFlow {
                 source,

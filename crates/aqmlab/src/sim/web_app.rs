@@ -10,8 +10,12 @@
 //! the request write for later ones, to the arrival of the last byte of the response.
 
 use super::app::AppAction;
+use super::one_or_more::OneOrMore;
 use crate::tcp::Outbox;
 use crate::units::Time;
+
+/// A connection's exchanges, in order (one, inline, on most connections).
+pub type Script = OneOrMore<WebExchange>;
 
 /// One exchange of a connection's script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +30,7 @@ pub struct WebExchange {
 
 #[derive(Clone, Debug)]
 pub struct WebApp {
-    script: Vec<WebExchange>,
+    script: Script,
     /// Client: exchanges whose response has fully arrived.
     done: usize,
     /// Client: the request of exchange `done` has been written.
@@ -42,18 +46,17 @@ pub struct WebApp {
     req_end: u64,
     closed: [bool; 2],
     /// Start and end of each exchange (one allocation for both).
-    times: Vec<[Option<Time>; 2]>,
+    times: OneOrMore<[Option<Time>; 2]>,
 }
 
 impl WebApp {
     /// A connection opened at `connect_time` that will carry `script` (at least one exchange).
-    pub fn new(script: Vec<WebExchange>, connect_time: Time) -> Self {
+    pub fn new(script: Script, connect_time: Time) -> Self {
         assert!(
             !script.is_empty(),
             "a Web connection carries at least one exchange"
         );
-        let n = script.len();
-        let mut times = vec![[None; 2]; n];
+        let mut times: OneOrMore<_> = (0..script.len()).map(|_| [None; 2]).collect();
         times[0][0] = Some(connect_time);
         let (resp_end, req_end) = (script[0].response, script[0].request);
         WebApp {
@@ -221,7 +224,7 @@ mod tests {
                 server_delay: 0,
             },
         ];
-        let mut a = WebApp::new(script, 7);
+        let mut a = WebApp::new(script.into(), 7);
         // Client connects: writes request 0.
         assert_eq!(
             a.on_event(0, &out(0, true, false), 100),

@@ -181,6 +181,15 @@ impl Endpoint {
         }
     }
 
+    /// A new endpoint like `self` (a fresh `Endpoint::new` of the same configuration) with
+    /// its tick clock at `tick_phase`: connections copy one template instead of deriving the
+    /// timer constants from the configuration each time.
+    pub fn fresh_with_phase(&self, tick_phase: Time) -> Self {
+        let mut e = self.clone();
+        e.rto.set_phase(tick_phase);
+        e
+    }
+
     // ----- inspection -----
 
     pub fn cwnd(&self) -> u64 {

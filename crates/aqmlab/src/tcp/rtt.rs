@@ -58,6 +58,11 @@ impl RtoEstimator {
         }
     }
 
+    /// Sets the phase of the tick clock (a new connection's, before any timing).
+    pub fn set_phase(&mut self, phase: Time) {
+        self.phase = phase;
+    }
+
     /// Smoothed RTT in seconds (0 before the first sample).
     pub fn srtt_s(&self) -> f64 {
         self.srtt8 as f64 / 8.0 * self.tick as f64 * 1e-9
