@@ -98,7 +98,6 @@ impl Packet {
         self.flags & f != 0
     }
 
-    /// Sequence space the segment occupies: payload plus one each for SYN and FIN.
     /// Copies every field of `p` but the SACK blocks (the packet's second cache line).
     #[inline(always)]
     fn set_header(&mut self, p: &Packet) {
@@ -116,6 +115,7 @@ impl Packet {
         }
     }
 
+    /// Sequence space the segment occupies: payload plus one each for SYN and FIN.
     #[inline]
     pub fn seq_len(&self) -> u64 {
         self.len as u64 + self.has(flags::SYN) as u64 + self.has(flags::FIN) as u64

@@ -38,8 +38,8 @@ pub struct Link {
     pub busy_time: Time,
     /// When the packet in service finishes.
     pub tx_end: Time,
-    /// Last serialization time computed, by packet size (most packets on a link have one of
-    /// two sizes: a 128-bit division per packet is worth saving).
+    /// The last two serialization times computed, by packet size, most recent first (most
+    /// packets on a link have one of two sizes: a division per packet is worth saving).
     tx_memo: [(u32, Time); 2],
     /// Index of the bottleneck monitor watching this link, if any.
     pub monitor: Option<u8>,

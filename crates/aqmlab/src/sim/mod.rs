@@ -88,12 +88,12 @@ enum Ev {
 struct PackedEv(u64);
 
 const MAX_SLOTS: usize = 1 << 27;
+const MAX_SOURCES: usize = 1 << 28;
 
 /// Period of the timer sweep (`Simulation::arm_at`): deadlines less than this far ahead (a
 /// delayed ACK, 100-200 ms) are mostly scheduled when set; retransmit timers (1 s and more)
 /// wait for a sweep. A cost/benefit choice with no effect on when timers fire.
 const TIMER_SWEEP: Time = 250 * crate::units::MS;
-const MAX_SOURCES: usize = 1 << 28;
 
 impl PackedEv {
     #[inline(always)]
@@ -158,6 +158,28 @@ impl From<Ev> for PackedEv {
             Ev::TimerSweep => PackedEv::new(10, 0, 0),
         }
     }
+}
+
+/// Schedules the timer event of endpoint `side` of `slot` at its deadline `d`, the earliest
+/// one now pending for it (`ConnTag::timer_at`).
+#[inline]
+fn schedule_timer(
+    sched: &mut Scheduler<PackedEv>,
+    t: &mut flow_losses::ConnTag,
+    slot: u32,
+    side: usize,
+    d: Time,
+) {
+    t.timer_at[side] = d;
+    let gen = t.gen;
+    sched.at(
+        d,
+        Ev::Timer {
+            slot,
+            side: side as u8,
+            gen,
+        },
+    );
 }
 
 /// Hasher for the path table's `(host, host)` keys: one multiply-rotate per word (the
@@ -1310,15 +1332,7 @@ impl Simulation {
         let t = &mut self.tags[slot as usize];
         t.deadline[side] = d;
         if d < t.timer_at[side] && d < self.next_sweep {
-            t.timer_at[side] = d;
-            self.sched.at(
-                d,
-                Ev::Timer {
-                    slot,
-                    side: side as u8,
-                    gen: t.gen,
-                },
-            );
+            schedule_timer(&mut self.sched, t, slot, side, d);
         }
     }
 
@@ -1335,15 +1349,7 @@ impl Simulation {
             for side in 0..2 {
                 let d = t.deadline[side];
                 if d < self.next_sweep && d < t.timer_at[side] {
-                    t.timer_at[side] = d;
-                    self.sched.at(
-                        d,
-                        Ev::Timer {
-                            slot: slot as u32,
-                            side: side as u8,
-                            gen: t.gen,
-                        },
-                    );
+                    schedule_timer(&mut self.sched, t, slot as u32, side, d);
                 }
             }
         }
