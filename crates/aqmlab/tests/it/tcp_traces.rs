@@ -171,6 +171,29 @@ fn lost_syns_follow_the_configured_schedules() {
     }
 }
 
+/// The timer sweep (docs/network.md): a connection that is over before its retransmit timer
+/// is due leaves no timer event behind (the 3-s or 6-s SYN timer, the RTO of its data), with
+/// BSD's clock and ns-2's. What stays pending is exactly the monitors' sampling and interval
+/// events and the next sweep. (Deferred deadlines that do fire keep their exact times:
+/// `lost_syns_follow_the_configured_schedules`.)
+#[test]
+fn a_finished_connection_leaves_no_timer_event() {
+    for tcp in [TcpConfig::freebsd_4x(), TcpConfig::ns2_fulltcp()] {
+        let mut sc = base(10.0);
+        sc.tcp = TcpConfig {
+            mss: 1460,
+            rwnd: 1 << 20,
+            ..tcp
+        };
+        sc.traffic = vec![bulk(1, Some(1000))];
+        let mut sim = Simulation::new(sc).unwrap();
+        sim.run_until(secs(1.0));
+        let st = sim.engine_stats();
+        assert_eq!((st.connections_opened, st.active_connections), (1, 0));
+        assert_eq!(st.pending_events, 3, "{st:?}");
+    }
+}
+
 /// ns-2 Full-TCP times the SYN and the SYN-ACK like any new segment (`foutput`: a SYN counts
 /// in `reliable`, so `rtt_active_` is set) and `newack`, reached from the SYN_SENT and
 /// SYN_RECEIVED paths through `process_ACK`, takes the sample (`ackno > rtt_seq_`): both ends
