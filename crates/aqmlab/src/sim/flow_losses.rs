@@ -107,10 +107,12 @@ impl Simulation {
             runs::count_run_compact(&mut c.losses.runs, run as u64);
         }
         let l = &c.losses;
-        let r = &mut self.conn_rows;
-        r.bottleneck_drops.push(drops as u64);
-        r.longest_drop_run
-            .push(l.runs.iter().rposition(|&n| n > 0).unwrap_or(0) as u64);
+        if self.sc.measure.connections {
+            let r = &mut self.conn_rows;
+            r.bottleneck_drops.push(drops as u64);
+            r.longest_drop_run
+                .push(l.runs.iter().rposition(|&n| n > 0).unwrap_or(0) as u64);
+        }
         self.loss_run_rows
             .push_histogram("tcp_flow", c.id as i64, &l.runs);
         if !l.runs.is_empty() {

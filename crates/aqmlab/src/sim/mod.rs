@@ -1367,11 +1367,36 @@ impl Simulation {
         self.notify_user(slot);
     }
 
+    /// Books a connection that ended (or is still open at the end of the run): the summary's
+    /// counters, its loss runs, its exchanges, and its row when connections are kept
+    /// (`measure.connections`: the row is not built at all otherwise).
     fn record(&mut self, slot: u32, closed: Option<Time>) {
+        let c = &self.conns[slot as usize];
+        let completed = c.app.transfer_complete() && !c.aborted;
+        if c.start >= self.warmup {
+            let sm = &mut self.summary;
+            if c.aborted {
+                sm.connections_aborted += 1;
+            } else if completed {
+                sm.connections_completed += 1;
+            } else if closed.is_none() {
+                sm.connections_unfinished += 1;
+            }
+            sm.bytes_written += c.app.bytes_expected();
+            sm.bytes_delivered += c.app.bytes_received();
+        }
+        if self.sc.measure.connections {
+            self.record_connection(slot, closed, completed);
+        }
+        self.record_flow_losses(slot);
+        self.record_exchanges(slot);
+    }
+
+    /// The connection's row, but for its bottleneck drops (`record_flow_losses`).
+    fn record_connection(&mut self, slot: u32, closed: Option<Time>, completed: bool) {
         let c = &self.conns[slot as usize];
         let r = &mut self.conn_rows;
         let s = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
-        let completed = c.app.transfer_complete() && !c.aborted;
         r.conn_id.push(c.id);
         r.source.push(c.source as u64);
         r.flow.push(c.identity);
@@ -1413,20 +1438,6 @@ impl Simulation {
             .push(c.ep[0].ecn.reductions + c.ep[1].ecn.reductions);
         r.ce_received
             .push(c.ep[0].ecn.ce_received + c.ep[1].ecn.ce_received);
-        if c.start >= self.warmup {
-            let sm = &mut self.summary;
-            if c.aborted {
-                sm.connections_aborted += 1;
-            } else if completed {
-                sm.connections_completed += 1;
-            } else if closed.is_none() {
-                sm.connections_unfinished += 1;
-            }
-            sm.bytes_written += c.app.bytes_expected();
-            sm.bytes_delivered += c.app.bytes_received();
-        }
-        self.record_flow_losses(slot);
-        self.record_exchanges(slot);
     }
 
     /// One row per exchange of a Web connection; an exchange without an end is unfinished.

@@ -260,6 +260,33 @@ fn exchanges_cut_by_the_end_are_unfinished_and_bytes_add_up() {
     }
 }
 
+/// `measure.connections = false` builds no connection rows at all, and changes nothing else:
+/// every other table and the summary are the same, value for value.
+#[test]
+fn connection_rows_off_changes_nothing_else() {
+    let mut on = packmime(100.0, true, 20.0, 7);
+    on.topology.bottleneck_mbps = 10.0; // losses, aborted and unfinished connections too
+    on.queue = AqmConfig::Droptail {
+        limit: 30,
+        unit: QueueUnit::Packets,
+    };
+    let mut off = on.clone();
+    off.measure.connections = false;
+    let ((sim_on, t_on), (sim_off, t_off)) = (run(on), run(off));
+    assert!(table(&t_on, "connections").rows() > 1000);
+    assert_eq!(table(&t_off, "connections").rows(), 0);
+    let others = |t: &[Table]| -> Vec<Table> {
+        t.iter()
+            .filter(|t| t.name != "connections")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(digest(&others(&t_on)), digest(&others(&t_off)));
+    assert_eq!(sim_on.summary_json(), sim_off.summary_json());
+    let s = sim_on.summary();
+    assert!(s.connections_completed > 1000 && s.connections_unfinished > 0);
+}
+
 /// Common random numbers: under two queue managers, every Mah user asks for the same objects
 /// in the same order (the k-th connection of a user has the same sizes and RTT).
 #[test]
