@@ -3,10 +3,10 @@
 //! A packet is serialized at the link's rate, then arrives at the far end `delay` later (plus
 //! the connection's delay-box delay on links that leave a host). The queue holds packets
 //! waiting; the one being serialized is on the link. Monitored links (the bottleneck) have one
-//! event per packet, `TxDone`, when the last bit has been sent; the others (`cut_through`)
-//! are drop-tail FIFOs computed analytically: a packet's start and end of serialization are
-//! known when it is offered, so its arrival at the far end is scheduled at once and the link
-//! has no event of its own.
+//! event per packet when the last bit has been sent (`Simulation::tx_due`); the others
+//! (`cut_through`) are drop-tail FIFOs computed analytically: a packet's start and end of
+//! serialization are known when it is offered, so its arrival at the far end is scheduled at
+//! once and the link has no event of its own.
 
 use std::collections::VecDeque;
 
