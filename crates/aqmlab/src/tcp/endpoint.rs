@@ -1048,3 +1048,28 @@ impl Endpoint {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection's endpoints are copies of one template with their own tick phase: each
+    /// must be exactly the endpoint `Endpoint::new` builds for that phase, field for field.
+    #[test]
+    fn a_template_copy_is_a_new_endpoint() {
+        for cfg in [
+            TcpConfig::freebsd_228(),
+            TcpConfig::ns2_fulltcp(),
+            TcpConfig::freebsd_4x(),
+        ] {
+            let template = Endpoint::new(&cfg, 0);
+            for phase in [0, 1, cfg.tick() / 3, cfg.tick() - 1] {
+                assert_eq!(
+                    format!("{:?}", template.fresh_with_phase(phase)),
+                    format!("{:?}", Endpoint::new(&cfg, phase)),
+                    "phase {phase}"
+                );
+            }
+        }
+    }
+}

@@ -106,6 +106,27 @@ fn dense(h: &[u64]) -> Vec<u64> {
     d
 }
 
+/// Same-nanosecond order at the bottleneck (docs/network.md): an arrival due at the very
+/// nanosecond a serialization ends runs before that end. 20 Mb/s of 1,000-byte packets (one
+/// every 400 µs, 101 of them) into the 10 Mb/s bottleneck (800 µs each) with room for one
+/// waiting packet: packet k reaches the queue at k·400 µs (plus a constant), and every even
+/// k ≥ 2 arrives exactly as the packet in service ends. Arriving first, it finds packet k − 1
+/// waiting and is dropped: 50 drops (k = 2, 4, …, 100; the last one, with no packet after it,
+/// stays unresolved for the flow). Were the end taken first, k − 1 would have gone into
+/// service and the odd packets from k = 3 on would be dropped: 49.
+#[test]
+fn an_arrival_runs_before_a_serialization_ending_at_the_same_nanosecond() {
+    let mut sc = ten_mbps(2.0, droptail(1));
+    sc.traffic = vec![cbr(1, 20.0, 0.5, Some(0.5 + 0.0004 * 100.5))];
+    let (sim, _) = run(sc);
+    let u = &sim.summary().udp;
+    assert_eq!(
+        (u.sent, u.delivered, u.lost, u.unresolved),
+        (101, 51, 49, 1)
+    );
+    assert_eq!(sim.summary().reverse.drops_overflow, 50);
+}
+
 /// 1 Mb/s of 1,000-byte packets from 0.5 s to 8.5 s is 125 packets a second for 8 s: exactly
 /// 1,000 packets and 10^6 bytes, every one delivered, none lost, on the reverse bottleneck
 /// (the flow is a download to the left side).
