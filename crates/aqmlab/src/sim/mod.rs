@@ -758,8 +758,11 @@ impl Simulation {
             l.tx_end = now + tx;
             let dir = l
                 .monitor
-                .expect("a link with serialization events is a bottleneck");
-            self.tx_due[dir as usize] = now + tx;
+                .expect("a link with serialization events is a bottleneck")
+                as usize;
+            self.tx_due[dir] = now + tx;
+            // `run_until` hands the end back to `bottleneck(dir)`: the monitor's index.
+            debug_assert_eq!(self.bottleneck(dir), link);
         }
     }
 
