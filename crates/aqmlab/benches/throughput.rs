@@ -4,11 +4,15 @@
 //! wall-second, events per wall-second and simulated seconds per wall-second.
 //! `AQMLAB_BENCH_SECONDS` overrides the simulated duration (of a JSON scenario too);
 //! `AQMLAB_BENCH_VERBOSE` prints the event list, connections and packets every 10 s;
-//! `AQMLAB_BENCH_DIGEST` prints a hash of all records (to check that outcomes are unchanged).
+//! `AQMLAB_BENCH_DIGEST` prints a hash of all records (to check that outcomes are unchanged);
+//! `AQMLAB_BENCH_DIGEST=columns` also prints one hash per table column and per summary field,
+//! so that a change which adds columns or fields can show that every existing one is unchanged
+//! (`bench/digests.sh`).
 //! Also printed: HTTP exchanges recorded per wall-second and the process's peak resident memory
 //! (Linux `VmHWM`), the figures issue 3's benchmark asks for.
 
 use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
@@ -92,6 +96,8 @@ fn main() {
     // AQMLAB_BENCH_DIGEST: print a hash of every record and the summary, to check that a
     // change leaves the simulated outcomes bit for bit as they were.
     let mut digest = std::env::var_os("AQMLAB_BENCH_DIGEST").map(|_| DefaultHasher::new());
+    let per_column = std::env::var("AQMLAB_BENCH_DIGEST").is_ok_and(|v| v == "columns");
+    let mut columns: BTreeMap<String, DefaultHasher> = BTreeMap::new();
     let mut exchanges = 0usize;
     while !sim.finished() {
         t += secs(10.0);
@@ -100,6 +106,9 @@ fn main() {
         exchanges += exchange_rows(&tables);
         if let Some(h) = digest.as_mut() {
             hash_tables(h, &tables);
+        }
+        if per_column {
+            hash_columns(&mut columns, &tables);
         }
         if std::env::var_os("AQMLAB_BENCH_VERBOSE").is_some() {
             let st = sim.engine_stats();
@@ -117,6 +126,12 @@ fn main() {
     if let Some(h) = digest.as_mut() {
         hash_tables(h, &tables);
         sim.summary_json().hash(h);
+    }
+    if per_column {
+        hash_columns(&mut columns, &tables);
+        let summary: serde_json::Value =
+            serde_json::from_str(&sim.summary_json()).expect("summary JSON");
+        hash_json(&mut columns, "summary", &summary);
     }
     let wall = t0.elapsed().as_secs_f64();
     let st = sim.engine_stats();
@@ -150,6 +165,9 @@ fn main() {
     if let Some(h) = digest {
         println!("records digest            {:016x}", h.finish());
     }
+    for (name, h) in &columns {
+        println!("column digest {name} {:016x}", h.finish());
+    }
 }
 
 /// Rows of the `exchanges` table among `tables` (HTTP request/response exchanges recorded: all
@@ -175,13 +193,40 @@ fn hash_tables(h: &mut DefaultHasher, tables: &[Table]) {
         t.name.hash(h);
         for (name, col) in &t.columns {
             name.hash(h);
-            match col {
-                Column::U64(v) => v.hash(h),
-                Column::I64(v) => v.hash(h),
-                Column::F64(v) => v.iter().for_each(|x| x.to_bits().hash(h)),
-                Column::Bool(v) => v.hash(h),
-                Column::Str(v) => v.hash(h),
-            }
+            hash_column(h, col);
         }
+    }
+}
+
+fn hash_column(h: &mut DefaultHasher, col: &Column) {
+    match col {
+        Column::U64(v) => v.hash(h),
+        Column::I64(v) => v.hash(h),
+        Column::F64(v) => v.iter().for_each(|x| x.to_bits().hash(h)),
+        Column::Bool(v) => v.hash(h),
+        Column::Str(v) => v.hash(h),
+    }
+}
+
+/// One running hash per `table.column`, over every batch drained.
+fn hash_columns(out: &mut BTreeMap<String, DefaultHasher>, tables: &[Table]) {
+    for t in tables {
+        for (name, col) in &t.columns {
+            hash_column(out.entry(format!("{}.{name}", t.name)).or_default(), col);
+        }
+    }
+}
+
+/// One hash per leaf of the summary (`summary.forward.loss_rate`, ...), by its JSON text.
+fn hash_json(out: &mut BTreeMap<String, DefaultHasher>, path: &str, v: &serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                hash_json(out, &format!("{path}.{k}"), x);
+            }
+        },
+        leaf => leaf
+            .to_string()
+            .hash(out.entry(path.to_string()).or_default()),
     }
 }

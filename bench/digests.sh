@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Digests of the historic benchmark scenarios: one hash per table column and per summary field
+# for each of eight short runs that together cover the studies' models (BSD and ns-2 TCP,
+# Reno/NewReno/SACK, ECN; Mah users, Study B's browsers, PackMime 1.0/1.1, bulk, FTP, UDP;
+# drop-tail, RED, gentle RED, ARED, PI, CoDel). A change that must leave outcomes bit for bit
+# as they were is checked by running this before and after it and comparing:
+#
+#   bench/digests.sh > /tmp/before.txt      # on the old commit
+#   bench/digests.sh > /tmp/after.txt       # on the new one
+#   python3 bench/compare_digests.py /tmp/before.txt /tmp/after.txt
+#
+# Columns or fields that exist only in the new file are listed as additions; any difference in
+# one that both have fails the comparison. Needs `make bootstrap` (for `aqmlab validate`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+AQMLAB=${AQMLAB:-.venv/bin/aqmlab}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# name | seconds | scenario file | --set overrides (space separated, no spaces inside)
+scenarios=(
+  "greedy|30||"
+  "packmime_two_way|60|bench/packmime_two_way.toml|"
+  "study_b_full|60|bench/study_b_full.toml|"
+  "mah_red|300|examples/web/mah.toml|queue={kind=\"red\",limit=480,min_th=30,max_th=90,max_p=0.05,wait=false}"
+  "packmime_ared_ecn_sack|120|examples/web/packmime.toml|queue={kind=\"ared\",limit=370} tcp.recovery=sack tcp.ecn=true"
+  "study_d_mix_gentle|120|examples/mixes/study_d_mix.toml|queue={kind=\"red\",limit=200,min_th=30,max_th=130,max_p=0.1,gentle=true}"
+  "pi_bulk|60|examples/queues/pi.toml|"
+  "codel_bulk|60|examples/queues/codel.toml|"
+)
+
+cargo build --release --quiet -p aqmlab --benches 2>/dev/null || true
+for entry in "${scenarios[@]}"; do
+  IFS='|' read -r name seconds file sets <<<"$entry"
+  env_scenario=()
+  if [ -n "$file" ]; then
+    args=()
+    for s in $sets; do args+=(--set "$s"); done
+    calib=()
+    [ "$name" = study_b_full ] && calib=(--calibration python/src/aqmlab/studies/B/base.calibration.json)
+    "$AQMLAB" validate "$file" --print "${args[@]}" "${calib[@]}" > "$tmp/$name.json"
+    env_scenario=(AQMLAB_BENCH_SCENARIO="$tmp/$name.json")
+  fi
+  env "${env_scenario[@]}" AQMLAB_BENCH_SECONDS="$seconds" AQMLAB_BENCH_DIGEST=columns \
+    cargo bench --quiet -p aqmlab --bench throughput 2>/dev/null \
+    | awk -v n="$name" '/^column digest/ {print n, $3, $4} /^records digest/ {print n, "ALL", $3}'
+done
