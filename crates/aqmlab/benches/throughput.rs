@@ -46,6 +46,8 @@ fn main() {
             right_hosts: 100,
             loss_rate: 0.0,
             loss_rate_reverse: 0.0,
+            bottleneck_framing: Default::default(),
+            access_framing: Default::default(),
         },
         queue: AqmConfig::Droptail {
             limit: 833,

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::aqm::config::AqmConfig;
+use crate::net::framing::FramingConfig;
 use crate::tcp::config::TcpConfig;
 use crate::workload::file_size::FileSize;
 
@@ -92,6 +93,14 @@ pub struct Topology {
     pub loss_rate: f64,
     #[serde(default)]
     pub loss_rate_reverse: f64,
+    /// Link-layer framing of the bottleneck (`net::framing`): `"none"` (bare IP packets, the
+    /// default, as ns-2), `"ethernet"` (38 bytes per packet and a 64-byte minimum frame, as the
+    /// testbeds' Ethernet segments) or `{ overhead_bytes = N }`.
+    #[serde(default)]
+    pub bottleneck_framing: FramingConfig,
+    /// Link-layer framing of the access links (hosts' interfaces).
+    #[serde(default)]
+    pub access_framing: FramingConfig,
 }
 
 /// Per-connection minimum RTT added by delay boxes (like dummynet / ns-2 DelayBox). A
@@ -422,6 +431,18 @@ impl Scenario {
         integer_in("topology.right_hosts", t.right_hosts, 1..=1_000_000)?;
         probability("topology.loss_rate", t.loss_rate)?;
         probability("topology.loss_rate_reverse", t.loss_rate_reverse)?;
+        for (field, f) in [
+            ("topology.bottleneck_framing", t.bottleneck_framing),
+            ("topology.access_framing", t.access_framing),
+        ] {
+            if let FramingConfig::Custom { overhead_bytes } = f {
+                integer_in(
+                    format!("{field}.overhead_bytes"),
+                    overhead_bytes,
+                    0..=65_535,
+                )?;
+            }
+        }
         self.queue.validate("queue")?;
         if let Some(q) = &self.queue_reverse {
             q.validate("queue_reverse")?;

@@ -89,6 +89,10 @@ impl BitsPerSec {
         BitsPerSec((mbps * 1e6).round() as u64)
     }
 
+    pub fn mbps(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+
     /// Serialization time of `bytes` at this rate, rounded up to the next nanosecond so that a
     /// link never transmits faster than its rate.
     #[inline]

@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use super::framing::Framing;
 use super::queue::Queue;
 use crate::aqm::QueueLen;
 use crate::packet::PktId;
@@ -20,6 +21,8 @@ pub type LinkId = u32;
 
 pub struct Link {
     pub rate: BitsPerSec,
+    /// Link-layer framing: a packet's serialization time is that of its bytes on the wire.
+    pub framing: Framing,
     pub delay: Time,
     pub queue: Queue,
     /// Packet being serialized, if any.
@@ -70,9 +73,10 @@ pub struct ScriptedLoss {
 }
 
 impl Link {
-    /// Serialization time of a packet of `size` bytes (`BitsPerSec::tx_time`), memoised for
-    /// the two sizes seen last: most links carry full data segments and pure ACKs in turn,
-    /// which a single entry would miss every time (a 64-bit division each).
+    /// Serialization time of an IP packet of `size` bytes: that of its bytes on the wire
+    /// (`Framing::wire_bytes`, `BitsPerSec::tx_time`), memoised for the two sizes seen last:
+    /// most links carry full data segments and pure ACKs in turn, which a single entry would
+    /// miss every time (a 64-bit division each).
     #[inline]
     pub fn tx_time(&mut self, size: u32) -> Time {
         let [recent, older] = &mut self.tx_memo;
@@ -81,7 +85,7 @@ impl Link {
                 std::mem::swap(recent, older);
             } else {
                 *older = *recent;
-                *recent = (size, self.rate.tx_time(size));
+                *recent = (size, self.rate.tx_time(self.framing.wire_bytes(size)));
             }
         }
         recent.1
@@ -158,6 +162,7 @@ impl Link {
     ) -> Self {
         Link {
             rate,
+            framing: Framing::NONE,
             delay,
             queue,
             in_service: None,
@@ -213,5 +218,27 @@ mod tests {
         assert_eq!(l.waiting_at(4 * MS).packets, 0);
         assert_eq!(l.busy_until(10 * MS), 3 * MS + MS / 2);
         assert_eq!((l.tx_packets, l.tx_bytes), (4, 3500));
+    }
+
+    /// With Ethernet framing a packet takes the transmission time of its frame: at 8 Mb/s a
+    /// 1,000-byte IP packet is 1,038 bytes on the wire (1.038 ms), a 40-byte ACK 84 (84 µs);
+    /// the link counts IP bytes and is busy for the wire time.
+    #[test]
+    fn framing_stretches_serialization_not_ip_bytes() {
+        let rate = BitsPerSec::from_mbps(8.0);
+        let aqm = AqmConfig::Droptail {
+            limit: 10,
+            unit: QueueUnit::Packets,
+        }
+        .build(rate, 1000);
+        let q = Queue::new(aqm, Rng::stream(0, StreamKind::Test, 0));
+        let mut l = Link::new(rate, 0, q, 0.0, Rng::stream(0, StreamKind::Test, 1), false);
+        l.cut_through = true;
+        l.framing = Framing::ETHERNET;
+        let us = crate::units::US;
+        assert_eq!(l.schedule_fifo(0, 1000), (0, 1038 * us));
+        assert_eq!(l.schedule_fifo(0, 40), (1038 * us, 1122 * us));
+        assert_eq!(l.busy_until(10 * MS), 1122 * us);
+        assert_eq!((l.tx_packets, l.tx_bytes), (2, 1040));
     }
 }

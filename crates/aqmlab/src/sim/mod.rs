@@ -26,6 +26,7 @@ use crate::config::{ConfigError, Scenario, Side, SizeLaw, TrafficConfig};
 use crate::engine::Scheduler;
 use crate::measure::Table;
 use crate::net::delaybox::RttSampler;
+use crate::net::framing::Framing;
 use crate::net::link::{Link, LinkId};
 use crate::net::queue::{Offer, Queue};
 use crate::net::topology::{Dumbbell, Path};
@@ -437,8 +438,15 @@ impl Simulation {
             ));
             links.last_mut().expect("just pushed").monitor = Some(dir as u8);
         }
+        let access_framing = Framing::new(sc.topology.access_framing);
+        let bottleneck_framing = Framing::new(sc.topology.bottleneck_framing);
         for l in &mut links {
             l.cut_through = l.monitor.is_none();
+            l.framing = if l.cut_through {
+                access_framing
+            } else {
+                bottleneck_framing
+            };
         }
         let end = secs(sc.duration_s);
         let warmup = secs(sc.warmup_s);

@@ -23,10 +23,15 @@ pub struct DirectionSummary {
     pub drops_overflow: u64,
     pub marks: u64,
     pub link_losses: u64,
-    /// Bits that finished transmission per second of measured time.
+    /// IP bits (packets' IP sizes) that finished transmission per second of measured time.
     pub throughput_mbps: f64,
-    /// Fraction of measured time the transmitter was busy (exact, from transmission times).
+    /// Fraction of measured time the transmitter was busy (exact, from transmission times):
+    /// utilization on the wire, the link-layer framing included.
     pub utilization: f64,
+    /// Bits on the wire per second of measured time (framing included): `utilization` × rate.
+    pub throughput_wire_mbps: f64,
+    /// IP bits sent as a fraction of the link's rate (`utilization` without framing).
+    pub utilization_ip: f64,
     /// Queue drops / packets arriving at the queue.
     pub loss_rate: f64,
     pub mean_queue_pkts: f64,
@@ -238,9 +243,13 @@ impl Monitor {
             .push(d(cur.drops_overflow, self.last.drops_overflow));
         rows.marks.push(d(cur.marks, self.last.marks));
         rows.link_losses.push(d(cur.lost, self.last.lost));
+        let utilization = (cur.busy - self.last.busy) as f64 * 1e-9 / span;
+        let rate = link.rate.mbps();
         rows.throughput_mbps.push(bytes as f64 * 8.0 / span / 1e6);
-        rows.utilization
-            .push((cur.busy - self.last.busy) as f64 * 1e-9 / span);
+        rows.utilization.push(utilization);
+        rows.throughput_wire_mbps.push(utilization * rate);
+        rows.utilization_ip
+            .push(bytes as f64 * 8.0 / span / 1e6 / rate);
         self.last = cur;
     }
 
@@ -311,6 +320,8 @@ impl Monitor {
         if span > 0.0 {
             s.throughput_mbps = s.tx_bytes as f64 * 8.0 / span / 1e6;
             s.utilization = (cur.busy - b.busy) as f64 * 1e-9 / span;
+            s.throughput_wire_mbps = s.utilization * link.rate.mbps();
+            s.utilization_ip = s.throughput_mbps / link.rate.mbps();
         }
         let drops = s.drops_early + s.drops_forced + s.drops_overflow;
         s.loss_rate = if s.arrivals > 0 {

@@ -107,8 +107,15 @@ pub struct BottleneckRows {
     pub drops_overflow: Vec<u64>,
     pub marks: Vec<u64>,
     pub link_losses: Vec<u64>,
+    /// IP bits sent per second (packets' IP sizes), Mb/s.
     pub throughput_mbps: Vec<f64>,
+    /// Fraction of the interval the transmitter was busy: utilization on the wire, link-layer
+    /// framing included (`topology.*_framing`).
     pub utilization: Vec<f64>,
+    /// Bits on the wire per second (framing included): `utilization` × the link's rate.
+    pub throughput_wire_mbps: Vec<f64>,
+    /// IP bits sent as a fraction of the link's rate (equal to `utilization` without framing).
+    pub utilization_ip: Vec<f64>,
 }
 
 impl BottleneckRows {
@@ -128,6 +135,8 @@ impl BottleneckRows {
                 link_losses: U64,
                 throughput_mbps: F64,
                 utilization: F64,
+                throughput_wire_mbps: F64,
+                utilization_ip: F64,
             }
         )
     }

@@ -30,6 +30,8 @@ pub fn base(duration_s: f64) -> Scenario {
             right_hosts: 1,
             loss_rate: 0.0,
             loss_rate_reverse: 0.0,
+            bottleneck_framing: Default::default(),
+            access_framing: Default::default(),
         },
         queue: AqmConfig::Droptail {
             limit: 10_000,

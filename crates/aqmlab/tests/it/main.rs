@@ -4,6 +4,7 @@ mod aggregate;
 mod aqm_network;
 mod common;
 mod ecn;
+mod framing;
 mod mixes;
 mod sack;
 mod tcp_traces;
