@@ -143,6 +143,19 @@ pub enum SizeLaw {
     Exponential,
 }
 
+/// When a Web response is over, for its response time and for the user waiting on it.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseEnd {
+    /// The last byte of the response has arrived (Studies B and C, PackMime).
+    #[default]
+    LastByte,
+    /// The last byte has arrived and the client has read the server's FIN and closed the
+    /// connection (Study A: "the response is completed and the connection is closed"); on a
+    /// persistent connection this applies to its last exchange.
+    Close,
+}
+
 /// Which side of the dumbbell a population of clients sits on.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -217,6 +230,10 @@ pub enum TrafficConfig {
         /// unused. (With `think_law = "exponential"` the start is always stationary.)
         #[serde(default)]
         stationary_start: bool,
+        /// When a response is over (response time, and the user's next connection):
+        /// `"last_byte"` (default) or `"close"` (Study A).
+        #[serde(default)]
+        response_end: ResponseEnd,
     },
     /// PackMime-HTTP (Study C): new connections arrive at `rate` per second, regardless of
     /// completions; sizes, server delays and (with `http11`) persistent connections from the
@@ -233,6 +250,9 @@ pub enum TrafficConfig {
         /// Cap on response sizes, bytes (the extrapolated tail is unbounded); default 2^31 − 1.
         #[serde(default)]
         response_cap_bytes: Option<u64>,
+        /// When a response is over: `"last_byte"` (default) or `"close"`.
+        #[serde(default)]
+        response_end: ResponseEnd,
     },
     /// HTTP/1.0 + 1.1 browsing users (Study B, after Smith et al.'s UNC model, with PackMime
     /// HTTP 1.1's public distributions as substitutes): pages of a top-level object and
@@ -248,6 +268,9 @@ pub enum TrafficConfig {
         persistent_share: f64,
         #[serde(default = "default_start_spread")]
         start_spread_s: f64,
+        /// When a response is over: `"last_byte"` (default, Study B) or `"close"`.
+        #[serde(default)]
+        response_end: ResponseEnd,
     },
     /// Constant-bit-rate UDP flows (ns-2's Application/Traffic/CBR over Agent/UDP): each
     /// flow sends a `packet_bytes` packet (size on the wire) every `packet_bytes · 8 / rate`

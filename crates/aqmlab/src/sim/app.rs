@@ -47,6 +47,14 @@ impl App {
         }
     }
 
+    /// A Web connection whose last response ends when the client has closed (Study A).
+    pub fn ends_at_close(&self) -> bool {
+        match self {
+            App::Bulk(_) => false,
+            App::Web(a) => a.ends_at_close(),
+        }
+    }
+
     /// Everything the connection was opened for has arrived.
     pub fn transfer_complete(&self) -> bool {
         match self {

@@ -22,7 +22,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
-use crate::config::{ConfigError, Scenario, Side, SizeLaw, TrafficConfig};
+use crate::config::{ConfigError, ResponseEnd, Scenario, Side, SizeLaw, TrafficConfig};
 use crate::engine::Scheduler;
 use crate::measure::Table;
 use crate::net::delaybox::RttSampler;
@@ -345,6 +345,8 @@ pub struct Simulation {
     finished_books: bool,
     trace: Option<Vec<TraceEntry>>,
     sources: Vec<Source>,
+    /// When each source's Web responses end (`TrafficConfig` `response_end`).
+    response_end: Vec<ResponseEnd>,
     opens: Vec<OpenRequest>,
     /// Exchanges started after the warm-up and completed so far (for `max_exchanges`).
     exchanges_done: u64,
@@ -486,6 +488,7 @@ impl Simulation {
             finished_books: false,
             trace: None,
             sources: Vec::new(),
+            response_end: Vec::new(),
             opens: Vec::new(),
             exchanges_done: 0,
             next_sweep: TIMER_SWEEP,
@@ -522,6 +525,15 @@ impl Simulation {
         let (left, right) = (self.topo.left, self.topo.right);
         let traffic = self.sc.traffic.clone();
         assert!(traffic.len() < MAX_SOURCES, "too many traffic sources");
+        self.response_end = traffic
+            .iter()
+            .map(|tr| match tr {
+                TrafficConfig::Mah { response_end, .. }
+                | TrafficConfig::Browsers { response_end, .. }
+                | TrafficConfig::Packmime { response_end, .. } => *response_end,
+                _ => ResponseEnd::LastByte,
+            })
+            .collect();
         for (s, tr) in traffic.iter().enumerate() {
             let source = s as u32;
             let sides = |side: Side| match side {
@@ -552,6 +564,7 @@ impl Simulation {
                     size_law,
                     think_law,
                     stationary_start,
+                    ..
                 } => {
                     let (c, sv) = sides(*client_side);
                     let mut m =
@@ -576,6 +589,7 @@ impl Simulation {
                     parallel,
                     persistent_share,
                     start_spread_s,
+                    ..
                 } => {
                     let (c, sv) = sides(*client_side);
                     let mut b = BrowserSource::new(
@@ -599,6 +613,7 @@ impl Simulation {
                     http11,
                     packmime_rtt,
                     response_cap_bytes,
+                    ..
                 } => {
                     let (c, sv) = sides(*client_side);
                     let mut p = PackMimeSource::new(
@@ -905,7 +920,11 @@ impl Simulation {
                     self.topo.left_host(r.server),
                 )
             };
-            let app = App::Web(WebApp::new(r.script, now));
+            let app = App::Web(WebApp::new(
+                r.script,
+                now,
+                self.response_end[source as usize],
+            ));
             self.open(
                 source,
                 r.identity,
@@ -1201,6 +1220,12 @@ impl Simulation {
             let c = &mut self.conns[slot as usize];
             if c.last_byte.is_none() && c.app.transfer_complete() {
                 c.last_byte = Some(now);
+                if !c.app.ends_at_close() {
+                    self.notify_user(slot);
+                }
+            } else if self.out.peer_closed && side == 0 && c.app.ends_at_close() {
+                // The client read the end of the stream and closed: for a source whose
+                // responses end at the close (Study A), the user's connection is over now.
                 self.notify_user(slot);
             }
             self.out.clear();
@@ -1478,8 +1503,9 @@ impl Simulation {
         let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
         let r = &mut self.exch_rows;
         let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
+        let eof = secs(w.eof());
         for (i, e) in w.exchanges().iter().enumerate() {
-            let (start, end) = (w.start(i), w.end(i));
+            let (start, end) = (w.start(i), w.response_end(i));
             r.conn_id.push(c.id);
             r.source.push(c.source as u64);
             r.user.push(c.user.map_or(c.identity, |u| u as u64));
@@ -1488,7 +1514,8 @@ impl Simulation {
                 .push(if c.client_left { "left" } else { "right" });
             r.persistent.push(w.persistent());
             r.start_s.push(secs(start));
-            r.end_s.push(secs(end));
+            r.end_s.push(secs(w.end(i)));
+            r.close_s.push(eof);
             r.response_time_s.push(match (start, end) {
                 (Some(s), Some(e)) => (e - s) as f64 * 1e-9,
                 _ => f64::NAN,

@@ -186,10 +186,16 @@ pub struct ExchangeRows {
     pub client_side: Vec<&'static str>,
     pub persistent: Vec<bool>,
     pub start_s: Vec<f64>,
+    /// Arrival of the response's last byte.
     pub end_s: Vec<f64>,
+    /// When the client read the end of the connection's stream and closed (NaN before).
+    pub close_s: Vec<f64>,
+    /// From `start_s` to the end of the exchange by its source's `response_end`: `end_s`, or
+    /// for the last exchange of a connection that ends at its close, `close_s`.
     pub response_time_s: Vec<f64>,
     pub request_bytes: Vec<u64>,
     pub response_bytes: Vec<u64>,
+    /// The exchange ended (by the same definition).
     pub completed: Vec<bool>,
     pub base_rtt_ms: Vec<f64>,
     pub syn_retransmits: Vec<u64>,
@@ -211,6 +217,7 @@ impl ExchangeRows {
                 persistent: Bool,
                 start_s: F64,
                 end_s: F64,
+                close_s: F64,
                 response_time_s: F64,
                 request_bytes: U64,
                 response_bytes: U64,

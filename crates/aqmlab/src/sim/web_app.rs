@@ -7,10 +7,14 @@
 //! PackMime-HTTP); the client closes when it reads the end of stream.
 //!
 //! Response time of exchange k (Studies A–C): from `connect()` for the first exchange, from
-//! the request write for later ones, to the arrival of the last byte of the response.
+//! the request write for later ones, to the arrival of the last byte of the response; or, when
+//! the connection ends at its close (`ResponseEnd::Close`, Study A: "the response is completed
+//! and the connection is closed"), the last exchange ends when the client reads the end of the
+//! stream (the server's FIN, in order) and closes its socket.
 
 use super::app::AppAction;
 use super::one_or_more::OneOrMore;
+use crate::config::ResponseEnd;
 use crate::tcp::Outbox;
 use crate::units::Time;
 
@@ -45,13 +49,18 @@ pub struct WebApp {
     resp_end: u64,
     req_end: u64,
     closed: [bool; 2],
-    /// Start and end of each exchange (one allocation for both).
+    /// Start and end (last byte) of each exchange (one allocation for both).
     times: OneOrMore<[Option<Time>; 2]>,
+    /// When the client read the end of the stream (the peer's FIN in order) and closed.
+    eof: Option<Time>,
+    /// The last exchange ends at `eof` rather than at its last byte.
+    ends_at_close: bool,
 }
 
 impl WebApp {
-    /// A connection opened at `connect_time` that will carry `script` (at least one exchange).
-    pub fn new(script: Script, connect_time: Time) -> Self {
+    /// A connection opened at `connect_time` that will carry `script` (at least one exchange);
+    /// its last exchange ends at its last byte or at the close (`end`).
+    pub fn new(script: Script, connect_time: Time, end: ResponseEnd) -> Self {
         assert!(
             !script.is_empty(),
             "a Web connection carries at least one exchange"
@@ -70,6 +79,8 @@ impl WebApp {
             req_end,
             closed: [false; 2],
             times,
+            eof: None,
+            ends_at_close: end == ResponseEnd::Close,
         }
     }
 
@@ -104,9 +115,29 @@ impl WebApp {
         self.times[i][0]
     }
 
-    /// When exchange `i` ended (the last byte of its response).
+    /// When the last byte of exchange `i`'s response arrived.
     pub fn end(&self, i: usize) -> Option<Time> {
         self.times[i][1]
+    }
+
+    /// When the client read the end of the stream and closed (none yet: `None`).
+    pub fn eof(&self) -> Option<Time> {
+        self.eof
+    }
+
+    /// The last exchange ends at the close, not at its last byte.
+    pub fn ends_at_close(&self) -> bool {
+        self.ends_at_close
+    }
+
+    /// When exchange `i` ended by the connection's definition: its last byte, or for the last
+    /// exchange of a connection that ends at its close, the close (after the last byte).
+    pub fn response_end(&self, i: usize) -> Option<Time> {
+        if self.ends_at_close && i + 1 == self.script.len() {
+            self.times[i][1].and(self.eof)
+        } else {
+            self.times[i][1]
+        }
     }
 
     pub fn completed(&self) -> usize {
@@ -142,6 +173,7 @@ impl WebApp {
         }
         if out.peer_closed && !self.closed[0] {
             self.closed[0] = true;
+            self.eof = Some(now);
             return AppAction::Close;
         }
         AppAction::None
@@ -224,7 +256,7 @@ mod tests {
                 server_delay: 0,
             },
         ];
-        let mut a = WebApp::new(script.into(), 7);
+        let mut a = WebApp::new(script.into(), 7, ResponseEnd::LastByte);
         // Client connects: writes request 0.
         assert_eq!(
             a.on_event(0, &out(0, true, false), 100),
@@ -258,5 +290,46 @@ mod tests {
         assert!(a.all_done());
         assert_eq!((a.start(0), a.start(1)), (Some(7), Some(260)));
         assert_eq!((a.end(0), a.end(1)), (Some(210), Some(400)));
+        assert_eq!(a.eof(), Some(400));
+        assert_eq!(a.response_end(1), Some(400));
+    }
+
+    /// Study A's definition: the response is over when the client has read the server's FIN
+    /// and closed, which can be later than the last byte (a FIN sent or recovered separately).
+    #[test]
+    fn response_ends_at_the_close_when_asked() {
+        let one = || {
+            vec![WebExchange {
+                request: 300,
+                response: 2000,
+                gap: 0,
+                server_delay: 0,
+            }]
+            .into()
+        };
+        for (end, expected) in [(ResponseEnd::LastByte, 200), (ResponseEnd::Close, 900)] {
+            let mut a = WebApp::new(one(), 0, end);
+            assert_eq!(
+                a.on_event(0, &out(0, true, false), 50),
+                AppAction::Write(300)
+            );
+            assert_eq!(
+                a.on_event(1, &out(300, false, false), 100),
+                AppAction::WriteClose(2000)
+            );
+            // Last byte at 200 ms; the FIN only at 900 ms.
+            assert_eq!(
+                a.on_event(0, &out(2000, false, false), 200),
+                AppAction::None
+            );
+            assert!(a.all_done());
+            assert_eq!(a.end(0), Some(200));
+            assert_eq!(a.eof(), None);
+            let before_close = a.response_end(0);
+            assert_eq!(a.on_event(0, &out(0, false, true), 900), AppAction::Close);
+            assert_eq!(a.eof(), Some(900));
+            assert_eq!(a.response_end(0), Some(expected));
+            assert_eq!(before_close.is_some(), end == ResponseEnd::LastByte);
+        }
     }
 }

@@ -38,6 +38,7 @@ pub fn mah(users: u32, mbps: f64, duration: f64, seed: u64) -> Scenario {
         size_law: aqmlab::config::SizeLaw::Empirical,
         think_law: aqmlab::config::SizeLaw::Empirical,
         stationary_start: false,
+        response_end: Default::default(),
     }];
     sc
 }
@@ -61,6 +62,7 @@ pub fn packmime(rate: f64, http11: bool, duration: f64, seed: u64) -> Scenario {
         http11,
         packmime_rtt: true,
         response_cap_bytes: None,
+        response_end: Default::default(),
     }];
     sc
 }
@@ -359,6 +361,7 @@ fn browsers(users: u32, duration: f64, seed: u64) -> Scenario {
         parallel: vec![2, 4],
         persistent_share: 0.15,
         start_spread_s: 10.0,
+        response_end: Default::default(),
     }];
     sc
 }
@@ -405,5 +408,59 @@ fn browsers_respect_persistence_share_and_parallel_limit() {
     assert!(
         (2..=4).contains(&worst),
         "at most {worst} connections open per user"
+    );
+}
+
+/// Study A's response time ends when "the response is completed and the connection is closed"
+/// (`response_end = "close"`): through a congested 2 Mb/s drop-tail link every completed
+/// exchange ends at its close, never before its last byte, and some close later than their
+/// last byte (a FIN sent after the data, or lost and retransmitted).
+#[test]
+fn response_time_can_end_at_the_close() {
+    let mut sc = mah(300, 2.0, 200.0, 3);
+    sc.queue = AqmConfig::Droptail {
+        limit: 30,
+        unit: QueueUnit::Packets,
+    };
+    sc.rtt = RttConfig::Constant { rtt_ms: 50.0 };
+    sc.traffic = vec![TrafficConfig::Mah {
+        users: 300,
+        client_side: Side::Left,
+        max_parallel: 4,
+        start_spread_s: 10.0,
+        think_cap_s: Some(60.0),
+        size_law: aqmlab::config::SizeLaw::Empirical,
+        think_law: aqmlab::config::SizeLaw::Empirical,
+        stationary_start: false,
+        response_end: aqmlab::config::ResponseEnd::Close,
+    }];
+    let (sim, t) = run(sc);
+    assert!(sim.summary().forward.drops_overflow + sim.summary().reverse.drops_overflow > 0);
+    let e = table(&t, "exchanges");
+    let (start, end, close, rt, done) = (
+        f64s(e, "start_s"),
+        f64s(e, "end_s"),
+        f64s(e, "close_s"),
+        f64s(e, "response_time_s"),
+        bools(e, "completed"),
+    );
+    let mut later = 0;
+    let mut completed = 0;
+    for i in 0..rt.len() {
+        if !done[i] {
+            assert!(rt[i].is_nan());
+            continue;
+        }
+        completed += 1;
+        assert!(close[i] >= end[i], "closed before the last byte");
+        assert!((rt[i] - (close[i] - start[i])).abs() < 1e-9);
+        if close[i] > end[i] {
+            later += 1;
+        }
+    }
+    assert!(completed > 1000, "{completed}");
+    assert!(
+        later > 0,
+        "no close after the last byte in {completed} exchanges"
     );
 }
