@@ -95,6 +95,10 @@ _ENTRY_DEFAULTS = {
     },
     "packmime": {"client_side": "left", "http11": False, "packmime_rtt": False},
 }
+# Keys added after calibrations were shipped: left out of the key when they hold their
+# default, so that older calibration files keep matching the scenarios they were made for.
+_ENTRY_NEUTRAL = {"response_end": "last_byte"}
+_TOPOLOGY_NEUTRAL = {"bottleneck_framing": "none", "access_framing": "none"}
 
 
 class CalibrationMissing(sc.ScenarioError):
@@ -126,7 +130,14 @@ def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any
     entry.update(scenario["traffic"][index])
     for k in ("users", "rate", *LOAD_KEYS):
         entry.pop(k, None)
-    topo = {k: v for k, v in (scenario.get("topology") or {}).items() if k not in _TOPOLOGY_IGNORED}
+    for k, neutral in _ENTRY_NEUTRAL.items():
+        if entry.get(k) == neutral:
+            entry.pop(k)
+    topo = {
+        k: v
+        for k, v in (scenario.get("topology") or {}).items()
+        if k not in _TOPOLOGY_IGNORED and _TOPOLOGY_NEUTRAL.get(k, object()) != v
+    }
     tcp = dict(scenario.get("tcp") or {})
     if tcp.get("ecn"):
         # The calibration network is drop-tail and never marks: ECN changes no packet, so an

@@ -165,8 +165,9 @@ def run_metrics(
     queue, %); `mean_queue_pkts`; `median_response_s`; `pct_le_1s`, `pct_1_2s`, `pct_2_3s`,
     `pct_gt_3s` (completed exchanges started after warm-up); `exchanges_completed`,
     `exchanges_unfinished` (started after warm-up); `utilization` (fraction of time the
-    bottleneck transmitter was busy); `loss_rate` (queue drops plus random link losses /
-    packets arriving, a fraction).
+    bottleneck transmitter was busy: on the wire, link-layer framing included);
+    `utilization_ip` (IP bits sent / link rate: equal to `utilization` without framing);
+    `loss_rate` (queue drops plus random link losses / packets arriving, a fraction).
     """
     scenario = summary.get("scenario") or {}
     core = summary.get("summary") or {}
@@ -196,6 +197,7 @@ def run_metrics(
         "exchanges_completed": None,
         "exchanges_unfinished": None,
         "utilization": block.get("utilization", nan),
+        "utilization_ip": block.get("utilization_ip", block.get("utilization", nan)),
         "loss_rate": loss,
     }
     if exchanges is not None:
@@ -238,6 +240,7 @@ _SHOWN = (
     ("exchanges completed", "exchanges_completed", "{:,}"),
     ("exchanges unfinished", "exchanges_unfinished", "{:,}"),
     ("utilization", "utilization", "{:.3f}"),
+    ("utilization (IP)", "utilization_ip", "{:.3f}"),
     ("loss rate", "loss_rate", "{:.4f}"),
 )
 
