@@ -48,6 +48,7 @@ fn main() {
             loss_rate_reverse: 0.0,
             bottleneck_framing: Default::default(),
             access_framing: Default::default(),
+            host_jitter_us: 0.0,
         },
         queue: AqmConfig::Droptail {
             limit: 833,
@@ -59,6 +60,7 @@ fn main() {
             ..TcpConfig::freebsd_228()
         },
         rtt: RttConfig::Constant { rtt_ms: 100.0 },
+        delay_box: Default::default(),
         traffic: vec![TrafficConfig::Bulk {
             flows: 100,
             bytes: None,

@@ -65,6 +65,10 @@ pub struct Scenario {
     pub tcp: TcpConfig,
     #[serde(default)]
     pub rtt: RttConfig,
+    /// How the per-connection delay of `[rtt]` is applied (the testbeds' dummynet, ns-2's
+    /// DelayBox).
+    #[serde(default)]
+    pub delay_box: DelayBoxConfig,
     pub traffic: Vec<TrafficConfig>,
     #[serde(default)]
     pub measure: MeasureConfig,
@@ -101,6 +105,11 @@ pub struct Topology {
     /// Link-layer framing of the access links (hosts' interfaces).
     #[serde(default)]
     pub access_framing: FramingConfig,
+    /// Hosts' send jitter, µs: each packet a host sends waits a uniform random time in
+    /// `[0, host_jitter_us]` before its interface, in order (a host's stack is a FIFO).
+    /// 0 (default): none.
+    #[serde(default)]
+    pub host_jitter_us: f64,
 }
 
 /// Per-connection minimum RTT added by delay boxes (like dummynet / ns-2 DelayBox). A
@@ -132,6 +141,34 @@ pub enum RttConfig {
     Matrix {
         rtt_ms: Vec<Vec<f64>>,
     },
+}
+
+/// Where the per-connection delay of `[rtt]` is added (`net::delaybox`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayPlacement {
+    /// Half of the connection's RTT on every packet each end sends, as it leaves the sender's
+    /// interface (ns-2's DelayBox: each side's box delays its flow by its one-way sample).
+    #[default]
+    Split,
+    /// The whole RTT on the packets the client sends, as they leave its interface (Study B's
+    /// "out-bound packet delays on browser machines", dummynet per flow); none on the server's.
+    ClientOutbound,
+    /// Half of the RTT on every packet each end receives, after its interface (Study A's
+    /// "in-bound packet delays on the end systems").
+    Inbound,
+}
+
+/// The per-flow delay emulator.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct DelayBoxConfig {
+    pub placement: DelayPlacement,
+    /// The emulator's clock tick, ms (dummynet: 1000/HZ, 10 ms at FreeBSD's default HZ = 100,
+    /// 1 ms at HZ = 1000). 0 (default): exact delays, as ns-2's DelayBox. Otherwise a delay is
+    /// a whole number of ticks (rounded down) and delayed packets leave at the ticks of the
+    /// host's clock, whose phase is random per host.
+    pub tick_ms: f64,
 }
 
 /// How a Web model draws object sizes.
@@ -472,6 +509,22 @@ impl Scenario {
         }
         self.tcp.validate("tcp")?;
         self.validate_rtt()?;
+        let tick = self.delay_box.tick_ms;
+        if !(tick == 0.0 || (1e-6..=10_000.0).contains(&tick)) {
+            return Err(ConfigError::new(
+                "delay_box.tick_ms",
+                tick,
+                "0 (exact delays) or a tick in [1e-6, 10000] ms",
+            ));
+        }
+        let jitter = t.host_jitter_us;
+        if !(jitter.is_finite() && (0.0..=1e6).contains(&jitter)) {
+            return Err(ConfigError::new(
+                "topology.host_jitter_us",
+                jitter,
+                "a number of µs in [0, 1000000]",
+            ));
+        }
         if self.traffic.is_empty() {
             return Err(ConfigError::new(
                 "traffic",

@@ -19,6 +19,10 @@ pub enum StreamKind {
     TrafficSource = 4,
     TcpClock = 5,
     Workload = 6,
+    /// Phases of the delay emulator's per-host clocks (`net::delay_clock`).
+    DelayClock = 7,
+    /// Hosts' send jitter (`net::jitter`).
+    HostJitter = 8,
     Test = 99,
 }
 

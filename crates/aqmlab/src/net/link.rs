@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 
 use super::framing::Framing;
+use super::jitter::SendJitter;
 use super::queue::Queue;
 use crate::aqm::QueueLen;
 use crate::packet::PktId;
@@ -30,8 +31,11 @@ pub struct Link {
     /// Independent loss probability for packets on this link (lossy-path studies, tests).
     pub loss: f64,
     pub loss_rng: Rng,
-    /// Links leaving a host add the connection's per-flow delay (delay box at the edge).
+    /// The link carries the per-flow delay box of its host (`[delay_box] placement`: the links
+    /// leaving hosts, or those reaching them): a packet arrives `flow_delay` later.
     pub adds_flow_delay: bool,
+    /// A host's send jitter before its interface (links leaving hosts; `topology.host_jitter_us`).
+    pub jitter: Option<SendJitter>,
     /// Completed transmissions.
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -120,8 +124,15 @@ impl Link {
     /// counters (`tx_packets`, `tx_bytes`, `busy_time`) count it at once.
     #[inline]
     pub fn schedule_fifo(&mut self, now: Time, size: u32) -> (Time, Time) {
+        self.schedule_fifo_from(now, now, size)
+    }
+
+    /// `schedule_fifo` of a packet accepted at `now` that can start no earlier than `ready`
+    /// (≥ `now`, and not earlier than the `ready` of the packet before: a host's send jitter).
+    #[inline]
+    pub fn schedule_fifo_from(&mut self, now: Time, ready: Time, size: u32) -> (Time, Time) {
         let tx = self.tx_time(size);
-        let start = now.max(self.tx_end);
+        let start = ready.max(self.tx_end);
         if start > now {
             self.waiting.push_back((start, size));
             self.waiting_bytes += size as u64;
@@ -169,6 +180,7 @@ impl Link {
             loss,
             loss_rng,
             adds_flow_delay,
+            jitter: None,
             tx_packets: 0,
             tx_bytes: 0,
             lost: 0,

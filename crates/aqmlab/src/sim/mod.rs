@@ -22,11 +22,15 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
-use crate::config::{ConfigError, ResponseEnd, Scenario, Side, SizeLaw, TrafficConfig};
+use crate::config::{
+    ConfigError, DelayPlacement, ResponseEnd, Scenario, Side, SizeLaw, TrafficConfig,
+};
 use crate::engine::Scheduler;
 use crate::measure::Table;
+use crate::net::delay_clock::DelayClock;
 use crate::net::delaybox::RttSampler;
 use crate::net::framing::Framing;
+use crate::net::jitter::SendJitter;
 use crate::net::link::{Link, LinkId};
 use crate::net::queue::{Offer, Queue};
 use crate::net::topology::{Dumbbell, Path};
@@ -216,7 +220,8 @@ struct Conn {
     ep: [Endpoint; 2],
     /// Path ids client → server and server → client.
     paths: [u32; 2],
-    flow_delay: Time,
+    /// Delay-box delay of the packets the client (0) and the server (1) send.
+    flow_delay: [Time; 2],
     flow_hash: u32,
     app: App,
     source: u32,
@@ -325,6 +330,8 @@ pub struct Simulation {
     /// `Endpoint::new` of the scenario's TCP configuration, copied by every connection.
     ep_template: Endpoint,
     rtt: RttSampler,
+    /// The delay emulator's clock (`[delay_box] tick_ms`), when it has one.
+    delay_clock: Option<DelayClock>,
     end: Time,
     warmup: Time,
     monitors: [Monitor; 2],
@@ -404,14 +411,22 @@ impl Simulation {
                 Rng::stream(seed, StreamKind::Queue, l as u64 + 2),
             );
             let uplink = l % 2 == 0;
-            links.push(Link::new(
+            // Outbound delay boxes sit on the links leaving hosts, inbound ones on those
+            // reaching them.
+            let boxed = uplink != (sc.delay_box.placement == DelayPlacement::Inbound);
+            let mut link = Link::new(
                 access_rate,
                 access_delay,
                 q,
                 0.0,
                 Rng::stream(seed, StreamKind::LinkLoss, l as u64),
-                uplink,
-            ));
+                boxed,
+            );
+            if uplink && sc.topology.host_jitter_us > 0.0 {
+                let max = crate::units::round_ns(sc.topology.host_jitter_us * 1e3);
+                link.jitter = Some(SendJitter::new(max, seed, l / 2));
+            }
+            links.push(link);
         }
         let b_rate = BitsPerSec::from_mbps(sc.topology.bottleneck_mbps);
         let b_delay = millis(sc.topology.bottleneck_delay_ms);
@@ -467,6 +482,8 @@ impl Simulation {
             out: Outbox::default(),
             ep_template: Endpoint::new(&sc.tcp, 0),
             rtt: RttSampler::new(&sc.rtt),
+            delay_clock: (sc.delay_box.tick_ms > 0.0)
+                .then(|| DelayClock::new(millis(sc.delay_box.tick_ms).max(1), topo.hosts(), seed)),
             end,
             warmup,
             monitors: [
@@ -759,14 +776,26 @@ impl Simulation {
             return;
         }
         let p = self.pkts.get(id);
-        let (_, end) = l.schedule_fifo(now, p.size);
+        let (_, end) = match &mut l.jitter {
+            None => l.schedule_fifo(now, p.size),
+            Some(j) => {
+                let ready = j.ready(now);
+                l.schedule_fifo_from(now, ready, p.size)
+            },
+        };
         let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
         if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
             l.lost += 1;
             self.pkts.free(id);
+        } else if !l.adds_flow_delay {
+            self.sched.at(end + l.delay, Ev::Arrive(id));
+        } else if let Some(clock) = &self.delay_clock {
+            // The host's delay box (links 2h and 2h + 1 belong to host h) releases the packet
+            // at a tick of its clock.
+            let at = clock.exit(link / 2, end + l.delay, p.flow_delay);
+            self.sched.at(at, Ev::Arrive(id));
         } else {
-            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
-            self.sched.at(end + l.delay + extra, Ev::Arrive(id));
+            self.sched.at(end + l.delay + p.flow_delay, Ev::Arrive(id));
         }
     }
 
@@ -978,6 +1007,15 @@ impl Simulation {
             .sample(&mut rng, side_index(client_host), side_index(server_host))
     }
 
+    /// The delay-box delays of the packets a connection's client and server send, for a
+    /// connection whose extra round-trip time is `extra` (`[delay_box] placement`).
+    fn one_way_delays(&self, extra: Time) -> [Time; 2] {
+        match self.sc.delay_box.placement {
+            DelayPlacement::Split | DelayPlacement::Inbound => [extra / 2, extra / 2],
+            DelayPlacement::ClientOutbound => [extra, 0],
+        }
+    }
+
     /// The `i`-th client host on `client_side` and the `i`-th host on the other side (bulk
     /// flows, FTP sessions, UDP flows).
     fn host_pair(&self, client_side: Side, i: u32) -> (u32, u32) {
@@ -1032,7 +1070,7 @@ impl Simulation {
                 self.ep_template.fresh_with_phase(phases[1]),
             ],
             paths,
-            flow_delay: extra / 2,
+            flow_delay: self.one_way_delays(extra),
             flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
             app,
             source,
@@ -1321,7 +1359,7 @@ impl Simulation {
             conn: slot,
             route,
             to_server: side == 0,
-            flow_delay: c.flow_delay,
+            flow_delay: c.flow_delay[side],
             flow_hash: c.flow_hash,
             gen: self.tags[slot as usize].gen,
             ..Default::default()

@@ -239,9 +239,10 @@ impl Simulation {
                 Direction::Download => (server, client),
                 Direction::Upload => (client, server),
             };
-            // The flow's delay-box RTT, drawn as a TCP connection's; half of it is added one
-            // way, as for every packet of a connection with that RTT.
+            // The flow's delay-box RTT, drawn as a TCP connection's; its packets get the one-way
+            // delay that a connection's packets sent by the same end would get.
             let extra = self.sample_rtt(source, f as u64, client, server);
+            let flow_delay = self.one_way_delays(extra)[(sender == server) as usize];
             let mut start_rng =
                 Rng::substream(seed, StreamKind::TrafficSource, source as u64, f as u64);
             let start = secs(start_s + start_jitter_s * start_rng.uniform());
@@ -254,7 +255,7 @@ impl Simulation {
                 receiver,
                 route,
                 first_link: self.paths[route as usize].links[0],
-                flow_delay: extra / 2,
+                flow_delay,
                 // Distinct from every connection's hash (those come from small ids).
                 flow_hash: (u64::MAX - global)
                     .wrapping_mul(0x9E37_79B9_7F4A_7C15)

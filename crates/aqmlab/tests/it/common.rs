@@ -32,6 +32,7 @@ pub fn base(duration_s: f64) -> Scenario {
             loss_rate_reverse: 0.0,
             bottleneck_framing: Default::default(),
             access_framing: Default::default(),
+            host_jitter_us: 0.0,
         },
         queue: AqmConfig::Droptail {
             limit: 10_000,
@@ -40,6 +41,7 @@ pub fn base(duration_s: f64) -> Scenario {
         queue_reverse: None,
         tcp,
         rtt: RttConfig::Constant { rtt_ms: 100.0 },
+        delay_box: Default::default(),
         traffic: vec![TrafficConfig::Bulk {
             flows: 1,
             bytes: Some(10 * 1460),
