@@ -35,7 +35,8 @@ pub struct Link {
     /// leaving hosts, or those reaching them): a packet arrives `flow_delay` later.
     pub adds_flow_delay: bool,
     /// A host's send jitter before its interface (links leaving hosts; `topology.host_jitter_us`).
-    pub jitter: Option<SendJitter>,
+    /// Boxed: most runs have none, and the link's hot fields stay close together.
+    pub jitter: Option<Box<SendJitter>>,
     /// Completed transmissions.
     pub tx_packets: u64,
     pub tx_bytes: u64,

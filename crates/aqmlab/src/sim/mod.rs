@@ -424,7 +424,7 @@ impl Simulation {
             );
             if uplink && sc.topology.host_jitter_us > 0.0 {
                 let max = crate::units::round_ns(sc.topology.host_jitter_us * 1e3);
-                link.jitter = Some(SendJitter::new(max, seed, l / 2));
+                link.jitter = Some(Box::new(SendJitter::new(max, seed, l / 2)));
             }
             links.push(link);
         }
