@@ -31,7 +31,7 @@ kind = "droptail"
 limit = 30
 
 [tcp]
-preset = "ns2-fulltcp"
+preset = "ns2-weigle2005"
 
 [[traffic]]
 kind = "packmime"

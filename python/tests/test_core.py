@@ -18,7 +18,7 @@ def _json(**overrides) -> str:
 
 def test_presets():
     names = _core.tcp_presets()
-    assert "freebsd-2.2.8" in names and "ns2-fulltcp" in names
+    assert "freebsd-2.2.8" in names and "ns2-weigle2005" in names
     p = _core.tcp_preset("freebsd-2.2.8")
     assert p["mss"] == 1460 and p["tick_ms"] == 500.0 and p["initial_window"] == 1
     with pytest.raises(ValueError, match=r'tcp\.preset = "nope"'):

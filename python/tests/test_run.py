@@ -70,7 +70,7 @@ def test_validate_ok(scenario_file: Path):
 def test_presets_command():
     proc = cli("presets")
     assert proc.returncode == 0
-    assert "freebsd-2.2.8" in proc.stdout and "ns2-fulltcp" in proc.stdout
+    assert "freebsd-2.2.8" in proc.stdout and "ns2-weigle2005" in proc.stdout
 
 
 def test_python_api_in_memory(scenario_file: Path):

@@ -12,11 +12,32 @@ from aqmlab import scenario as sc
 
 
 def test_preset_then_overrides(tmp_path: Path):
-    text = edit(BASE, 'preset = "freebsd-2.2.8"', 'preset = "ns2-fulltcp"\nrwnd = 65535')
+    text = edit(BASE, 'preset = "freebsd-2.2.8"', 'preset = "ns2-weigle2005"\nrwnd = 65535')
     s = sc.load(write_scenario(tmp_path, text))
-    ns2 = aqmlab.tcp_preset("ns2-fulltcp")
+    ns2 = aqmlab.tcp_preset("ns2-weigle2005")
     assert s["tcp"] == {**ns2, "rwnd": 65535}
     assert "preset" not in s["tcp"]
+
+
+def test_former_preset_name_warns_and_means_weigle2005(tmp_path: Path):
+    text = edit(BASE, 'preset = "freebsd-2.2.8"', 'preset = "ns2-fulltcp"')
+    with pytest.warns(FutureWarning, match="ns2-weigle2005"):
+        s = sc.load(write_scenario(tmp_path, text))
+    assert s["tcp"] == aqmlab.tcp_preset("ns2-weigle2005")
+
+
+def test_ns2_35_preset_never_gives_up_and_never_round_trips(tmp_path: Path):
+    text = edit(BASE, 'preset = "freebsd-2.2.8"', 'preset = "ns2.35-fulltcp"')
+    s = sc.load(write_scenario(tmp_path, text))
+    assert s["tcp"]["max_retries"] == "never"
+    assert s["tcp"]["connect_timeout_s"] == "never"
+    assert (s["tcp"]["mss"], s["tcp"]["rwnd"], s["tcp"]["delack_segments"]) == (536, 10720, 1)
+    sc.validate(s)
+    s = sc.load(write_scenario(tmp_path), overrides=['tcp.max_retries="never"'])
+    sc.validate(s)
+    bad = sc.load(write_scenario(tmp_path), overrides=['tcp.max_retries="sometimes"'])
+    with pytest.raises(sc.ScenarioError, match="never"):
+        sc.validate(bad)
 
 
 def test_default_preset_when_tcp_absent(tmp_path: Path):
@@ -36,7 +57,7 @@ def test_set_overrides_are_toml_typed(tmp_path: Path):
             "traffic[0].flows=3",
             "traffic.0.direction=upload",  # bare word: a string
             'name="quoted name"',
-            "tcp.preset=ns2-fulltcp",
+            "tcp.preset=ns2-weigle2005",
             "measure.interval_s=0.5",  # creates the [measure] table
         ],
     )
@@ -44,7 +65,7 @@ def test_set_overrides_are_toml_typed(tmp_path: Path):
     assert s["topology"]["bottleneck_mbps"] == 2.5
     assert s["tcp"]["delayed_ack"] is False
     assert s["tcp"]["backoff"] == [1, 2, 4]
-    assert s["tcp"]["mss"] == aqmlab.tcp_preset("ns2-fulltcp")["mss"]
+    assert s["tcp"]["mss"] == aqmlab.tcp_preset("ns2-weigle2005")["mss"]
     assert s["traffic"][0]["flows"] == 3
     assert s["traffic"][0]["direction"] == "upload"
     assert s["name"] == "quoted name"

@@ -334,7 +334,7 @@ kind = "droptail"
 limit = 30
 
 [tcp]
-preset = "ns2-fulltcp"
+preset = "ns2-weigle2005"
 
 [[traffic]]
 kind = "packmime"

@@ -99,6 +99,7 @@ _ENTRY_DEFAULTS = {
 # default, so that older calibration files keep matching the scenarios they were made for.
 _ENTRY_NEUTRAL = {"response_end": "last_byte"}
 _TOPOLOGY_NEUTRAL = {"bottleneck_framing": "none", "access_framing": "none"}
+_TCP_NEUTRAL = {"delack_segments": 2}
 
 
 class CalibrationMissing(sc.ScenarioError):
@@ -138,7 +139,9 @@ def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any
         for k, v in (scenario.get("topology") or {}).items()
         if k not in _TOPOLOGY_IGNORED and _TOPOLOGY_NEUTRAL.get(k, object()) != v
     }
-    tcp = dict(scenario.get("tcp") or {})
+    tcp = {
+        k: v for k, v in (scenario.get("tcp") or {}).items() if _TCP_NEUTRAL.get(k, object()) != v
+    }
     if tcp.get("ecn"):
         # The calibration network is drop-tail and never marks: ECN changes no packet, so an
         # ECN run gets the population of its non-ECN twin (and no calibration of its own).

@@ -21,6 +21,7 @@ import json
 import math
 import re
 import tomllib
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from aqmlab import _core
 
 DEFAULT_PRESET = "freebsd-2.2.8"
 DEFAULT_SEED = 1
+# Former preset names, still accepted with a warning, and the names they stand for.
+DEPRECATED_PRESETS = {"ns2-fulltcp": "ns2-weigle2005"}
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -280,6 +283,14 @@ def _resolve_tcp(doc: dict[str, Any]) -> None:
     if not isinstance(name, str):
         raise ScenarioError(
             f"tcp.preset = {_fmt(name)}: expected one of {', '.join(_core.tcp_presets())}"
+        )
+    if name in DEPRECATED_PRESETS:
+        warnings.warn(
+            f"tcp.preset = {_fmt(name)} is the former name of {_fmt(DEPRECATED_PRESETS[name])} "
+            "(Weigle et al. 2005's ns-2 settings); ns-2.35's own defaults are "
+            '"ns2.35-fulltcp"',
+            FutureWarning,
+            stacklevel=2,
         )
     try:
         base = _core.tcp_preset(name)

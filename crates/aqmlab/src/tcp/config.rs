@@ -42,6 +42,71 @@ fn default_sack_max_blocks() -> u8 {
     3
 }
 
+fn default_delack_segments() -> u32 {
+    2
+}
+
+/// `max_retries = "never"`.
+pub const NEVER: u32 = u32::MAX;
+
+/// A count that may be `"never"` (`NEVER`) in scenarios.
+mod never_u32 {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u32, s: S) -> Result<S::Ok, S::Error> {
+        if *v == super::NEVER {
+            s.serialize_str("never")
+        } else {
+            s.serialize_u32(*v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum V {
+            N(u32),
+            S(String),
+        }
+        match V::deserialize(d)? {
+            V::N(n) => Ok(n),
+            V::S(s) if s == "never" => Ok(super::NEVER),
+            V::S(s) => Err(de::Error::custom(format!(
+                "{s:?}: expected an integer or \"never\""
+            ))),
+        }
+    }
+}
+
+/// A time in seconds that may be `"never"` (infinity) in scenarios.
+mod never_f64 {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_infinite() && *v > 0.0 {
+            s.serialize_str("never")
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum V {
+            N(f64),
+            S(String),
+        }
+        match V::deserialize(d)? {
+            V::N(n) => Ok(n),
+            V::S(s) if s == "never" => Ok(f64::INFINITY),
+            V::S(s) => Err(de::Error::custom(format!(
+                "{s:?}: expected a number of seconds or \"never\""
+            ))),
+        }
+    }
+}
+
 /// When a pending delayed ACK is sent if no second segment arrives first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -102,8 +167,14 @@ pub struct TcpConfig {
     pub recovery: Recovery,
     /// Duplicate ACKs that trigger fast retransmit.
     pub dupack_threshold: u32,
-    /// Delayed ACKs: acknowledge every second full segment, others after the delayed-ACK timer.
+    /// Delayed ACKs: acknowledge at once when `delack_segments` full segments' worth of data is
+    /// unacknowledged, otherwise after the delayed-ACK timer.
     pub delayed_ack: bool,
+    /// Full segments that make an immediate ACK with delayed ACKs on: 2 in BSD (`tcp_output`'s
+    /// window-update test), 1 in ns-2.35 Full-TCP (`segsperack_` 1: only sub-MSS data waits
+    /// for the timer).
+    #[serde(default = "default_delack_segments")]
+    pub delack_segments: u32,
     /// Period of the (global) delayed-ACK clock: BSD's fast timer, 200 ms.
     pub delack_interval_ms: f64,
     /// Global delayed-ACK clock (BSD fast timer) or a per-connection timer (FreeBSD 4.x).
@@ -126,9 +197,13 @@ pub struct TcpConfig {
     pub backoff: Vec<u32>,
     /// Multipliers used while the connection is being opened (SYN / SYN-ACK); empty = `backoff`.
     pub syn_backoff: Vec<u32>,
-    /// Consecutive timeouts after which the connection is dropped (BSD `TCP_MAXRXTSHIFT` 12).
+    /// Consecutive timeouts after which the connection is dropped (BSD `TCP_MAXRXTSHIFT` 12);
+    /// `"never"` (ns-2 Full-TCP retransmits forever) is stored as `NEVER`.
+    #[serde(with = "never_u32")]
     pub max_retries: u32,
-    /// Give up opening a connection after this long (BSD `TCPTV_KEEP_INIT`, 75 s).
+    /// Give up opening a connection after this long (BSD `TCPTV_KEEP_INIT`, 75 s); `"never"`
+    /// (ns-2) is stored as infinity.
+    #[serde(with = "never_f64")]
     pub connect_timeout_s: f64,
     /// Take an RTT sample from the SYN / SYN-ACK exchange (BSD and ns-2 Full-TCP both do, when the
     /// SYN or SYN-ACK was not retransmitted).
@@ -167,6 +242,7 @@ impl TcpConfig {
             recovery: Recovery::Reno,
             dupack_threshold: 3,
             delayed_ack: true,
+            delack_segments: 2,
             delack_interval_ms: 200.0,
             delack_clock: DelackClock::Global,
             nagle: true,
@@ -191,8 +267,10 @@ impl TcpConfig {
         }
     }
 
-    /// ns-2 Full-TCP as configured in Study C (Weigle et al. 2005): IW 2, 10 ms tick, min RTO
-    /// 1 s, initial RTO 6 s, no delayed ACK, segment payload 1420 bytes.
+    /// ns-2 Full-TCP as Weigle, Jeffay and Smith configured it in Study C (2005, Table 2): IW 2,
+    /// 10 ms tick, min RTO 1 s, initial RTO 6 s, no delayed ACK, segment payload 1420 bytes, a
+    /// 16 KB window, gives up like BSD (12 timeouts, 75 s to connect). Not ns-2.35's defaults
+    /// (`ns2_35_fulltcp`). Preset `ns2-weigle2005` (formerly `ns2-fulltcp`).
     pub fn ns2_fulltcp() -> Self {
         TcpConfig {
             mss: 1420,
@@ -203,6 +281,7 @@ impl TcpConfig {
             recovery: Recovery::Reno,
             dupack_threshold: 3,
             delayed_ack: false,
+            delack_segments: 2,
             delack_interval_ms: 100.0,
             delack_clock: DelackClock::Global,
             nagle: true,
@@ -248,17 +327,70 @@ impl TcpConfig {
         }
     }
 
-    /// A preset by name, as written in scenarios (`[tcp] preset = "..."`).
+    /// ns-2.35's `Agent/TCP/FullTcp` with its defaults (`tcl/lib/ns-default.tcl`, `tcp/tcp.cc`,
+    /// `tcp/tcp-full.cc` of ns-2.35): segments of 536 bytes plus 40 of header; `window_` 20
+    /// segments, which is also the initial ssthresh; `windowInit_` 2 once the handshake is
+    /// done; Reno (plain FullTcp: `reno_fastrecov_`); `segsperack_` 1, so every full segment
+    /// is acknowledged at once and only sub-MSS data waits for the 100 ms delayed-ACK timer, a
+    /// free-running clock (`interval_` 0.1 s); Nagle on (`nodelay_` false); 10 ms tick,
+    /// `minrto_` 0.2 s, `maxrto_` 60 s, first RTO (SYN included) `rtxcur_init_` 3 s, doubled at
+    /// each timeout (3, 6, 12, 24, 48, 60, 60 ... s); no retry limit: it retransmits forever.
+    /// Preset `ns2.35-fulltcp`; `recovery = "newreno"` or `"sack"` selects
+    /// `FullTcp/Newreno` or `FullTcp/Sack` (3 SACK blocks).
+    pub fn ns2_35_fulltcp() -> Self {
+        TcpConfig {
+            mss: 536,
+            header_bytes: 40,
+            rwnd: 20 * 536,
+            initial_window: 2,
+            initial_ssthresh: 20 * 536,
+            recovery: Recovery::Reno,
+            dupack_threshold: 3,
+            delayed_ack: true,
+            delack_segments: 1,
+            delack_interval_ms: 100.0,
+            delack_clock: DelackClock::Global,
+            nagle: true,
+            timer_model: TimerModel::Ns2,
+            tick_ms: 10.0,
+            min_rto_s: 0.2,
+            max_rto_s: 60.0,
+            initial_rto_s: 3.0,
+            initial_timer: InitialTimer::Base,
+            backoff: vec![1, 2, 4, 8, 16, 32, 64],
+            syn_backoff: vec![],
+            max_retries: NEVER,
+            connect_timeout_s: f64::INFINITY,
+            rtt_sample_from_syn: true,
+            ack_of_syn_opens_cwnd: false,
+            ecn: false,
+            sack_variant: SackVariant::Ns2,
+            sack_max_blocks: 3,
+        }
+    }
+
+    /// A preset by name, as written in scenarios (`[tcp] preset = "..."`). `ns2-fulltcp`, the
+    /// former name of `ns2-weigle2005`, is still accepted (`DEPRECATED_PRESETS`).
     pub fn preset(name: &str) -> Option<Self> {
         match name {
             "freebsd-2.2.8" => Some(Self::freebsd_228()),
             "freebsd-4.x" => Some(Self::freebsd_4x()),
-            "ns2-fulltcp" => Some(Self::ns2_fulltcp()),
+            "ns2-weigle2005" | "ns2-fulltcp" => Some(Self::ns2_fulltcp()),
+            "ns2.35-fulltcp" => Some(Self::ns2_35_fulltcp()),
             _ => None,
         }
     }
 
-    pub const PRESETS: &'static [&'static str] = &["freebsd-2.2.8", "freebsd-4.x", "ns2-fulltcp"];
+    pub const PRESETS: &'static [&'static str] = &[
+        "freebsd-2.2.8",
+        "freebsd-4.x",
+        "ns2-weigle2005",
+        "ns2.35-fulltcp",
+    ];
+
+    /// Old preset names still accepted, and the names they stand for.
+    pub const DEPRECATED_PRESETS: &'static [(&'static str, &'static str)] =
+        &[("ns2-fulltcp", "ns2-weigle2005")];
 
     pub fn tick(&self) -> Time {
         crate::units::round_ns(self.tick_ms * MS as f64)
@@ -349,8 +481,19 @@ impl TcpConfig {
                 "integers in 1..=4096",
             );
         }
-        if self.max_retries == 0 || self.max_retries > 64 {
-            return err("max_retries", &self.max_retries, "an integer in 1..=64");
+        if self.max_retries == 0 || (self.max_retries > 64 && self.max_retries != NEVER) {
+            return err(
+                "max_retries",
+                &self.max_retries,
+                "an integer in 1..=64, or \"never\"",
+            );
+        }
+        if !(1..=64).contains(&self.delack_segments) {
+            return err(
+                "delack_segments",
+                &self.delack_segments,
+                "an integer in 1..=64",
+            );
         }
         if !(1..=MAX_SACK_BLOCKS_ALLOWED).contains(&self.sack_max_blocks) {
             return err(
@@ -360,7 +503,11 @@ impl TcpConfig {
             );
         }
         if self.connect_timeout_s.is_nan() || self.connect_timeout_s <= 0.0 {
-            return err("connect_timeout_s", &self.connect_timeout_s, "a time > 0 s");
+            return err(
+                "connect_timeout_s",
+                &self.connect_timeout_s,
+                "a time > 0 s, or \"never\"",
+            );
         }
         Ok(())
     }

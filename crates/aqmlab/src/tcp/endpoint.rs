@@ -659,9 +659,10 @@ impl Endpoint {
                     self.ack_now = true;
                 } else {
                     // BSD acknowledges when the window has advanced by two full segments
-                    // (tcp_output's window-update test), otherwise at the next fast-timer tick.
+                    // (tcp_output's window-update test), ns-2.35 Full-TCP by one
+                    // (`need_send`, `segsperack_`); otherwise at the delayed-ACK timer.
                     self.unacked_bytes += self.rcv_nxt - old;
-                    if self.unacked_bytes >= 2 * cfg.mss as u64 {
+                    if self.unacked_bytes >= cfg.delack_segments as u64 * cfg.mss as u64 {
                         self.ack_now = true;
                     } else if self.delack_at.is_none() {
                         let iv = cfg.delack_interval();
@@ -727,8 +728,9 @@ impl Endpoint {
 
     fn on_retransmit_timeout(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let opening = self.opening();
+        // "never" is infinity: the cast saturates at Time::MAX.
         let connect_limit = (cfg.connect_timeout_s * 1e9) as Time;
-        if self.rto.shift + 1 > cfg.max_retries
+        if self.rto.shift.saturating_add(1) > cfg.max_retries
             || (opening && now - self.opened_at >= connect_limit)
         {
             self.abort(out);
@@ -736,7 +738,14 @@ impl Endpoint {
         }
         self.counters.timeouts += 1;
         let syn_sent = self.state == State::SynSent;
-        self.rto.on_timeout(cfg, syn_sent, cfg.max_retries / 4);
+        // BSD clears SRTT after TCP_MAXRXTSHIFT/4 timeouts (3); ns-2 `rtt_backoff` when the
+        // backoff passes 8, also after 3: so 3 for connections that never give up.
+        let reset_after = if cfg.max_retries == super::config::NEVER {
+            3
+        } else {
+            cfg.max_retries / 4
+        };
+        self.rto.on_timeout(cfg, syn_sent, reset_after);
         // RFC 5681 §3.1 (eq. 4) as coded in 4.4BSD: ssthresh = max(min(cwnd, rwnd)/2, 2·MSS),
         // cwnd = 1 MSS (loss window), go back to the first unacknowledged byte. A SYN or
         // SYN-ACK timeout lowers ssthresh too (4.4BSD tcp_timers and ns-2 `timeout_action`

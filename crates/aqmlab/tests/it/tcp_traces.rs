@@ -495,3 +495,94 @@ fn ns2_timer_restarted_by_an_ack_uses_the_backoff_before_it() {
     let _ = deliver(&mut ack, &mut sv, &cfg, at);
     assert_eq!(sv.rexmt_deadline().unwrap() - at, 2 * SEC);
 }
+
+/// ns-2.35 Full-TCP (`ns2.35-fulltcp`) retransmits a SYN forever: `rtxcur_init_` 3 s, doubled
+/// at every timeout up to `maxrto_` 60 s (tcp.cc `rtt_backoff`, tcp-full.cc has no retry
+/// limit): SYNs at 0, 3, 9, 21, 45, 93, 153, 213, 273 s — still trying after 270 s, where the
+/// BSD limits (75 s to connect) would long have given up.
+#[test]
+fn ns2_35_syns_never_give_up() {
+    let mut sc = base(300.0);
+    sc.tcp = TcpConfig::ns2_35_fulltcp();
+    sc.traffic = vec![bulk(1, Some(1000))];
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.enable_trace();
+    let fwd = sim.topology().forward();
+    sim.script_loss(
+        fwd,
+        ScriptedLoss {
+            seq: 0,
+            syn: true,
+            count: 1000,
+        },
+    );
+    let (sim, tables) = run_traced(sim);
+    let syns: Vec<f64> = sim
+        .trace()
+        .iter()
+        .filter(|e| e.side == 0 && e.flags & flags::SYN != 0)
+        .map(|e| e.t as f64 * 1e-9)
+        .collect();
+    let expected = [0.0, 3.0, 9.0, 21.0, 45.0, 93.0, 153.0, 213.0, 273.0];
+    assert_eq!(syns.len(), expected.len(), "{syns:?}");
+    for (t, e) in syns.iter().zip(expected) {
+        assert!((t - e).abs() < 1e-9, "{syns:?}");
+    }
+    let c = table(&tables, "connections");
+    assert_eq!(bools(c, "aborted"), vec![false]);
+    assert_eq!(bools(c, "completed"), vec![false]);
+}
+
+/// ns-2.35 Full-TCP acknowledges every full-sized segment at once (`segsperack_` 1) and holds
+/// the ACK of sub-MSS data until the free-running 100 ms delayed-ACK clock ticks
+/// (`need_send`, `delack_timer_`): a greedy transfer gets one ACK per full segment, each sent
+/// when its segment arrives; a 100-byte upload that the server does not answer gets its ACK on
+/// a 100 ms boundary after the data arrived.
+#[test]
+fn ns2_35_acks_every_full_segment_and_delays_only_sub_mss_data() {
+    let mut sc = base(5.0);
+    sc.tcp = TcpConfig::ns2_35_fulltcp();
+    sc.tcp.rwnd = 1 << 20;
+    sc.traffic = vec![bulk(1, None)];
+    let mut sim = Simulation::new(sc).unwrap();
+    sim.enable_trace();
+    let (sim, _) = run_traced(sim);
+    let tr = sim.trace();
+    // Every data segment the server sends is full-sized (a greedy sender, no tail): each is
+    // acknowledged by an ACK of its own (BSD's rule would acknowledge every second one).
+    let data: Vec<_> = tr.iter().filter(|e| e.side == 1 && e.len > 0).collect();
+    let acks: Vec<_> = tr
+        .iter()
+        .filter(|e| e.side == 0 && e.len == 0 && e.ack > 1)
+        .collect();
+    assert!(data.len() > 100);
+    assert!(data.iter().all(|e| e.len == 536));
+    let acked: std::collections::BTreeSet<u64> = acks.iter().map(|e| e.ack).collect();
+    for d in data.iter().take(200) {
+        assert!(
+            acked.contains(&(d.seq + 536)),
+            "segment {} not acknowledged on its own",
+            d.seq
+        );
+    }
+
+    // 100 bytes (sub-MSS) reach a server that sends nothing back: no ACK at once; it waits
+    // for the next 100 ms tick of the free-running delayed-ACK clock. The handshake ends at
+    // 100 ms; the data is written at 160 ms, arrives at 210 ms, and is acknowledged at 300 ms.
+    let cfg = TcpConfig::ns2_35_fulltcp();
+    let (mut cl, mut sv, t) = handshake_after_syn_losses(&cfg, 0);
+    let mut out = Outbox::default();
+    cl.write(t + 60 * MS, &cfg, 100, &mut out);
+    assert_eq!(out.segs.iter().map(|s| s.len).sum::<u32>(), 100);
+    let back = deliver(&mut out, &mut sv, &cfg, t + 110 * MS);
+    assert!(back.segs.is_empty(), "sub-MSS data acknowledged at once");
+    assert_eq!(sv.next_deadline(), Some(300 * MS));
+    let mut late = Outbox::default();
+    sv.on_timer(300 * MS, &cfg, &mut late);
+    assert!(late.segs.iter().any(|s| s.len == 0 && s.ack == 101));
+    // A full segment is acknowledged at once.
+    let mut out = Outbox::default();
+    cl.write(t + 400 * MS, &cfg, 536, &mut out);
+    let back = deliver(&mut out, &mut sv, &cfg, t + 450 * MS);
+    assert!(back.segs.iter().any(|s| s.ack == 101 + 536));
+}
