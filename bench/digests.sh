@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 # name | seconds | scenario file | --set overrides (space separated, no spaces inside)
 scenarios=(
   "greedy|30||"
-  "packmime_two_way|60|bench/packmime_two_way.toml|"
+  "packmime_two_way|60|bench/packmime_http11_weigle.toml|"
   "study_b_full|60|bench/study_b_full.toml|"
   "mah_red|300|examples/web/mah.toml|queue={kind=\"red\",limit=480,min_th=30,max_th=90,max_p=0.05,wait=false}"
   "packmime_ared_ecn_sack|120|examples/web/packmime.toml|queue={kind=\"ared\",limit=370} tcp.recovery=sack tcp.ecn=true"
