@@ -154,9 +154,19 @@ pub enum DelayPlacement {
     /// The whole RTT on the packets the client sends, as they leave its interface (Study B's
     /// "out-bound packet delays on browser machines", dummynet per flow); none on the server's.
     ClientOutbound,
-    /// Half of the RTT on every packet each end receives, after its interface (Study A's
-    /// "in-bound packet delays on the end systems").
+    /// The whole RTT on the packets the client receives, after its interface (in-bound
+    /// dummynet pipes on the browser machines; Study A's reading, docs/studies.md).
+    ClientInbound,
+    /// Half of the RTT on every packet each end receives, after its interface (in-bound pipes
+    /// on both end systems).
     Inbound,
+}
+
+impl DelayPlacement {
+    /// The delay boxes sit on the links reaching hosts (in-bound), not on those leaving them.
+    pub fn inbound(self) -> bool {
+        matches!(self, DelayPlacement::ClientInbound | DelayPlacement::Inbound)
+    }
 }
 
 /// The per-flow delay emulator.
@@ -247,9 +257,15 @@ pub enum TrafficConfig {
         /// Users start at uniform times in `[0, start_spread_s)`.
         #[serde(default = "default_start_spread")]
         start_spread_s: f64,
-        /// Optional cap on think times (the empirical tail reaches a day); absent = none.
+        /// Optional cap on think times (the empirical tail reaches a day): `min(T, cap)`;
+        /// absent = none.
         #[serde(default)]
         think_cap_s: Option<f64>,
+        /// Optional think-time threshold applied as GloMoSim's and QualNet's HTTP clients do
+        /// (`http_client.pc`): a drawn think time above it is replaced by the remainder of its
+        /// division by the threshold. Absent = none (Mah's law as measured).
+        #[serde(default)]
+        think_wrap_s: Option<f64>,
         /// `"empirical"` (Mah's CDFs) or `"exponential"`: request and reply sizes drawn from
         /// exponential laws with the same means, a control for burstiness studies.
         #[serde(default)]
@@ -558,6 +574,7 @@ impl Scenario {
                     max_parallel,
                     start_spread_s,
                     think_cap_s,
+                    think_wrap_s,
                     ..
                 } => {
                     integer_in(format!("{p}.users"), *users, 1..=10_000_000)?;
@@ -565,6 +582,15 @@ impl Scenario {
                     non_negative(&format!("{p}.start_spread_s"), *start_spread_s)?;
                     if let Some(c) = think_cap_s {
                         positive(&format!("{p}.think_cap_s"), *c)?;
+                    }
+                    if let Some(w) = think_wrap_s {
+                        if !(w.is_finite() && *w >= 1e-3) {
+                            return Err(ConfigError::new(
+                                format!("{p}.think_wrap_s"),
+                                w,
+                                "a threshold ≥ 0.001 s",
+                            ));
+                        }
                     }
                 },
                 TrafficConfig::Browsers {

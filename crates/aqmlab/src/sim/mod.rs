@@ -413,7 +413,7 @@ impl Simulation {
             let uplink = l % 2 == 0;
             // Outbound delay boxes sit on the links leaving hosts, inbound ones on those
             // reaching them.
-            let boxed = uplink != (sc.delay_box.placement == DelayPlacement::Inbound);
+            let boxed = uplink != sc.delay_box.placement.inbound();
             let mut link = Link::new(
                 access_rate,
                 access_delay,
@@ -578,6 +578,7 @@ impl Simulation {
                     max_parallel,
                     start_spread_s,
                     think_cap_s,
+                    think_wrap_s,
                     size_law,
                     think_law,
                     stationary_start,
@@ -586,6 +587,9 @@ impl Simulation {
                     let (c, sv) = sides(*client_side);
                     let mut m =
                         MahSource::new(seed, source, *users, *max_parallel, *think_cap_s, c, sv);
+                    if let Some(t) = think_wrap_s {
+                        m = m.with_think_wrap(*t);
+                    }
                     if *size_law == SizeLaw::Exponential {
                         m = m.with_exponential_sizes();
                     }
@@ -1013,6 +1017,7 @@ impl Simulation {
         match self.sc.delay_box.placement {
             DelayPlacement::Split | DelayPlacement::Inbound => [extra / 2, extra / 2],
             DelayPlacement::ClientOutbound => [extra, 0],
+            DelayPlacement::ClientInbound => [0, extra],
         }
     }
 
@@ -1261,9 +1266,11 @@ impl Simulation {
                 if !c.app.ends_at_close() {
                     self.notify_user(slot);
                 }
-            } else if self.out.peer_closed && side == 0 && c.app.ends_at_close() {
-                // The client read the end of the stream and closed: for a source whose
-                // responses end at the close (Study A), the user's connection is over now.
+            }
+            if self.out.peer_closed && side == 0 && self.conns[slot as usize].app.ends_at_close() {
+                // The client read the end of the stream and closed (often in the same segment
+                // as the last byte): for a source whose responses end at the close (Study A),
+                // the user's connection is over now.
                 self.notify_user(slot);
             }
             self.out.clear();

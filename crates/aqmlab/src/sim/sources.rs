@@ -9,7 +9,7 @@
 use super::web_app::{Script, WebExchange};
 use crate::rng::{Rng, StreamKind};
 use crate::units::{secs, Time};
-use crate::workload::dist::ResidualLaw;
+use crate::workload::dist::{PiecewiseLaw, ResidualLaw};
 use crate::workload::mah::MahModel;
 use crate::workload::packmime::{
     Exchange, PackMimeArrivals, PackMimePersistence, PackMimeRequestSize, PackMimeResponseSize,
@@ -60,6 +60,8 @@ pub struct MahSource {
     users: Vec<MahUser>,
     max_parallel: u32,
     think_cap: Option<f64>,
+    /// GloMoSim's threshold: a think time above it becomes its remainder modulo the threshold.
+    think_wrap: Option<f64>,
     /// Draw sizes from exponential laws with Mah's means instead of Mah's CDFs.
     exponential_sizes: bool,
     /// Draw think times from an exponential law with Mah's mean (and start stationary).
@@ -96,6 +98,7 @@ impl MahSource {
             users,
             max_parallel,
             think_cap,
+            think_wrap: None,
             exponential_sizes: false,
             exponential_think: false,
             stationary_start: None,
@@ -118,12 +121,32 @@ impl MahSource {
         self
     }
 
-    /// Each user starts in a think period with the stationary residual of the empirical
-    /// (capped) think time (`ResidualLaw`), so that the population is stationary from time 0
-    /// rather than fetching its first pages together.
-    pub fn with_stationary_start(mut self) -> Self {
-        self.stationary_start = Some(ResidualLaw::new(&self.model.think_time, self.think_cap));
+    /// Think times above `threshold` are replaced by their remainder modulo it, as GloMoSim's
+    /// and QualNet's HTTP clients do (`workload::dist::piecewise`). Set before
+    /// `with_stationary_start`.
+    pub fn with_think_wrap(mut self, threshold: f64) -> Self {
+        self.think_wrap = Some(threshold);
         self
+    }
+
+    /// Each user starts in a think period with the stationary residual of the empirical
+    /// (wrapped, capped) think time (`ResidualLaw`), so that the population is stationary from
+    /// time 0 rather than fetching its first pages together.
+    pub fn with_stationary_start(mut self) -> Self {
+        self.stationary_start = Some(ResidualLaw::of(&self.think_law()));
+        self
+    }
+
+    /// The law of the think times this source draws (Mah's CDF, wrapped, then capped).
+    pub fn think_law(&self) -> PiecewiseLaw {
+        let mut law = PiecewiseLaw::from_cdf(&self.model.think_time);
+        if let Some(t) = self.think_wrap {
+            law = law.wrapped(t);
+        }
+        if let Some(c) = self.think_cap {
+            law = law.capped(c);
+        }
+        law
     }
 
     fn think_time(&mut self, u: u32) -> f64 {
@@ -133,6 +156,11 @@ impl MahSource {
         } else {
             self.model.sample_think_time(&mut user.rng)
         };
+        if let Some(t) = self.think_wrap {
+            if think > t {
+                think %= t;
+            }
+        }
         if let Some(cap) = self.think_cap {
             think = think.min(cap);
         }

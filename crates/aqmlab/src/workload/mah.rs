@@ -198,4 +198,37 @@ mod tests {
         let b = m.sample_primary_reply(&mut r);
         assert!(b <= 8_146_976);
     }
+
+    /// GloMoSim's threshold rule (think > T → think mod T) applied to draws from Mah's table:
+    /// the draws follow the exact wrapped law (KS), whose mean is far below Mah's 1,287 s
+    /// (T = 120 s, GloMoSim's documented example: a mean of 26.6 s).
+    #[test]
+    fn wrapped_think_times_follow_the_folded_law() {
+        use crate::workload::dist::PiecewiseLaw;
+        let m = MahModel::shared();
+        for t in [120.0, 900.0] {
+            let law = PiecewiseLaw::from_cdf(&m.think_time).wrapped(t);
+            let mut r = Rng::stream(31, StreamKind::Test, t as u64);
+            let xs: Vec<f64> = (0..20_000)
+                .map(|_| {
+                    let x = m.sample_think_time(&mut r);
+                    if x > t {
+                        x % t
+                    } else {
+                        x
+                    }
+                })
+                .collect();
+            assert!(xs.iter().all(|&x| x <= t));
+            assert_ks(&xs, |x| law.cdf(x), "wrapped think time");
+            let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+            assert!((mean - law.mean()).abs() < 0.05 * law.mean(), "{mean} vs {}", law.mean());
+        }
+        let law = PiecewiseLaw::from_cdf(&m.think_time).wrapped(120.0);
+        assert!((law.mean() - 26.6).abs() < 0.1, "{}", law.mean());
+        // The 18 % above the threshold fold down onto [0, 120): the median drops below Mah's.
+        let mah_median = PiecewiseLaw::from_cdf(&m.think_time).quantile(0.5);
+        assert!((mah_median - 15.32).abs() < 0.01, "{mah_median}");
+        assert!(law.quantile(0.5) < mah_median - 1.0, "{}", law.quantile(0.5));
+    }
 }

@@ -46,7 +46,8 @@ fn one_way_ms(sc: Scenario) -> (f64, f64, f64) {
 }
 
 /// Split: half the RTT each way; client out-bound: all of it on what the client sends, none
-/// on what the server sends; in-bound: half at each receiver. Exact delays without a tick.
+/// on what the server sends; client in-bound: all of it on what the client receives; in-bound:
+/// half at each receiver. Exact delays without a tick.
 #[test]
 fn placement_puts_the_delay_where_the_testbed_had_it() {
     use DelayPlacement::*;
@@ -57,6 +58,8 @@ fn placement_puts_the_delay_where_the_testbed_had_it() {
         (Split, Upload, 20.0),
         (ClientOutbound, Download, 0.0),
         (ClientOutbound, Upload, 40.0),
+        (ClientInbound, Download, 40.0),
+        (ClientInbound, Upload, 0.0),
         (Inbound, Download, 20.0),
         (Inbound, Upload, 20.0),
     ] {

@@ -3,6 +3,7 @@
 pub mod empirical;
 pub mod fft;
 pub mod fsd;
+pub mod piecewise;
 pub mod residual;
 pub mod special;
 pub mod variates;
@@ -12,4 +13,5 @@ pub(crate) mod ks;
 
 pub use empirical::{EmpiricalCdf, ParseError};
 pub use fsd::Fsd;
+pub use piecewise::PiecewiseLaw;
 pub use residual::ResidualLaw;

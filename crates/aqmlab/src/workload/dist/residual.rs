@@ -13,7 +13,7 @@
 //! `[v_{i−1}, v_i]`; the length-biased law keeps the pieces with weights `mass · mean value`
 //! and, inside a piece `[a, b]`, the density `∝ t`, sampled as `√(a² + U·(b² − a²))`.
 
-use super::EmpiricalCdf;
+use super::{EmpiricalCdf, PiecewiseLaw};
 use crate::rng::Rng;
 
 /// Equilibrium residual law of an empirical inter-event law (see the module documentation).
@@ -30,35 +30,24 @@ pub struct ResidualLaw {
 impl ResidualLaw {
     /// The residual law of `min(T, cap)` for `T ~ law` (`cap = None`: of `T`).
     pub fn new(law: &EmpiricalCdf, cap: Option<f64>) -> Self {
-        let cap = cap.unwrap_or(f64::INFINITY);
+        let law = PiecewiseLaw::from_cdf(law);
+        Self::of(&match cap {
+            Some(c) => law.capped(c),
+            None => law,
+        })
+    }
+
+    /// The residual law of any mixture of atoms and uniform pieces (a capped or wrapped
+    /// empirical law).
+    pub fn of(law: &PiecewiseLaw) -> Self {
         let mut r = ResidualLaw {
             lo: Vec::new(),
             hi: Vec::new(),
             mass: Vec::new(),
             cum: Vec::new(),
         };
-        let points: Vec<(f64, f64)> = law.points().collect();
-        let (v0, c0) = points[0];
-        r.piece(v0.min(cap), v0.min(cap), c0);
-        let mut above = 1.0 - c0; // mass above v0 not yet placed
-        for w in points.windows(2) {
-            let ((a, ca), (b, cb)) = (w[0], w[1]);
-            if a >= cap {
-                break;
-            }
-            let m = cb - ca;
-            if b <= cap {
-                r.piece(a, b, m);
-                above -= m;
-            } else {
-                // split at the cap: the part below stays uniform, the rest joins the atom
-                let below = m * (cap - a) / (b - a);
-                r.piece(a, cap, below);
-                above -= below;
-            }
-        }
-        if cap.is_finite() && above > 0.0 {
-            r.piece(cap, cap, above);
+        for &(lo, hi, mass) in law.pieces() {
+            r.piece(lo, hi, mass);
         }
         r
     }
