@@ -295,6 +295,14 @@ class Calibration:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    def population_for(self, load: float, two_way: bool = False) -> float:
+        """Users (or connections per second) offering `load` × the capacity on the response
+        direction: counting this entry's responses alone, or (`two_way`) also the requests and
+        ACKs that an equal population on the other side puts there (Study B's definition)."""
+        other = (self.other_slope_mbps or 0.0) if two_way else 0.0
+        per_unit = self.slope_mbps + other
+        return load * self.capacity_mbps / per_unit if per_unit > 0 else math.nan
+
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Calibration:
         known = {f for f in cls.__dataclass_fields__}

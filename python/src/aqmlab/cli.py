@@ -387,6 +387,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                 f"    {c.population} = {pt['population']:<10g} {pt['load_mbps']:10.4f} Mb/s"
                 f"  ({100 * pt['load_fraction']:.1f} % of {c.capacity_mbps:g} Mb/s)"
             )
+        print(
+            f"    {c.population} for 100 % of {c.capacity_mbps:g} Mb/s: "
+            f"{c.population_for(1.0):,.0f} (its responses alone); "
+            f"{c.population_for(1.0, two_way=True):,.0f} per side with the other side's "
+            "requests and ACKs (two-way, both sides alike)"
+        )
     print(f"calibration: {path}")
     return 0
 

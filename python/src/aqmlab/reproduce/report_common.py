@@ -81,11 +81,22 @@ def curve(part: Part | None, label: str, xmax_s: float, **labels: str) -> list[C
     return [(label, x, y)]
 
 
-def show_calibration(doc: HtmlDocument, parts: Mapping[str, Part], note: str) -> None:
-    """The calibrations used (from the part that measured them, else any part)."""
+def show_calibration(
+    doc: HtmlDocument,
+    parts: Mapping[str, Part],
+    note: str,
+    paper: Mapping[str, float] | None = None,
+    basis: str = "for 100 % (responses)",
+) -> None:
+    """The calibrations used (from the part that measured them, else any part). `paper` gives
+    the paper's population for 100 % of the capacity by RTT kind (`[rtt] kind`), on the
+    calibration row's `basis` column: the rows then show it and our ratio to it."""
     rows: dict[str, dict[str, Any]] = {}
     for p in parts.values():
         for r in calibration_rows(p.study.directory):
+            if paper is not None and r["rtt"] in paper:
+                r["paper: for 100 %"] = paper[r["rtt"]]
+                r["ours / paper"] = r[basis] / paper[r["rtt"]]
             rows.setdefault(r["key"], r)
     doc.heading("Load calibration", 3)
     doc.paragraph(note)

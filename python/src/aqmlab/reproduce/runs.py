@@ -116,8 +116,11 @@ def calibration_rows(directory: Path) -> list[dict[str, Any]]:
                 "source": c.get("kind"),
                 "clients": (c.get("fields") or {}).get("traffic", {}).get("client_side"),
                 "tcp": _tcp_label((c.get("fields") or {}).get("tcp") or {}),
+                "rtt": ((c.get("fields") or {}).get("rtt") or {}).get("kind", "none"),
                 "Mb/s per unit": c.get("slope_mbps"),
                 "unit": c.get("population"),
+                "for 100 % (responses)": _per_capacity(c, False),
+                "for 100 % (two-way, per side)": _per_capacity(c, True),
                 "R²": c.get("r2"),
                 "points": len(pts),
                 "highest load measured (% of 10 Mb/s)": max(
@@ -128,6 +131,12 @@ def calibration_rows(directory: Path) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _per_capacity(c: Mapping[str, Any], two_way: bool) -> float:
+    """Population for 100 % of the capacity (`Calibration.population_for`)."""
+    slope = (c.get("slope_mbps") or 0.0) + ((c.get("other_slope_mbps") or 0.0) if two_way else 0.0)
+    return (c.get("capacity_mbps") or math.nan) / slope if slope > 0 else math.nan
 
 
 def _tcp_label(tcp: Mapping[str, Any]) -> str:

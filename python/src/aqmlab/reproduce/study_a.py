@@ -84,8 +84,10 @@ def _intro(doc: HtmlDocument, p: Mapping[str, Part], scale: str) -> None:
         doc,
         p,
         "Users per unit of load, measured on the uncongested network (bottleneck at 100 Mb/s) "
-        "with the run length of this scale (§3.3: the paper needed about 3,400 users for "
-        "10 Mb/s). Each run's population is in its summary.json.",
+        "with the run length of this scale, beside the paper's calibration (§3.3, Figure 4: "
+        "about 3,400 users for 10 Mb/s, 3,750 for 11 Mb/s). Each run's population is in its "
+        "summary.json.",
+        paper={"matrix": 3_400.0},
     )
 
 
