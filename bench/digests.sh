@@ -36,9 +36,7 @@ for entry in "${scenarios[@]}"; do
   if [ -n "$file" ]; then
     args=()
     for s in $sets; do args+=(--set "$s"); done
-    calib=()
-    [ "$name" = study_b_full ] && calib=(--calibration python/src/aqmlab/studies/B/base.calibration.json)
-    "$AQMLAB" validate "$file" --print "${args[@]}" "${calib[@]}" > "$tmp/$name.json"
+    "$AQMLAB" validate "$file" --print "${args[@]}" > "$tmp/$name.json"
     env_scenario=(AQMLAB_BENCH_SCENARIO="$tmp/$name.json")
   fi
   env "${env_scenario[@]}" AQMLAB_BENCH_SECONDS="$seconds" AQMLAB_BENCH_DIGEST=columns \

@@ -82,9 +82,13 @@ def test_full_design_matches_the_paper(tmp_path):
         else:
             assert s["rtt"]["kind"] == "empirical" and s["rtt"]["source"] == "campus_rtt.csv"
         left, right = s["traffic"]
-        assert left["kind"] == right["kind"] == "browsers"
+        assert left["kind"] == right["kind"] == "unc"  # the UNC model (its fallbacks here)
+        assert s["topology"]["bottleneck_framing"] == s["topology"]["access_framing"] == "ethernet"
+        assert s["delay_box"] == {"placement": "client_outbound", "tick_ms": 1.0}
         assert (left["client_side"], right["client_side"]) == ("left", "right")
-        assert left["users"] == right["users"]  # balanced, §3.2
+        # Balanced (§3.2): each side is calibrated on its own, and with hosts' jitter and clock
+        # phases the two measured slopes differ by about 1e-4.
+        assert left["users"] == pytest.approx(right["users"], rel=1e-3)
         assert left["persistent_share"] == 0.15 and left["parallel"] == [2, 4]  # §3.1
         users.setdefault((r.labels["rtt"], r.labels["load"]), set()).add(left["users"])
     assert {k: len(v) for k, v in users.items()} == dict.fromkeys(users, 1)  # same users

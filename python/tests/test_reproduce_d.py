@@ -33,6 +33,7 @@ def _check_queue(label: str, q: dict) -> None:
     elif label == "GRED-I":
         assert q["kind"] == "gred_i" and q["min_th"] == 30.0 and q["max_p"] == 1.0
         assert q["thresholds"] == "max_th_is_buffer"  # max_th = the 200-packet buffer
+        assert q["wait"] is False  # a drop function of the queue, no spacing of drops
     else:
         pytest.fail(f"unexpected queue {label}")
 
@@ -48,13 +49,32 @@ def test_full_design_matches_the_paper(tmp_path):
             assert s["duration_s"] - s["warmup_s"] >= 200.0  # §II-C: > 200 s simulated
             assert s["topology"]["bottleneck_mbps"] == 10.0
             assert s["tcp"]["recovery"] == "newreno" and s["tcp"]["mss"] == 1000
-            assert s["rtt"] == {"kind": "uniform", "min_ms": 120.0, "max_ms": 220.0}
+            topo = s["topology"]
+            if part == "greedy":
+                # §II-C's ns-2 network: RTTs 120-220 ms, no framing, no jitter.
+                assert s["rtt"] == {"kind": "uniform", "min_ms": 120.0, "max_ms": 220.0}
+                assert topo["bottleneck_framing"] == "none" and topo["host_jitter_us"] == 0.0
+            else:
+                # §II-B's testbed: Ethernet, a delay per source link of 10-200 ms each way.
+                assert topo["bottleneck_framing"] == topo["access_framing"] == "ethernet"
+                rtts = s["rtt"]["rtt_ms"]
+                assert s["rtt"]["kind"] == "matrix" and len(rtts) == 1 and len(rtts[0]) == 32
+                assert (min(rtts[0]), max(rtts[0])) == (20.0, 400.0)
             _check_queue(r.labels["queue"], s["queue"])
         # Common random numbers: the seed depends on the repetition only.
         assert {(r.rep, r.seed) for r in runs} == {(k, 1 + k) for k in reps}
+    # Exp1-Exp5: 16 ... 256 TCP sources, 80 % FTP (100 KB files), 20 % small HTTP transfers,
+    # no UDP (§II-B, §III-A.1).
     flows = _plan(tmp_path, "flows")
-    assert sorted({r.scenario["traffic"][0]["flows"] for r in flows}) == [16, 32, 64, 128, 256]
-    assert all(len(r.scenario["traffic"]) == 1 for r in flows)  # no UDP in Exp1-Exp5
+    seen = set()
+    for r in flows:
+        ftp, http = r.scenario["traffic"]
+        n = ftp["sessions"] + http["sessions"]
+        seen.add(n)
+        assert str(n) == r.labels["flows"] and ftp["sessions"] == round(0.8 * n)
+        assert ftp["size"]["bytes"] == 100_000 and http["size"]["bytes"] == 1_000
+        assert ftp["think_mean_s"] == http["think_mean_s"] == 0.0  # back to back
+    assert sorted(seen) == [16, 32, 64, 128, 256]
     greedy = _plan(tmp_path, "greedy")
     for r in greedy:
         bulk, udp = r.scenario["traffic"]
@@ -66,17 +86,17 @@ def test_full_design_matches_the_paper(tmp_path):
         if r.rep == 0 and r.scenario["queue"]["kind"] == "red" and not r.scenario["queue"]["gentle"]
     )
     assert weights[-1] == 1.0 and weights[0] < 0.002 and len(weights) >= 6  # §III-B
-    # Exp6: 400 sources, 10 % UDP; Exp7: 200, 10 %; Exp8: 200, 5 %; 20 % of TCP sources FTP
-    # with 100 KB files, 80 % HTTP.
+    # Exp6: 400 sources, 10 % UDP; Exp7: 200, 10 %; Exp8: 200, 5 %; 20 % of the TCP sources
+    # FTP with 100 KB files, 80 % HTTP (text and GIF transfers).
     expected = {"Exp6": (400, 0.1), "Exp7": (200, 0.1), "Exp8": (200, 0.05)}
     for r in _plan(tmp_path, "mix"):
-        by_kind = {t["kind"]: t for t in r.scenario["traffic"]}
-        udp, ftp, http = by_kind["udp_cbr"], by_kind["ftp"], by_kind["mah"]
+        udp, ftp, text, gif = r.scenario["traffic"]
         sources, share = expected[r.labels["exp"]]
-        assert udp["flows"] + ftp["sessions"] + http["users"] == sources
+        assert udp["flows"] + ftp["sessions"] + text["sessions"] + gif["sessions"] == sources
         assert udp["share"] == share and udp["packet_bytes"] == 1000
-        tcp = ftp["sessions"] + http["users"]
+        tcp = ftp["sessions"] + text["sessions"] + gif["sessions"]
         assert ftp["sessions"] == round(0.2 * tcp) and ftp["size"]["bytes"] == 100_000
+        assert (text["size"]["bytes"], gif["size"]["bytes"]) == (1_000, 10_000)
 
 
 def test_smoke_end_to_end(tmp_path):
@@ -91,7 +111,7 @@ def test_smoke_end_to_end(tmp_path):
     assert set(flows) == {("64", q) for q in study_d.QUEUES}
     assert set(greedy) == {(q,) for q in ("TD", "RED", "RED w=1", "GRED", "GRED-I")}
     assert set(mix) == {("Exp7", q) for q in study_d.QUEUES}
-    assert table_rows(html, "Exp1-Exp5: long-lived flows") == len(flows)
+    assert table_rows(html, "Exp1-Exp5: TCP sources") == len(flows)
     assert table_rows(html, "Simulations: 200 greedy NewReno flows + 10 % UDP CBR") == 5
     assert table_rows(html, "Exp6-Exp8: 400/200 sources, 10 %/5 % UDP") == len(mix)
     for cells in (flows, greedy, mix):

@@ -165,7 +165,10 @@ pub enum DelayPlacement {
 impl DelayPlacement {
     /// The delay boxes sit on the links reaching hosts (in-bound), not on those leaving them.
     pub fn inbound(self) -> bool {
-        matches!(self, DelayPlacement::ClientInbound | DelayPlacement::Inbound)
+        matches!(
+            self,
+            DelayPlacement::ClientInbound | DelayPlacement::Inbound
+        )
     }
 }
 
@@ -325,6 +328,25 @@ pub enum TrafficConfig {
         #[serde(default)]
         response_end: ResponseEnd,
     },
+    /// The UNC HTTP/1.0 + 1.1 browsing model of Study B (Le et al. 2003 §3.1, after Smith et
+    /// al. 2001): the users of `browsers`, drawing from the UNC model's empirical
+    /// distributions where `distributions` gives them (the Python layer loads UNC's CDF files),
+    /// each missing element from its documented fallback (docs/workload.md).
+    Unc {
+        users: u32,
+        #[serde(default)]
+        client_side: Side,
+        #[serde(default = "default_parallel")]
+        parallel: Vec<u32>,
+        #[serde(default = "default_persistent_share")]
+        persistent_share: f64,
+        #[serde(default = "default_start_spread")]
+        start_spread_s: f64,
+        #[serde(default)]
+        response_end: ResponseEnd,
+        #[serde(default)]
+        distributions: UncDistributions,
+    },
     /// Constant-bit-rate UDP flows (ns-2's Application/Traffic/CBR over Agent/UDP): each
     /// flow sends a `packet_bytes` packet (size on the wire) every `packet_bytes · 8 / rate`
     /// seconds from its start (`start_s` plus a uniform jitter in `[0, start_jitter_s)`)
@@ -379,6 +401,38 @@ pub enum TrafficConfig {
         #[serde(default = "default_start_spread")]
         start_spread_s: f64,
     },
+}
+
+/// The UNC model's empirical laws as `(value, cumulative probability)` points (sizes in bytes,
+/// think times in seconds, counts), each optional. `source` names where they came from.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct UncDistributions {
+    pub source: String,
+    pub top_request: Option<Vec<(f64, f64)>>,
+    pub embedded_request: Option<Vec<(f64, f64)>>,
+    pub top_response: Option<Vec<(f64, f64)>>,
+    pub embedded_response: Option<Vec<(f64, f64)>>,
+    pub objects_per_page: Option<Vec<(f64, f64)>>,
+    pub think_time_s: Option<Vec<(f64, f64)>>,
+    pub persistent_requests: Option<Vec<(f64, f64)>>,
+    pub consecutive_pages: Option<Vec<(f64, f64)>>,
+}
+
+impl UncDistributions {
+    /// Each law present, with its name and whether its draws are rounded up (sizes, counts).
+    pub fn laws(&self) -> [(&'static str, &Option<Vec<(f64, f64)>>, bool); 8] {
+        [
+            ("top_request", &self.top_request, true),
+            ("embedded_request", &self.embedded_request, true),
+            ("top_response", &self.top_response, true),
+            ("embedded_response", &self.embedded_response, true),
+            ("objects_per_page", &self.objects_per_page, true),
+            ("think_time_s", &self.think_time_s, false),
+            ("persistent_requests", &self.persistent_requests, true),
+            ("consecutive_pages", &self.consecutive_pages, true),
+        ]
+    }
 }
 
 /// ns-2's CBR default packet size is 210 bytes; Study D's packets are 1,000 bytes, the size
@@ -464,6 +518,30 @@ pub(crate) fn non_negative(field: &str, v: f64) -> Result<(), ConfigError> {
     } else {
         Err(ConfigError::new(field, v, "a number ≥ 0"))
     }
+}
+
+/// The keys `browsers` and `unc` users share.
+fn validate_browsing(
+    p: &str,
+    parallel: &[u32],
+    persistent_share: f64,
+    start_spread_s: f64,
+) -> Result<(), ConfigError> {
+    if parallel.is_empty() || parallel.iter().any(|&k| k == 0 || k > 64) {
+        return Err(ConfigError::new(
+            format!("{p}.parallel"),
+            format!("{parallel:?}"),
+            "a non-empty list of integers in 1..=64",
+        ));
+    }
+    if !(0.0..=1.0).contains(&persistent_share) {
+        return Err(ConfigError::new(
+            format!("{p}.persistent_share"),
+            persistent_share,
+            "a share in [0, 1]",
+        ));
+    }
+    non_negative(&format!("{p}.start_spread_s"), start_spread_s)
 }
 
 fn probability(field: &str, v: f64) -> Result<(), ConfigError> {
@@ -601,21 +679,39 @@ impl Scenario {
                     ..
                 } => {
                     integer_in(format!("{p}.users"), *users, 1..=10_000_000)?;
-                    if parallel.is_empty() || parallel.iter().any(|&k| k == 0 || k > 64) {
-                        return Err(ConfigError::new(
-                            format!("{p}.parallel"),
-                            format!("{parallel:?}"),
-                            "a non-empty list of integers in 1..=64",
-                        ));
+                    validate_browsing(&p, parallel, *persistent_share, *start_spread_s)?;
+                },
+                TrafficConfig::Unc {
+                    users,
+                    parallel,
+                    persistent_share,
+                    start_spread_s,
+                    distributions,
+                    ..
+                } => {
+                    integer_in(format!("{p}.users"), *users, 1..=10_000_000)?;
+                    validate_browsing(&p, parallel, *persistent_share, *start_spread_s)?;
+                    for (name, points, _) in distributions.laws() {
+                        let Some(points) = points else { continue };
+                        crate::workload::dist::EmpiricalCdf::from_points(points, false)
+                            .and_then(|c| {
+                                if c.min() < 0.0 {
+                                    Err(crate::workload::dist::ParseError {
+                                        line: 1,
+                                        message: format!("value {} < 0", c.min()),
+                                    })
+                                } else {
+                                    Ok(c)
+                                }
+                            })
+                            .map_err(|e| {
+                                ConfigError::new(
+                                    format!("{p}.distributions.{name}"),
+                                    format!("point {}: {}", e.line, e.message),
+                                    "(value ≥ 0, cdf) points, both non-decreasing, the last cdf 1",
+                                )
+                            })?;
                     }
-                    if !(0.0..=1.0).contains(persistent_share) {
-                        return Err(ConfigError::new(
-                            format!("{p}.persistent_share"),
-                            persistent_share,
-                            "a share in [0, 1]",
-                        ));
-                    }
-                    non_negative(&format!("{p}.start_spread_s"), *start_spread_s)?;
                 },
                 TrafficConfig::UdpCbr { .. } => crate::sim::validate_udp_cbr(self, i, tr)?,
                 TrafficConfig::Ftp { .. } => crate::sim::validate_ftp(&p, tr)?,

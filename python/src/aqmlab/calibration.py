@@ -64,12 +64,12 @@ __all__ = [
 
 FORMAT = "aqmlab-calibration"
 VERSION = 1
-POPULATION = {"mah": "users", "browsers": "users", "packmime": "rate"}
+POPULATION = {"mah": "users", "browsers": "users", "unc": "users", "packmime": "rate"}
 # Kinds whose population is a whole number of users.
-USER_KINDS = ("mah", "browsers")
+USER_KINDS = ("mah", "browsers", "unc")
 CAPACITY_FACTOR = 10.0
 BIG_QUEUE = 100_000
-DEFAULT_PILOT = {"mah": 10, "browsers": 10, "packmime": 10.0}
+DEFAULT_PILOT = {"mah": 10, "browsers": 10, "unc": 10, "packmime": 10.0}
 MAX_LOAD = 1.1
 # The pilot population grows × 10 (at most PILOT_TRIES runs) until it offers at least this
 # fraction of the capacity.
@@ -95,11 +95,13 @@ _ENTRY_DEFAULTS = {
     },
     "packmime": {"client_side": "left", "http11": False, "packmime_rtt": False},
 }
+_ENTRY_DEFAULTS["unc"] = _ENTRY_DEFAULTS["browsers"]
 # Keys added after calibrations were shipped: left out of the key when they hold their
 # default, so that older calibration files keep matching the scenarios they were made for.
 _ENTRY_NEUTRAL = {"response_end": "last_byte"}
 _TOPOLOGY_NEUTRAL = {"bottleneck_framing": "none", "access_framing": "none"}
 _TCP_NEUTRAL = {"delack_segments": 2}
+_BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 
 
 class CalibrationMissing(sc.ScenarioError):
@@ -146,12 +148,18 @@ def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any
         # The calibration network is drop-tail and never marks: ECN changes no packet, so an
         # ECN run gets the population of its non-ECN twin (and no calibration of its own).
         tcp["ecn"] = False
-    return {
+    fields = {
         "traffic": entry,
         "tcp": tcp,
         "rtt": scenario.get("rtt") or {"kind": "none"},
         "topology": topo,
     }
+    # The delay emulator shapes the traffic; absent (or at its defaults) it leaves the key of
+    # the calibrations made before it existed.
+    box = {k: v for k, v in (scenario.get("delay_box") or {}).items() if _BOX_NEUTRAL.get(k) != v}
+    if box:
+        fields["delay_box"] = box
+    return fields
 
 
 def calibration_key(scenario: Mapping[str, Any], index: int) -> str:

@@ -58,7 +58,7 @@ __all__ = [
     "with_retransmission_class",
 ]
 
-WEB_KINDS = ("mah", "browsers", "packmime")
+WEB_KINDS = ("mah", "browsers", "unc", "packmime")
 # Sources whose runs get the mix metrics in `aqmlab run`'s summary.
 MIX_KINDS = ("udp_cbr", "ftp")
 RETX_CLASSES = ("none", "SYN", "FIN", "data", "combined")

@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from aqmlab import _core
+from aqmlab import _core, unc_model
+from aqmlab.errors import ScenarioError
 
 DEFAULT_PRESET = "freebsd-2.2.8"
 DEFAULT_SEED = 1
@@ -48,13 +49,6 @@ __all__ = [
     "to_json",
     "validate",
 ]
-
-
-class ScenarioError(ValueError):
-    """A scenario problem, described in one line."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(" ".join(str(message).split()))
 
 
 def one_line(error: BaseException) -> str:
@@ -401,6 +395,7 @@ def resolve_with_calibration(
     _resolve_tcp(out)
     _resolve_rtt(out, base)
     _resolve_file_sizes(out, base)
+    unc_model.resolve_entries(out, base)
     _check_finite(out, [])
     used: list[dict[str, Any]] = []
     if loads:

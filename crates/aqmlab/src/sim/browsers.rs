@@ -4,12 +4,17 @@
 //! consecutive pages from one server, then a new server chosen uniformly. A share of the new
 //! connections (15 % in Study B) is persistent and carries several requests in sequence.
 //!
-//! The UNC distributions behind Study B are not public; each element uses the closest public
-//! substitute (docs/workload.md lists them): PackMime-HTTP 1.1 [model-facts §8.3] for request
-//! sizes, top-level response sizes (its response-size mixture), embedded response sizes (its
-//! law for later responses on a persistent connection), embedded objects per page, requests
-//! per persistent connection and think times (its between-page gap law); Mah's CDF for
-//! consecutive pages per server; one server per page.
+//! Two sets of laws drive the same users (`PageLaws`):
+//! - `Substitute` (`kind = "browsers"`): public substitutes for the UNC distributions
+//!   (docs/workload.md lists them): PackMime-HTTP 1.1 [model-facts §8.3] for request sizes,
+//!   top-level response sizes (its response-size mixture), embedded response sizes (its law
+//!   for later responses on a persistent connection), embedded objects per page, requests per
+//!   persistent connection and think times (its between-page gap law); Mah's CDF for
+//!   consecutive pages per server; one server per page.
+//! - `Unc` (`kind = "unc"`): the UNC model's empirical distributions (Smith et al. 2001), read
+//!   from UNC's CDF files when a scenario supplies them; an element without a file falls back to
+//!   the substitute, except the requests per persistent connection, whose fallback follows Le et
+//!   al. 2003's own figures (`UNC_PERSISTENT_REQUESTS_MEAN`).
 
 use super::one_or_more::OneOrMore;
 use super::sources::OpenRequest;
@@ -17,6 +22,7 @@ use super::web_app::WebExchange;
 use crate::rng::{Rng, StreamKind};
 use crate::units::{secs, Time};
 use crate::workload::dist::variates::{gamma, normal_mv, weibull};
+use crate::workload::dist::EmpiricalCdf;
 use crate::workload::mah::MahModel;
 use crate::workload::packmime::request::request_size_at;
 use crate::workload::packmime::response::{cache_size_at, download_size_at};
@@ -46,12 +52,47 @@ struct User {
     conns: u32,
 }
 
+/// Mean requests on a persistent connection when no UNC file gives their law: Le et al. 2003,
+/// §3.1: "approximately 15 % of all TCP connections ... were effectively persistent ... but
+/// more than 50 % of all objects ... were transferred over these persistent connections". With
+/// a share `s` of connections persistent carrying `m` objects each on average and the others
+/// one, the objects on persistent connections are `s·m / (s·m + 1 − s)`; 50 % at s = 0.15 needs
+/// m = 0.85/0.15 = 5.67 (a lower bound: "more than"). Law: 2 + a geometric number of further
+/// requests (the maximum-entropy law on {2, 3, ...} for that mean).
+pub const UNC_PERSISTENT_REQUESTS_MEAN: f64 = 0.85 / 0.15;
+
+/// The UNC model's empirical laws (`None`: the element's fallback). Sizes in bytes, think
+/// times in seconds, counts as drawn (rounded up).
+#[derive(Clone, Debug, Default)]
+pub struct UncLaws {
+    pub top_request: Option<EmpiricalCdf>,
+    pub embedded_request: Option<EmpiricalCdf>,
+    pub top_response: Option<EmpiricalCdf>,
+    pub embedded_response: Option<EmpiricalCdf>,
+    /// Objects per page, the top-level one included (UNC's `obj_page`).
+    pub objects_per_page: Option<EmpiricalCdf>,
+    pub think_time: Option<EmpiricalCdf>,
+    /// Requests carried by a persistent connection (≥ 2).
+    pub persistent_requests: Option<EmpiricalCdf>,
+    /// Consecutive top-level pages from one server.
+    pub consecutive_pages: Option<EmpiricalCdf>,
+}
+
+/// Which laws a population draws from.
+#[derive(Clone, Debug)]
+pub enum PageLaws {
+    Substitute,
+    /// Shared: a page start borrows them while it changes the users.
+    Unc(std::sync::Arc<UncLaws>),
+}
+
 #[derive(Clone, Debug)]
 pub struct BrowserSource {
     users: Vec<User>,
     persistent_share: f64,
     client_hosts: u32,
     server_hosts: u32,
+    laws: PageLaws,
 }
 
 fn log2_law(rng: &mut Rng, loc: f64, scale2: f64, extra_var: f64) -> f64 {
@@ -95,7 +136,14 @@ impl BrowserSource {
             persistent_share,
             client_hosts,
             server_hosts,
+            laws: PageLaws::Substitute,
         }
+    }
+
+    /// Draw from the UNC model's laws (their files, or each element's fallback).
+    pub fn with_unc_laws(mut self, laws: UncLaws) -> Self {
+        self.laws = PageLaws::Unc(std::sync::Arc::new(laws));
+        self
     }
 
     pub fn start_time(&mut self, u: u32, spread: f64) -> Time {
@@ -107,9 +155,24 @@ impl BrowserSource {
     /// (⌈1 + Exp(1.578)⌉ on a one-page connection; 1 w.p. 0.69 per page otherwise) [§8.3.7].
     fn requests_on_new_connection(&mut self, u: usize) -> usize {
         let share = self.persistent_share;
+        let unc = match &self.laws {
+            PageLaws::Unc(l) => Some(std::sync::Arc::clone(l)),
+            PageLaws::Substitute => None,
+        };
         let rng = &mut self.users[u].rng;
         if !rng.bernoulli(share) {
             return 1;
+        }
+        if let Some(l) = &unc {
+            return match &l.persistent_requests {
+                Some(cdf) => (cdf.sample(rng) as usize).max(2),
+                None => {
+                    // 2 + Geometric(q) further requests, mean 2 + q/(1 − q).
+                    let q = 1.0 - 1.0 / (UNC_PERSISTENT_REQUESTS_MEAN - 1.0);
+                    let u = 1.0 - rng.uniform(); // (0, 1]
+                    2 + (u.ln() / q.ln()).floor() as usize
+                },
+            };
         }
         let multi = |rng: &mut Rng| (1.0 + weibull(rng, 1.0, 1.578)).ceil() as usize;
         if rng.bernoulli(0.82) {
@@ -152,6 +215,10 @@ impl BrowserSource {
 
     /// User `u` starts a page after thinking.
     pub fn start_page(&mut self, u: u32, out: &mut Vec<OpenRequest>) {
+        if let PageLaws::Unc(laws) = &self.laws {
+            let laws = std::sync::Arc::clone(laws);
+            return self.start_page_unc(u, &laws, out);
+        }
         let ui = u as usize;
         let server_hosts = self.server_hosts;
         let user = &mut self.users[ui];
@@ -184,6 +251,65 @@ impl BrowserSource {
         user.pending.reverse(); // taken from the back, in page order
         user.primary_done = false;
         // The top-level connection, if persistent, carries the first embedded objects too.
+        let k = self.requests_on_new_connection(ui);
+        let top = (top_request, (top_response as u64).max(1));
+        let rest = self.take(ui, k - 1);
+        self.open(
+            u,
+            std::iter::once(top).chain(rest.iter().copied()),
+            true,
+            out,
+        );
+    }
+
+    /// `start_page` with the UNC model's laws: each element from its file, else its fallback
+    /// (the substitute's law for that element).
+    fn start_page_unc(&mut self, u: u32, laws: &UncLaws, out: &mut Vec<OpenRequest>) {
+        let ui = u as usize;
+        let server_hosts = self.server_hosts;
+        let user = &mut self.users[ui];
+        if user.pages_left == 0 {
+            user.server = user.rng.below(server_hosts as u64) as u32;
+            user.pages_left = match &laws.consecutive_pages {
+                Some(c) => c.sample(&mut user.rng) as u32,
+                None => MahModel::shared().sample_consecutive_docs(&mut user.rng),
+            }
+            .max(1);
+        }
+        user.pages_left -= 1;
+        let rng = &mut user.rng;
+        let request = |rng: &mut Rng, law: &Option<EmpiricalCdf>| match law {
+            Some(c) => (c.sample(rng) as u64).max(1),
+            None => (request_size_at(rng.uniform()) as u64).max(1),
+        };
+        let top_request = request(rng, &laws.top_request);
+        let top_response = match &laws.top_response {
+            Some(c) => c.sample(rng),
+            None if rng.bernoulli(DOWNLOAD_SHARE) => download_size_at(rng.uniform()),
+            None => cache_size_at(rng.uniform()),
+        }
+        .min(SIZE_CAP);
+        let embedded = match &laws.objects_per_page {
+            Some(c) => (c.sample(rng) as usize).max(1) - 1,
+            None => (1.0 + weibull(rng, 1.0, 1.578)).ceil() as usize - 1,
+        };
+        // The substitute's embedded sizes share parameters drawn per page.
+        let (loc, scale2) = match &laws.embedded_response {
+            Some(_) => (0.0, 0.0),
+            None => (normal_mv(rng, 10.62, 0.94), gamma(rng, 3.22, 1.0 / 3.22)),
+        };
+        user.pending.clear();
+        for _ in 0..embedded {
+            let req = request(&mut user.rng, &laws.embedded_request);
+            let resp = match &laws.embedded_response {
+                Some(c) => c.sample(&mut user.rng),
+                None => log2_law(&mut user.rng, loc, scale2, 2.43),
+            }
+            .min(SIZE_CAP) as u64;
+            user.pending.push((req, resp.max(1)));
+        }
+        user.pending.reverse();
+        user.primary_done = false;
         let k = self.requests_on_new_connection(ui);
         let top = (top_request, (top_response as u64).max(1));
         let rest = self.take(ui, k - 1);
@@ -237,10 +363,54 @@ impl BrowserSource {
         self.open_embedded(u, out);
         let user = &mut self.users[ui];
         if user.in_flight == 0 && user.pending.is_empty() {
-            // Think: 2^{ℓ_b + √s_b·√1.21·N} seconds [§8.3.7 between-page gap].
-            let think = log2_law(&mut user.rng, user.think_loc, user.think_scale2, 1.21);
+            let think = match &self.laws {
+                PageLaws::Unc(l) if l.think_time.is_some() => l
+                    .think_time
+                    .as_ref()
+                    .expect("checked")
+                    .sample(&mut user.rng),
+                // Think: 2^{ℓ_b + √s_b·√1.21·N} seconds [§8.3.7 between-page gap].
+                _ => log2_law(&mut user.rng, user.think_loc, user.think_scale2, 1.21),
+            };
             return Some(now + secs(think));
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a UNC file for it, a persistent connection of the `unc` model carries 2 + a
+    /// geometric number of further requests with mean 0.85/0.15 = 5.67 (Le et al. 2003's 15 %
+    /// of connections carrying 50 % of the objects): hand-computed mean and P(2) = 1 − q with
+    /// q = 1 − 1/(m − 1) = 0.7857.
+    #[test]
+    fn unc_persistent_requests_fallback_has_the_papers_mean() {
+        let mut b = BrowserSource::new(3, 0, 1, &[4], 1.0, 1, 1).with_unc_laws(UncLaws::default());
+        let n = 200_000;
+        let draws: Vec<usize> = (0..n).map(|_| b.requests_on_new_connection(0)).collect();
+        let mean = draws.iter().sum::<usize>() as f64 / n as f64;
+        assert!((mean - UNC_PERSISTENT_REQUESTS_MEAN).abs() < 0.03, "{mean}");
+        assert!(draws.iter().all(|&k| k >= 2));
+        let p2 = draws.iter().filter(|&&k| k == 2).count() as f64 / n as f64;
+        let q = 1.0 - 1.0 / (UNC_PERSISTENT_REQUESTS_MEAN - 1.0);
+        assert!((p2 - (1.0 - q)).abs() < 0.005, "{p2}");
+        // With 15 % persistent, half the objects travel on persistent connections.
+        let s = 0.15;
+        assert!((s * mean / (s * mean + 1.0 - s) - 0.5).abs() < 0.002);
+    }
+
+    /// The substitute keeps its own law (PackMime-HTTP 1.1's pages × objects, mean ≈ 3.19).
+    #[test]
+    fn substitute_persistent_requests_keep_packmimes_mean() {
+        let mut b = BrowserSource::new(3, 0, 1, &[4], 1.0, 1, 1);
+        let n = 200_000;
+        let mean = (0..n)
+            .map(|_| b.requests_on_new_connection(0))
+            .sum::<usize>() as f64
+            / n as f64;
+        assert!((mean - 3.19).abs() < 0.1, "{mean}");
     }
 }

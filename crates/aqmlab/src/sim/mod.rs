@@ -547,6 +547,7 @@ impl Simulation {
             .map(|tr| match tr {
                 TrafficConfig::Mah { response_end, .. }
                 | TrafficConfig::Browsers { response_end, .. }
+                | TrafficConfig::Unc { response_end, .. }
                 | TrafficConfig::Packmime { response_end, .. } => *response_end,
                 _ => ResponseEnd::LastByte,
             })
@@ -611,6 +612,14 @@ impl Simulation {
                     persistent_share,
                     start_spread_s,
                     ..
+                }
+                | TrafficConfig::Unc {
+                    users,
+                    client_side,
+                    parallel,
+                    persistent_share,
+                    start_spread_s,
+                    ..
                 } => {
                     let (c, sv) = sides(*client_side);
                     let mut b = BrowserSource::new(
@@ -622,6 +631,9 @@ impl Simulation {
                         c,
                         sv,
                     );
+                    if let TrafficConfig::Unc { distributions, .. } = tr {
+                        b = b.with_unc_laws(unc_laws(distributions));
+                    }
                     for u in 0..*users {
                         let t = b.start_time(u, *start_spread_s);
                         self.sched.at(t, Ev::Start { source, flow: u });
@@ -935,7 +947,8 @@ impl Simulation {
         let client_left = match self.sc.traffic[source as usize] {
             TrafficConfig::Mah { client_side, .. }
             | TrafficConfig::Packmime { client_side, .. }
-            | TrafficConfig::Browsers { client_side, .. } => client_side == Side::Left,
+            | TrafficConfig::Browsers { client_side, .. }
+            | TrafficConfig::Unc { client_side, .. } => client_side == Side::Left,
             TrafficConfig::Bulk { client_side, .. }
             | TrafficConfig::Ftp { client_side, .. }
             | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
@@ -1730,6 +1743,26 @@ impl Simulation {
     /// Packets currently in the network (queues, links, delay boxes).
     pub fn packets_in_network(&self) -> usize {
         self.pkts.live()
+    }
+}
+
+/// The UNC model's laws of a scenario (validated: every point list is a CDF).
+fn unc_laws(d: &crate::config::UncDistributions) -> browsers::UncLaws {
+    let law = |points: &Option<Vec<(f64, f64)>>, round_up: bool| {
+        points.as_ref().map(|p| {
+            crate::workload::dist::EmpiricalCdf::from_points(p, round_up)
+                .expect("validated UNC distribution")
+        })
+    };
+    browsers::UncLaws {
+        top_request: law(&d.top_request, true),
+        embedded_request: law(&d.embedded_request, true),
+        top_response: law(&d.top_response, true),
+        embedded_response: law(&d.embedded_response, true),
+        objects_per_page: law(&d.objects_per_page, true),
+        think_time: law(&d.think_time_s, false),
+        persistent_requests: law(&d.persistent_requests, true),
+        consecutive_pages: law(&d.consecutive_pages, true),
     }
 }
 

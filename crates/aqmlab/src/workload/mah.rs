@@ -222,13 +222,21 @@ mod tests {
             assert!(xs.iter().all(|&x| x <= t));
             assert_ks(&xs, |x| law.cdf(x), "wrapped think time");
             let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-            assert!((mean - law.mean()).abs() < 0.05 * law.mean(), "{mean} vs {}", law.mean());
+            assert!(
+                (mean - law.mean()).abs() < 0.05 * law.mean(),
+                "{mean} vs {}",
+                law.mean()
+            );
         }
         let law = PiecewiseLaw::from_cdf(&m.think_time).wrapped(120.0);
         assert!((law.mean() - 26.6).abs() < 0.1, "{}", law.mean());
         // The 18 % above the threshold fold down onto [0, 120): the median drops below Mah's.
         let mah_median = PiecewiseLaw::from_cdf(&m.think_time).quantile(0.5);
         assert!((mah_median - 15.32).abs() < 0.01, "{mah_median}");
-        assert!(law.quantile(0.5) < mah_median - 1.0, "{}", law.quantile(0.5));
+        assert!(
+            law.quantile(0.5) < mah_median - 1.0,
+            "{}",
+            law.quantile(0.5)
+        );
     }
 }

@@ -499,5 +499,8 @@ fn mah_population_is_stationary_over_ninety_minutes() {
         assert!((r - 1.0).abs() < 0.05, "seed {seed}: last/first = {r}");
     }
     let decaying = ratio(None, false, 1);
-    assert!(decaying < 0.5, "uncapped, started together: last/first = {decaying}");
+    assert!(
+        decaying < 0.5,
+        "uncapped, started together: last/first = {decaying}"
+    );
 }

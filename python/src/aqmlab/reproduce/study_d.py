@@ -1,7 +1,8 @@
 """Study D: May, Diot, Lyles, Bolot (2000), the influence of AQM parameters on aggregate
 traffic performance.
 
-Parts: `flows` (Exp1-Exp5: 16 to 256 long-lived TCP flows, no UDP), `greedy` (the
+Parts: `flows` (Exp1-Exp5: 16 to 256 TCP sources, 80 % FTP file transfers and 20 % small HTTP
+transfers, back to back, no UDP), `greedy` (the
 simulations: 200 greedy NewReno flows + 10 % UDP CBR, RED's averaging weight w swept up to
 the instantaneous queue) and `mix` (Exp6-Exp8: FTP, HTTP and UDP CBR sources), each under tail
 drop (TD), RED, gentle RED (GRED) and GRED-I. The report regenerates the paper's figures
@@ -154,11 +155,11 @@ class _Report:
             d.figure(
                 fig,
                 "fig04_goodput_vs_flows",
-                "Figure 4: aggregate TCP goodput against the number of long-lived flows (no UDP)",
+                "Figure 4: aggregate TCP goodput against the number of TCP sources (no UDP)",
             )
         t = summary_table(self.flows, ["flows", "queue"])
         if t.height:
-            d.table(t.drop([c for c in t.columns if "UDP" in c]), "Exp1-Exp5: long-lived flows")
+            d.table(t.drop([c for c in t.columns if "UDP" in c]), "Exp1-Exp5: TCP sources")
 
     def averaging(self) -> None:
         d = self.doc
