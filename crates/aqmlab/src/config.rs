@@ -419,9 +419,12 @@ pub struct UncDistributions {
     pub consecutive_pages: Option<Vec<(f64, f64)>>,
 }
 
+/// Points of an optional empirical law: `(value, cumulative probability)`.
+pub type CdfPoints = Option<Vec<(f64, f64)>>;
+
 impl UncDistributions {
     /// Each law present, with its name and whether its draws are rounded up (sizes, counts).
-    pub fn laws(&self) -> [(&'static str, &Option<Vec<(f64, f64)>>, bool); 8] {
+    pub fn laws(&self) -> [(&'static str, &CdfPoints, bool); 8] {
         [
             ("top_request", &self.top_request, true),
             ("embedded_request", &self.embedded_request, true),
