@@ -22,7 +22,7 @@ scenarios=(
   "greedy|30||"
   "packmime_two_way|60|bench/packmime_http11_weigle.toml|"
   "study_b_full|60|bench/study_b_full.toml|"
-  "mah_red|300|examples/web/mah.toml|queue={kind=\"red\",limit=480,min_th=30,max_th=90,max_p=0.05,wait=false}"
+  "mah_red|300|examples/web/mah.toml|queue={kind=\"red\",limit=480,min_th=30,max_th=90,max_p=0.05,wait=false} traffic[0]={kind=\"mah\",users=1500,client_side=\"left\",max_parallel=4}"
   "packmime_ared_ecn_sack|120|examples/web/packmime.toml|queue={kind=\"ared\",limit=370} tcp.recovery=sack tcp.ecn=true"
   "study_d_mix_gentle|120|examples/mixes/study_d_mix.toml|queue={kind=\"red\",limit=200,min_th=30,max_th=130,max_p=0.1,gentle=true}"
   "pi_bulk|60|examples/queues/pi.toml|"
