@@ -34,6 +34,8 @@ pub struct Link {
     /// The link carries the per-flow delay box of its host (`[delay_box] placement`: the links
     /// leaving hosts, or those reaching them): a packet arrives `flow_delay` later.
     pub adds_flow_delay: bool,
+    /// The delay box releases packets on clock ticks (`[delay_box] tick_ms`).
+    pub ticked_box: bool,
     /// A host's send jitter before its interface (links leaving hosts; `topology.host_jitter_us`).
     /// Boxed: most runs have none, and the link's hot fields stay close together.
     pub jitter: Option<Box<SendJitter>>,
@@ -181,6 +183,7 @@ impl Link {
             loss,
             loss_rng,
             adds_flow_delay,
+            ticked_box: false,
             jitter: None,
             tx_packets: 0,
             tx_bytes: 0,

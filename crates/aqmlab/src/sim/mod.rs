@@ -457,8 +457,10 @@ impl Simulation {
         }
         let access_framing = Framing::new(sc.topology.access_framing);
         let bottleneck_framing = Framing::new(sc.topology.bottleneck_framing);
+        let ticked = sc.delay_box.tick_ms > 0.0;
         for l in &mut links {
             l.cut_through = l.monitor.is_none();
+            l.ticked_box = ticked && l.cut_through && l.adds_flow_delay;
             l.framing = if l.cut_through {
                 access_framing
             } else {
@@ -792,26 +794,26 @@ impl Simulation {
             return;
         }
         let p = self.pkts.get(id);
-        let (_, end) = match &mut l.jitter {
-            None => l.schedule_fifo(now, p.size),
-            Some(j) => {
-                let ready = j.ready(now);
-                l.schedule_fifo_from(now, ready, p.size)
-            },
+        let (_, end) = if let Some(j) = &mut l.jitter {
+            let ready = j.ready(now);
+            l.schedule_fifo_from(now, ready, p.size)
+        } else {
+            l.schedule_fifo(now, p.size)
         };
         let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
         if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
             l.lost += 1;
             self.pkts.free(id);
-        } else if !l.adds_flow_delay {
-            self.sched.at(end + l.delay, Ev::Arrive(id));
-        } else if let Some(clock) = &self.delay_clock {
-            // The host's delay box (links 2h and 2h + 1 belong to host h) releases the packet
-            // at a tick of its clock.
-            let at = clock.exit(link / 2, end + l.delay, p.flow_delay);
-            self.sched.at(at, Ev::Arrive(id));
         } else {
-            self.sched.at(end + l.delay + p.flow_delay, Ev::Arrive(id));
+            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
+            let mut at = end + l.delay + extra;
+            if l.ticked_box {
+                // The host's delay box (links 2h and 2h + 1 belong to host h) releases the
+                // packet at a tick of its clock.
+                let clock = self.delay_clock.as_ref().expect("a ticked box has a clock");
+                at = clock.exit(link / 2, end + l.delay, p.flow_delay);
+            }
+            self.sched.at(at, Ev::Arrive(id));
         }
     }
 
