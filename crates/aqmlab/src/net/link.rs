@@ -208,11 +208,9 @@ mod tests {
     use crate::rng::StreamKind;
     use crate::units::MS;
 
-    /// A cut-through link's FIFO: back-to-back starts, the occupancy a stored queue would
-    /// have (packets starting exactly now are on the link), busy time up to any instant.
-    #[test]
-    fn cut_through_fifo_schedule_and_occupancy() {
-        let rate = BitsPerSec::from_mbps(8.0); // 1,000 bytes: 1 ms
+    /// A cut-through 8 Mb/s link (1,000 bytes: 1 ms) with a drop-tail queue of 10 packets.
+    fn cut_through_8mbps() -> Link {
+        let rate = BitsPerSec::from_mbps(8.0);
         let aqm = AqmConfig::Droptail {
             limit: 10,
             unit: QueueUnit::Packets,
@@ -221,6 +219,14 @@ mod tests {
         let q = Queue::new(aqm, Rng::stream(0, StreamKind::Test, 0));
         let mut l = Link::new(rate, 0, q, 0.0, Rng::stream(0, StreamKind::Test, 1), false);
         l.cut_through = true;
+        l
+    }
+
+    /// A cut-through link's FIFO: back-to-back starts, the occupancy a stored queue would
+    /// have (packets starting exactly now are on the link), busy time up to any instant.
+    #[test]
+    fn cut_through_fifo_schedule_and_occupancy() {
+        let mut l = cut_through_8mbps();
         assert_eq!(l.schedule_fifo(0, 1000), (0, MS));
         assert_eq!(l.schedule_fifo(0, 1000), (MS, 2 * MS));
         assert_eq!(l.schedule_fifo(0, 500), (2 * MS, 2 * MS + MS / 2));
@@ -241,15 +247,7 @@ mod tests {
     /// the link counts IP bytes and is busy for the wire time.
     #[test]
     fn framing_stretches_serialization_not_ip_bytes() {
-        let rate = BitsPerSec::from_mbps(8.0);
-        let aqm = AqmConfig::Droptail {
-            limit: 10,
-            unit: QueueUnit::Packets,
-        }
-        .build(rate, 1000);
-        let q = Queue::new(aqm, Rng::stream(0, StreamKind::Test, 0));
-        let mut l = Link::new(rate, 0, q, 0.0, Rng::stream(0, StreamKind::Test, 1), false);
-        l.cut_through = true;
+        let mut l = cut_through_8mbps();
         l.framing = Framing::ETHERNET;
         let us = crate::units::US;
         assert_eq!(l.schedule_fifo(0, 1000), (0, 1038 * us));

@@ -4,7 +4,7 @@
 //! consecutive pages from one server, then a new server chosen uniformly. A share of the new
 //! connections (15 % in Study B) is persistent and carries several requests in sequence.
 //!
-//! Two sets of laws drive the same users (`PageLaws`):
+//! Two sets of laws drive the same users:
 //! - `Substitute` (`kind = "browsers"`): public substitutes for the UNC distributions
 //!   (docs/workload.md lists them): PackMime-HTTP 1.1 [model-facts §8.3] for request sizes,
 //!   top-level response sizes (its response-size mixture), embedded response sizes (its law
@@ -15,6 +15,9 @@
 //!   from UNC's CDF files when a scenario supplies them; an element without a file falls back to
 //!   the substitute, except the requests per persistent connection, whose fallback follows Le et
 //!   al. 2003's own figures (`UNC_PERSISTENT_REQUESTS_MEAN`).
+//!
+//! The substitute is the UNC path with no law given (`UncLaws::default()`): the draws, and the
+//! random numbers they use, are the same.
 
 use super::one_or_more::OneOrMore;
 use super::sources::OpenRequest;
@@ -78,21 +81,18 @@ pub struct UncLaws {
     pub consecutive_pages: Option<EmpiricalCdf>,
 }
 
-/// Which laws a population draws from.
-#[derive(Clone, Debug)]
-pub enum PageLaws {
-    Substitute,
-    /// Shared: a page start borrows them while it changes the users.
-    Unc(std::sync::Arc<UncLaws>),
-}
-
 #[derive(Clone, Debug)]
 pub struct BrowserSource {
     users: Vec<User>,
     persistent_share: f64,
     client_hosts: u32,
     server_hosts: u32,
-    laws: PageLaws,
+    /// The UNC model's laws; all `None` for the substitute (`kind = "browsers"`). Shared: a
+    /// page start reads them while it changes the users.
+    laws: std::sync::Arc<UncLaws>,
+    /// `kind = "unc"`: the requests on a persistent connection follow the UNC model's file or
+    /// Le et al.'s figures rather than PackMime-HTTP 1.1's law.
+    unc: bool,
 }
 
 fn log2_law(rng: &mut Rng, loc: f64, scale2: f64, extra_var: f64) -> f64 {
@@ -136,13 +136,15 @@ impl BrowserSource {
             persistent_share,
             client_hosts,
             server_hosts,
-            laws: PageLaws::Substitute,
+            laws: Default::default(),
+            unc: false,
         }
     }
 
     /// Draw from the UNC model's laws (their files, or each element's fallback).
     pub fn with_unc_laws(mut self, laws: UncLaws) -> Self {
-        self.laws = PageLaws::Unc(std::sync::Arc::new(laws));
+        self.laws = std::sync::Arc::new(laws);
+        self.unc = true;
         self
     }
 
@@ -155,16 +157,12 @@ impl BrowserSource {
     /// (⌈1 + Exp(1.578)⌉ on a one-page connection; 1 w.p. 0.69 per page otherwise) [§8.3.7].
     fn requests_on_new_connection(&mut self, u: usize) -> usize {
         let share = self.persistent_share;
-        let unc = match &self.laws {
-            PageLaws::Unc(l) => Some(std::sync::Arc::clone(l)),
-            PageLaws::Substitute => None,
-        };
         let rng = &mut self.users[u].rng;
         if !rng.bernoulli(share) {
             return 1;
         }
-        if let Some(l) = &unc {
-            return match &l.persistent_requests {
+        if self.unc {
+            return match &self.laws.persistent_requests {
                 Some(cdf) => (cdf.sample(rng) as usize).max(2),
                 None => {
                     // 2 + Geometric(q) further requests, mean 2 + q/(1 − q).
@@ -213,58 +211,14 @@ impl BrowserSource {
         });
     }
 
-    /// User `u` starts a page after thinking.
+    /// User `u` starts a page after thinking: each element from the UNC model's law when the
+    /// source has it, else from the substitute's (the only laws of `kind = "browsers"`).
     pub fn start_page(&mut self, u: u32, out: &mut Vec<OpenRequest>) {
-        if let PageLaws::Unc(laws) = &self.laws {
-            let laws = std::sync::Arc::clone(laws);
-            return self.start_page_unc(u, &laws, out);
-        }
-        let ui = u as usize;
-        let server_hosts = self.server_hosts;
-        let user = &mut self.users[ui];
-        if user.pages_left == 0 {
-            user.server = user.rng.below(server_hosts as u64) as u32;
-            user.pages_left = MahModel::shared()
-                .sample_consecutive_docs(&mut user.rng)
-                .max(1);
-        }
-        user.pages_left -= 1;
-        let rng = &mut user.rng;
-        let request = |rng: &mut Rng| (request_size_at(rng.uniform()) as u64).max(1);
-        let top_request = request(rng);
-        let top_response = if rng.bernoulli(DOWNLOAD_SHARE) {
-            download_size_at(rng.uniform())
-        } else {
-            cache_size_at(rng.uniform())
-        }
-        .min(SIZE_CAP);
-        // Embedded objects: ⌈1 + Exp(1.578)⌉ − 1 ≥ 1; sizes from the law of later responses on
-        // a persistent connection, ℓ ~ N(10.62, 0.94), s ~ Gamma(3.22, rate 3.22) per page.
-        let embedded = (1.0 + weibull(rng, 1.0, 1.578)).ceil() as usize - 1;
-        let (loc, scale2) = (normal_mv(rng, 10.62, 0.94), gamma(rng, 3.22, 1.0 / 3.22));
-        user.pending.clear();
-        for _ in 0..embedded {
-            let req = request(&mut user.rng);
-            let resp = log2_law(&mut user.rng, loc, scale2, 2.43).min(SIZE_CAP) as u64;
-            user.pending.push((req, resp.max(1)));
-        }
-        user.pending.reverse(); // taken from the back, in page order
-        user.primary_done = false;
-        // The top-level connection, if persistent, carries the first embedded objects too.
-        let k = self.requests_on_new_connection(ui);
-        let top = (top_request, (top_response as u64).max(1));
-        let rest = self.take(ui, k - 1);
-        self.open(
-            u,
-            std::iter::once(top).chain(rest.iter().copied()),
-            true,
-            out,
-        );
+        let laws = std::sync::Arc::clone(&self.laws);
+        self.start_page_with(u, &laws, out);
     }
 
-    /// `start_page` with the UNC model's laws: each element from its file, else its fallback
-    /// (the substitute's law for that element).
-    fn start_page_unc(&mut self, u: u32, laws: &UncLaws, out: &mut Vec<OpenRequest>) {
+    fn start_page_with(&mut self, u: u32, laws: &UncLaws, out: &mut Vec<OpenRequest>) {
         let ui = u as usize;
         let server_hosts = self.server_hosts;
         let user = &mut self.users[ui];
@@ -293,7 +247,9 @@ impl BrowserSource {
             Some(c) => (c.sample(rng) as usize).max(1) - 1,
             None => (1.0 + weibull(rng, 1.0, 1.578)).ceil() as usize - 1,
         };
-        // The substitute's embedded sizes share parameters drawn per page.
+        // Embedded objects: the substitute's ⌈1 + Exp(1.578)⌉ − 1 ≥ 1; its sizes follow the law
+        // of later responses on a persistent connection, ℓ ~ N(10.62, 0.94), s ~ Gamma(3.22,
+        // rate 3.22) drawn per page.
         let (loc, scale2) = match &laws.embedded_response {
             Some(_) => (0.0, 0.0),
             None => (normal_mv(rng, 10.62, 0.94), gamma(rng, 3.22, 1.0 / 3.22)),
@@ -308,8 +264,9 @@ impl BrowserSource {
             .min(SIZE_CAP) as u64;
             user.pending.push((req, resp.max(1)));
         }
-        user.pending.reverse();
+        user.pending.reverse(); // taken from the back, in page order
         user.primary_done = false;
+        // The top-level connection, if persistent, carries the first embedded objects too.
         let k = self.requests_on_new_connection(ui);
         let top = (top_request, (top_response as u64).max(1));
         let rest = self.take(ui, k - 1);
@@ -363,14 +320,10 @@ impl BrowserSource {
         self.open_embedded(u, out);
         let user = &mut self.users[ui];
         if user.in_flight == 0 && user.pending.is_empty() {
-            let think = match &self.laws {
-                PageLaws::Unc(l) if l.think_time.is_some() => l
-                    .think_time
-                    .as_ref()
-                    .expect("checked")
-                    .sample(&mut user.rng),
+            let think = match &self.laws.think_time {
+                Some(law) => law.sample(&mut user.rng),
                 // Think: 2^{ℓ_b + √s_b·√1.21·N} seconds [§8.3.7 between-page gap].
-                _ => log2_law(&mut user.rng, user.think_loc, user.think_scale2, 1.21),
+                None => log2_law(&mut user.rng, user.think_loc, user.think_scale2, 1.21),
             };
             return Some(now + secs(think));
         }

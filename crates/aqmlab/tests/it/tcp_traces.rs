@@ -153,12 +153,7 @@ fn lost_syns_follow_the_configured_schedules() {
             },
         );
         let (sim, tables) = run_traced(sim);
-        let syns: Vec<f64> = sim
-            .trace()
-            .iter()
-            .filter(|e| e.side == 0 && e.flags & flags::SYN != 0)
-            .map(|e| e.t as f64 * 1e-9)
-            .collect();
+        let syns = client_syn_times(&sim);
         assert_eq!(syns.len() as u32, lost + 1);
         assert!(
             (syns[lost as usize] - expect).abs() < 1e-9,
@@ -320,6 +315,15 @@ fn newreno_repairs_one_loss_per_rtt_without_timeout() {
 }
 
 // ----- endpoints driven by hand: handshake losses, window and timer state -----
+
+/// When the client sent its SYNs (seconds), from a traced run.
+fn client_syn_times(sim: &Simulation) -> Vec<f64> {
+    sim.trace()
+        .iter()
+        .filter(|e| e.side == 0 && e.flags & flags::SYN != 0)
+        .map(|e| e.t as f64 * 1e-9)
+        .collect()
+}
 
 fn seg_to_packet(s: &Seg) -> Packet {
     Packet {
@@ -517,12 +521,7 @@ fn ns2_35_syns_never_give_up() {
         },
     );
     let (sim, tables) = run_traced(sim);
-    let syns: Vec<f64> = sim
-        .trace()
-        .iter()
-        .filter(|e| e.side == 0 && e.flags & flags::SYN != 0)
-        .map(|e| e.t as f64 * 1e-9)
-        .collect();
+    let syns = client_syn_times(&sim);
     let expected = [0.0, 3.0, 9.0, 21.0, 45.0, 93.0, 153.0, 213.0, 273.0];
     assert_eq!(syns.len(), expected.len(), "{syns:?}");
     for (t, e) in syns.iter().zip(expected) {
