@@ -36,6 +36,9 @@ pub struct Link {
     pub adds_flow_delay: bool,
     /// The delay box releases packets on clock ticks (`[delay_box] tick_ms`).
     pub ticked_box: bool,
+    /// `ticked_box || jitter.is_some()`: one test keeps the common path (exact delays, no
+    /// jitter) as short as it was before either existed.
+    pub emulated_host: bool,
     /// A host's send jitter before its interface (links leaving hosts; `topology.host_jitter_us`).
     /// Boxed: most runs have none, and the link's hot fields stay close together.
     pub jitter: Option<Box<SendJitter>>,
@@ -132,7 +135,7 @@ impl Link {
 
     /// `schedule_fifo` of a packet accepted at `now` that can start no earlier than `ready`
     /// (≥ `now`, and not earlier than the `ready` of the packet before: a host's send jitter).
-    #[inline]
+    #[inline(always)]
     pub fn schedule_fifo_from(&mut self, now: Time, ready: Time, size: u32) -> (Time, Time) {
         let tx = self.tx_time(size);
         let start = ready.max(self.tx_end);
@@ -184,6 +187,7 @@ impl Link {
             loss_rng,
             adds_flow_delay,
             ticked_box: false,
+            emulated_host: false,
             jitter: None,
             tx_packets: 0,
             tx_bytes: 0,

@@ -51,8 +51,9 @@ pub struct WebApp {
     closed: [bool; 2],
     /// Start and end (last byte) of each exchange (one allocation for both).
     times: OneOrMore<[Option<Time>; 2]>,
-    /// When the client read the end of the stream (the peer's FIN in order) and closed.
-    eof: Option<Time>,
+    /// When the client read the end of the stream (the peer's FIN in order) and closed;
+    /// meaningful once `closed[0]` (no `Option`: the struct is copied with every connection).
+    eof_at: Time,
     /// The last exchange ends at `eof` rather than at its last byte.
     ends_at_close: bool,
 }
@@ -79,7 +80,7 @@ impl WebApp {
             req_end,
             closed: [false; 2],
             times,
-            eof: None,
+            eof_at: 0,
             ends_at_close: end == ResponseEnd::Close,
         }
     }
@@ -122,7 +123,7 @@ impl WebApp {
 
     /// When the client read the end of the stream and closed (none yet: `None`).
     pub fn eof(&self) -> Option<Time> {
-        self.eof
+        self.closed[0].then_some(self.eof_at)
     }
 
     /// The last exchange ends at the close, not at its last byte.
@@ -134,7 +135,7 @@ impl WebApp {
     /// exchange of a connection that ends at its close, the close (after the last byte).
     pub fn response_end(&self, i: usize) -> Option<Time> {
         if self.ends_at_close && i + 1 == self.script.len() {
-            self.times[i][1].and(self.eof)
+            self.times[i][1].and(self.eof())
         } else {
             self.times[i][1]
         }
@@ -173,7 +174,7 @@ impl WebApp {
         }
         if out.peer_closed && !self.closed[0] {
             self.closed[0] = true;
-            self.eof = Some(now);
+            self.eof_at = now;
             return AppAction::Close;
         }
         AppAction::None
