@@ -1,6 +1,8 @@
 # aqmlab: everything a developer or CI needs, from stock python3 (3.11+, with pip) and cargo.
 #   make run    bootstrap, then run the main job
-#   make test   bootstrap, then every check (Rust fmt/clippy/tests, ruff, pytest)
+#   make test   bootstrap, then every check (Rust fmt/clippy/tests, ruff, pytest, the fast
+#               subset of the differential validation against ns-2.35)
+#   make validate  the whole differential validation; regenerates docs/validation.md
 # `make help` lists the targets. Bootstrap steps are stamped in .venv/ and redone only when
 # their inputs change.
 
@@ -24,9 +26,11 @@ PY_META  := python/pyproject.toml
 STAMP_TOOLS := $(VENV)/.stamp-tools
 STAMP_CORE  := $(VENV)/.stamp-core
 STAMP_CHROMIUM := $(VENV)/.stamp-chromium
+STAMP_NS2   := $(VENV)/.stamp-ns2
 MAIN_STUDY  := results/main
 
-.PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean
+.PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
+	test-validation
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -62,6 +66,20 @@ $(STAMP_CHROMIUM): | $(BIN)/python
 	    "the report's browser test will skip"; \
 	fi
 
+# The differential validation runs ns-2.35 (Debian's ns2 package): installed when missing and
+# we are root with apt-get. If that is impossible, the validation says so and fails: it is a
+# check, and a missing reference is not a pass.
+$(STAMP_NS2): | $(BIN)/python
+	@if [ -n "$$AQMLAB_NS2" ] || command -v ns >/dev/null; then \
+	  touch $@; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing ns2 (apt-get) for the differential validation"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ns2 && touch $@; \
+	else \
+	  echo "ns-2 is missing and cannot be installed here (not root or no apt-get):" \
+	    "install Debian's ns2 package or set AQMLAB_NS2 to an ns-2.35 binary"; exit 2; \
+	fi
+
 # The main job: the sweep (calibration, then 14 runs; a rerun resumes and skips finished
 # runs), then the report, written even when some runs failed (it lists them): the exit status
 # is the sweep's (1 when runs failed), or the report's own error.
@@ -69,7 +87,7 @@ run: bootstrap ## main job: 7 queue managers at 90/98 % load, Web traffic -> res
 	$(BIN)/aqmlab sweep examples/sweeps/main.toml --out $(MAIN_STUDY); status=$$?; \
 	  [ $$status -le 1 ] && $(BIN)/aqmlab report $(MAIN_STUDY) && exit $$status
 
-test: bootstrap lint-rust test-rust lint-py test-py ## every check: Rust fmt/clippy/tests, ruff, pytest
+test: bootstrap lint-rust test-rust lint-py test-py test-validation ## every check: Rust fmt/clippy/tests, ruff, pytest, validation (fast)
 
 lint-rust: ## cargo fmt --check and clippy -D warnings
 	cargo fmt --all --check
@@ -79,18 +97,25 @@ test-rust: ## core unit and integration tests
 	cargo test --release --quiet -p aqmlab
 
 lint-py: $(STAMP_TOOLS) ## ruff check and ruff format --check
-	$(BIN)/ruff check python
-	$(BIN)/ruff format --check python
+	$(BIN)/ruff check python validation
+	$(BIN)/ruff format --check python validation
 
 test-py: bootstrap $(STAMP_CHROMIUM) ## pytest (through the real core; the report's in Chromium)
 	cd python && ../$(BIN)/python -m pytest -q
+
+test-validation: bootstrap $(STAMP_NS2) ## the fast subset of the validation against ns-2.35
+	$(BIN)/python -m pytest -q -p no:cacheprovider validation/tests
+	$(BIN)/python -m validation --out out/validation
+
+validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs/validation.md
+	$(BIN)/python -m validation --all --out out/validation --write-docs
 
 lint: lint-rust lint-py ## all linters
 
 fmt: $(STAMP_TOOLS) ## format Rust and Python sources in place
 	cargo fmt --all
-	$(BIN)/ruff format python
-	$(BIN)/ruff check --fix python
+	$(BIN)/ruff format python validation
+	$(BIN)/ruff check --fix python validation
 
 clean: ## remove .venv, build outputs and results
 	rm -rf $(VENV) results python/src/aqmlab/_core*.so

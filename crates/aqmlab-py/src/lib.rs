@@ -483,6 +483,148 @@ fn validate_scenario(scenario_json: &str) -> PyResult<()> {
         .map_err(PyValueError::new_err)
 }
 
+/// The discipline of a scenario's `[queue]` table (JSON) for a link of `rate_bps`.
+fn replay_aqm(
+    queue_json: &str,
+    rate_bps: f64,
+    mean_pkt_size: u32,
+    link_delay_s: f64,
+) -> PyResult<(aqmlab::aqm::Aqm, aqmlab::units::BitsPerSec)> {
+    use aqmlab::aqm::config::AqmConfig;
+    let de = &mut serde_json::Deserializer::from_str(queue_json);
+    let cfg: AqmConfig = serde_path_to_error::deserialize(de)
+        .map_err(|e| PyValueError::new_err(describe_json_error(queue_json, &e)))?;
+    cfg.validate("queue")
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if !(rate_bps.is_finite() && rate_bps >= 1.0) {
+        return Err(PyValueError::new_err(format!(
+            "rate_bps = {rate_bps}: expected a rate ≥ 1 bit/s"
+        )));
+    }
+    if !(link_delay_s.is_finite() && link_delay_s >= 0.0) || mean_pkt_size == 0 {
+        return Err(PyValueError::new_err(format!(
+            "link_delay_s = {link_delay_s}, mean_pkt_size = {mean_pkt_size}: expected a delay ≥ 0 and a size ≥ 1"
+        )));
+    }
+    let rate = aqmlab::units::BitsPerSec(rate_bps.round() as u64);
+    let aqm = guard("building a queue", || {
+        cfg.build_for_link(rate, mean_pkt_size, secs(link_delay_s))
+    })?;
+    Ok((aqm, rate))
+}
+
+/// Arrivals from parallel lists (times in seconds), checked.
+fn replay_arrivals(
+    times_s: &[f64],
+    sizes: &[u32],
+    ect: &[bool],
+) -> PyResult<Vec<aqmlab::aqm::replay::Arrival>> {
+    if sizes.len() != times_s.len() || ect.len() != times_s.len() {
+        return Err(PyValueError::new_err(
+            "times_s, sizes and ect: expected lists of the same length",
+        ));
+    }
+    let mut last = 0.0;
+    let mut out = Vec::with_capacity(times_s.len());
+    for ((&t, &size), &ect) in times_s.iter().zip(sizes).zip(ect) {
+        if !(t.is_finite() && t >= last) {
+            return Err(PyValueError::new_err(format!(
+                "times_s: {t} after {last}: expected finite times ≥ 0, in order"
+            )));
+        }
+        last = t;
+        out.push(aqmlab::aqm::replay::Arrival {
+            t: secs(t),
+            size,
+            ect,
+        });
+    }
+    Ok(out)
+}
+
+/// Replays arrivals at one queue (times in seconds, sizes in bytes, ECN capability) through the
+/// discipline `queue_json` (a scenario's `[queue]` table as JSON) in front of a link of
+/// `rate_bps`, its random decisions drawn from stream `seed` (`aqm::replay`, free mode).
+/// Returns `{"arrivals": {...}, "departures": {...}, "ticks": {...}}` of column lists.
+#[pyfunction]
+#[pyo3(signature = (queue_json, rate_bps, mean_pkt_size, link_delay_s, times_s, sizes, ect, seed=1))]
+#[allow(clippy::too_many_arguments)]
+fn replay_queue<'py>(
+    py: Python<'py>,
+    queue_json: &str,
+    rate_bps: f64,
+    mean_pkt_size: u32,
+    link_delay_s: f64,
+    times_s: Vec<f64>,
+    sizes: Vec<u32>,
+    ect: Vec<bool>,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use aqmlab::aqm::replay::{replay, Mode};
+    let (aqm, rate) = replay_aqm(queue_json, rate_bps, mean_pkt_size, link_delay_s)?;
+    let arrivals = replay_arrivals(&times_s, &sizes, &ect)?;
+    let tables = guard("a queue replay", || {
+        let rng = aqmlab::rng::Rng::stream(seed, aqmlab::rng::StreamKind::Queue, 0);
+        replay(aqm, rate, &arrivals, Mode::Free(rng)).tables()
+    })?;
+    tables_to_py(py, tables, false)
+}
+
+/// Replays a reference's log at its queue (`aqm::replay::replay_log`): `events` are "arrival"
+/// (with its size, ECN capability and the reference's outcome: "accepted", "marked" or
+/// "dropped"), "dequeue" or "idle", at `times_s`; the other lists' entries are ignored for
+/// non-arrivals. Returns the same tables as `replay_queue`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn replay_queue_log<'py>(
+    py: Python<'py>,
+    queue_json: &str,
+    rate_bps: f64,
+    mean_pkt_size: u32,
+    link_delay_s: f64,
+    events: Vec<String>,
+    times_s: Vec<f64>,
+    sizes: Vec<u32>,
+    ect: Vec<bool>,
+    outcomes: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use aqmlab::aqm::replay::{replay_log, Event, Outcome};
+    let (aqm, _) = replay_aqm(queue_json, rate_bps, mean_pkt_size, link_delay_s)?;
+    if events.len() != times_s.len() || outcomes.len() != times_s.len() {
+        return Err(PyValueError::new_err(
+            "events, times_s and outcomes: expected lists of the same length",
+        ));
+    }
+    let arrivals = replay_arrivals(&times_s, &sizes, &ect)?;
+    let mut log = Vec::with_capacity(events.len());
+    for ((kind, a), outcome) in events.iter().zip(arrivals).zip(&outcomes) {
+        log.push(match kind.as_str() {
+            "arrival" => Event::Arrival(
+                a,
+                match outcome.as_str() {
+                    "accepted" => Outcome::Accepted,
+                    "marked" => Outcome::Marked,
+                    "dropped" => Outcome::Dropped,
+                    other => {
+                        return Err(PyValueError::new_err(format!(
+                            "outcomes: \"{other}\": expected accepted, marked or dropped"
+                        )))
+                    },
+                },
+            ),
+            "dequeue" => Event::Dequeue(a.t),
+            "idle" => Event::Idle(a.t),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "events: \"{other}\": expected arrival, dequeue or idle"
+                )))
+            },
+        });
+    }
+    let tables = guard("a queue log replay", || replay_log(aqm, &log).tables())?;
+    tables_to_py(py, tables, false)
+}
+
 /// Panics inside the same guard as every simulation call (for the tests of panic handling).
 #[pyfunction]
 fn _panic_for_tests() -> PyResult<()> {
@@ -503,6 +645,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_queue_log, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

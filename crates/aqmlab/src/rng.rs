@@ -41,6 +41,20 @@ pub struct Rng {
     s: [u64; 4],
 }
 
+/// A source of uniform numbers on [0, 1): what the queue disciplines draw their decisions from.
+/// `Rng` in simulations; a replay can answer with scripted values instead (`aqm::replay`), so
+/// that a discipline's decisions follow a reference run's.
+pub trait UniformSource {
+    fn uniform(&mut self) -> f64;
+}
+
+impl UniformSource for Rng {
+    #[inline]
+    fn uniform(&mut self) -> f64 {
+        Rng::uniform(self)
+    }
+}
+
 impl Rng {
     /// The stream of component `(kind, index)` in the experiment with `seed`.
     pub fn stream(seed: u64, kind: StreamKind, index: u64) -> Self {

@@ -8,7 +8,7 @@
 
 use super::{DropCause, QueueLen, QueueUnit, Verdict};
 use crate::packet::Packet;
-use crate::rng::Rng;
+use crate::rng::UniformSource;
 use crate::units::Time;
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -23,7 +23,13 @@ impl DropTail {
     }
 
     #[inline]
-    pub fn on_enqueue(&mut self, _now: Time, pkt: &Packet, q: QueueLen, _rng: &mut Rng) -> Verdict {
+    pub fn on_enqueue(
+        &mut self,
+        _now: Time,
+        pkt: &Packet,
+        q: QueueLen,
+        _rng: &mut impl UniformSource,
+    ) -> Verdict {
         let full = match self.unit {
             QueueUnit::Packets => q.packets as u64 >= self.limit,
             QueueUnit::Bytes => q.bytes + pkt.size as u64 > self.limit,
@@ -39,7 +45,7 @@ impl DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::StreamKind;
+    use crate::rng::{Rng, StreamKind};
 
     fn pkt(size: u32) -> Packet {
         Packet {

@@ -14,9 +14,10 @@ pub mod pi;
 pub mod pie;
 pub mod red;
 pub mod rem;
+pub mod replay;
 
 use crate::packet::Packet;
-use crate::rng::Rng;
+use crate::rng::UniformSource;
 use crate::units::Time;
 
 pub use ared::{Ared, AredMode, AredParams};
@@ -83,7 +84,13 @@ pub enum Aqm {
 impl Aqm {
     /// Decision for an arriving packet; `q` is the occupancy before it is added.
     #[inline]
-    pub fn on_enqueue(&mut self, now: Time, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
+    pub fn on_enqueue(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        q: QueueLen,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
         match self {
             Aqm::DropTail(a) => a.on_enqueue(now, pkt, q, rng),
             Aqm::Red(a) => a.on_enqueue(now, pkt, q, rng),
@@ -98,7 +105,13 @@ impl Aqm {
     /// Decision for the packet at the head as it leaves; `q` is the occupancy after it was
     /// removed. Disciplines that act at enqueue pass every packet here.
     #[inline]
-    pub fn on_dequeue(&mut self, now: Time, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
+    pub fn on_dequeue(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        q: QueueLen,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
         match self {
             Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) => Verdict::Pass,
             Aqm::Red(a) => a.on_dequeue(),

@@ -20,7 +20,7 @@
 
 use super::{DropCause, QueueLen, Verdict};
 use crate::packet::Packet;
-use crate::rng::Rng;
+use crate::rng::UniformSource;
 use crate::units::Time;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -83,7 +83,12 @@ impl Pi {
     }
 
     #[inline]
-    pub fn on_enqueue(&mut self, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
+    pub fn on_enqueue(
+        &mut self,
+        pkt: &Packet,
+        q: QueueLen,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
         let full = if self.p.queue_in_bytes {
             q.bytes >= self.p.limit
         } else {
@@ -120,7 +125,7 @@ impl Pi {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::rng::StreamKind;
+    use crate::rng::{Rng, StreamKind};
     use crate::units::SEC;
 
     fn pi(queue_in_bytes: bool) -> Pi {

@@ -30,7 +30,7 @@
 
 use super::{DropCause, QueueLen, Verdict};
 use crate::packet::Packet;
-use crate::rng::Rng;
+use crate::rng::UniformSource;
 use crate::units::{as_secs, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -99,7 +99,12 @@ impl Pie {
     }
 
     #[inline]
-    pub fn on_enqueue(&mut self, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
+    pub fn on_enqueue(
+        &mut self,
+        pkt: &Packet,
+        q: QueueLen,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
         if q.packets >= self.p.limit {
             self.s.accu_prob = 0.0;
             return Verdict::Drop(DropCause::Overflow);
@@ -239,7 +244,7 @@ impl Pie {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::rng::StreamKind;
+    use crate::rng::{Rng, StreamKind};
     use crate::units::MS;
 
     fn pie(est: PieEstimator) -> Pie {

@@ -32,7 +32,7 @@
 use super::ared::Ared;
 use super::{DropCause, QueueLen, Verdict};
 use crate::packet::Packet;
-use crate::rng::Rng;
+use crate::rng::UniformSource;
 use crate::units::{as_secs, Time};
 
 /// What RED does with an ECT packet it has selected (non-ECT packets are always dropped).
@@ -215,7 +215,13 @@ impl Red {
     }
 
     #[inline]
-    pub fn on_enqueue(&mut self, now: Time, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
+    pub fn on_enqueue(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        q: QueueLen,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
         let qlen = self.qlen(q);
         self.update_avg(now, qlen);
         if let Some(a) = &mut self.adaptive {
@@ -349,7 +355,7 @@ pub mod auto {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::rng::StreamKind;
+    use crate::rng::{Rng, StreamKind};
     use crate::units::MS;
 
     fn params() -> RedParams {

@@ -20,7 +20,7 @@
 
 use super::{DropCause, QueueLen, Verdict};
 use crate::packet::Packet;
-use crate::rng::Rng;
+use crate::rng::UniformSource;
 use crate::units::Time;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -76,7 +76,12 @@ impl Rem {
     }
 
     #[inline]
-    pub fn on_enqueue(&mut self, pkt: &Packet, q: QueueLen, rng: &mut Rng) -> Verdict {
+    pub fn on_enqueue(
+        &mut self,
+        pkt: &Packet,
+        q: QueueLen,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
         self.s.arrivals += if self.p.byte_mode {
             pkt.size as f64
         } else {
@@ -95,7 +100,7 @@ impl Rem {
     }
 
     #[inline]
-    pub fn on_dequeue(&mut self, pkt: &Packet, rng: &mut Rng) -> Verdict {
+    pub fn on_dequeue(&mut self, pkt: &Packet, rng: &mut impl UniformSource) -> Verdict {
         if self.p.mark && pkt.ecn.is_ect() {
             let p = self.scaled_prob(pkt.size);
             if p > 0.0 && rng.uniform() < p {
@@ -124,7 +129,7 @@ impl Rem {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::rng::StreamKind;
+    use crate::rng::{Rng, StreamKind};
     use crate::units::MS;
 
     fn rem(mark: bool) -> Rem {

@@ -1,0 +1,67 @@
+"""Runs the differential validation against ns-2.35.
+
+    python -m validation [--all] [--suite NAME ...] [--out DIR] [--write-docs]
+
+Without `--all`, the fast subset (what `make test` runs). The rows go to OUT/results.csv
+(and .parquet); with `--write-docs` (full runs) also to validation/results.csv and a
+regenerated docs/validation.md. Exit status 1 when a row fails, 2 when ns-2 is missing or
+a script fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from validation import docs, ns2, results
+from validation.suites import aqm
+
+SUITES = {"aqm": aqm.run}
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m validation", description=__doc__.split("\n")[1])
+    ap.add_argument("--all", action="store_true", help="every case (default: the fast subset)")
+    ap.add_argument("--suite", action="append", choices=sorted(SUITES), help="only these suites")
+    ap.add_argument("--out", type=Path, default=Path("out/validation"), help="work directory")
+    ap.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="write validation/results.csv and docs/validation.md from this run",
+    )
+    args = ap.parse_args(argv)
+    try:
+        ns2.binary()
+    except ns2.Ns2Missing as e:
+        print(f"validation: {e}", file=sys.stderr)
+        return 2
+    rows: list[results.Row] = []
+    for name in args.suite or sorted(SUITES):
+        t0 = time.monotonic()
+        try:
+            got = SUITES[name](args.out, fast=not args.all)
+        except ns2.Ns2Failed as e:
+            print(f"validation: suite {name}: {e}", file=sys.stderr)
+            return 2
+        rows.extend(got)
+        failed = [r for r in got if not r.passed]
+        print(
+            f"{name}: {len(got)} comparisons, {len(failed)} failed ({time.monotonic() - t0:.0f} s)"
+        )
+        for r in failed:
+            print(
+                f"  FAIL {r.scenario}: {r.metric}: ns-2 {r.ns2:.6g}, aqmlab {r.aqmlab:.6g}, "
+                f"difference {r.difference:.3g} > {r.tolerance:.3g}"
+            )
+    results.write(rows, args.out / "results.csv")
+    if args.write_docs:
+        results.write(rows, HERE / "results.csv")
+        docs.write(rows, HERE.parent / "docs" / "validation.md", full=args.all)
+    return 1 if any(not r.passed for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The comparisons, one module per model family."""
