@@ -11,9 +11,7 @@ RATE = 8e6
 
 def _line(ev: str, t: float, uid: int, flags: str = "-------", size: int = 1000, *state) -> str:
     values = " ".join(str(x) for x in state)
-    return (
-        f"{ev} {t:.6f} 0 1 cbr {size} {flags} 0 0.0 1.0 {uid} {uid}  | {t!r} | {values}\n"
-    )
+    return f"{ev} {t:.6f} 0 1 cbr {size} {flags} 0 0.0 1.0 {uid} {uid}  | {t!r} | {values}\n"
 
 
 def test_outcomes_idle_periods_and_state_after_each_arrival(tmp_path: Path) -> None:
