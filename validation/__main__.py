@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from validation import docs, ns2, results
-from validation.suites import aqm
+from validation.suites import aqm, tcp
 
-SUITES = {"aqm": aqm.run}
+SUITES = {"aqm": aqm.run, "tcp": tcp.run}
 HERE = Path(__file__).resolve().parent
 
 

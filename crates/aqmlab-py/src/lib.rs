@@ -441,6 +441,43 @@ impl PySimulation {
         tables_to_py(py, tables, true)
     }
 
+    /// Records every segment sent from now on (`trace`): for packet-level comparisons.
+    fn enable_trace(&self) -> PyResult<()> {
+        self.with("enable_trace", |s| s.enable_trace())
+    }
+
+    /// Scripts the next `count` packets with sequence number `seq` (SYNs when `syn`, else data
+    /// segments) on link `link` to be lost, or with `mark` to have CE set (`ScriptedLoss`).
+    #[pyo3(signature = (link, seq, syn=false, count=1, mark=false))]
+    fn script_loss(&self, link: u32, seq: u64, syn: bool, count: u32, mark: bool) -> PyResult<()> {
+        let links = self.with("script_loss", |s| s.link_count())?;
+        if link as usize >= links {
+            return Err(PyValueError::new_err(format!(
+                "script_loss: link = {link}: expected a link id below {links}"
+            )));
+        }
+        self.with("script_loss", |s| {
+            s.script_loss(
+                link,
+                aqmlab::net::link::ScriptedLoss {
+                    seq,
+                    syn,
+                    count,
+                    mark,
+                },
+            )
+        })
+    }
+
+    /// The segments sent since `enable_trace`, as `{column: list}` (`Simulation::trace_table`).
+    fn trace<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.with("trace", |s| s.trace_table())?;
+        let d = tables_to_py(py, vec![table], false)?;
+        Ok(d.get_item("segments")?
+            .expect("the segments table")
+            .downcast_into::<PyDict>()?)
+    }
+
     /// Whole-run totals from the core, as a dict.
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let json = self.with("summary", |s| s.summary_json())?;

@@ -100,7 +100,14 @@ _ENTRY_DEFAULTS["unc"] = _ENTRY_DEFAULTS["browsers"]
 # default, so that older calibration files keep matching the scenarios they were made for.
 _ENTRY_NEUTRAL = {"response_end": "last_byte"}
 _TOPOLOGY_NEUTRAL = {"bottleneck_framing": "none", "access_framing": "none"}
-_TCP_NEUTRAL = {"delack_segments": 2}
+_TCP_NEUTRAL = {
+    "delack_segments": 2,
+    "fin_when_idle": False,
+    "newreno_variant": "rfc6582",
+    "exact_halving": False,
+    "cwr_on_retransmit": False,
+    "limited_transmit": False,
+}
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 
 

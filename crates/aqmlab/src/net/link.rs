@@ -74,12 +74,14 @@ pub struct Link {
 }
 
 /// Drops the next `count` packets carrying sequence number `seq` (a SYN when `syn`, else a
-/// data segment), whatever their connection.
+/// data segment), whatever their connection; with `mark`, sets CE on them instead (as ns-2's
+/// error models with `markecn_`, whatever their ECN capability).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScriptedLoss {
     pub seq: u64,
     pub syn: bool,
     pub count: u32,
+    pub mark: bool,
 }
 
 impl Link {
@@ -150,9 +152,10 @@ impl Link {
         (start, self.tx_end)
     }
 
-    /// Whether a scripted loss takes this packet (and consumes one of its drops).
+    /// Whether a scripted loss takes this packet (and consumes one of its drops); a scripted
+    /// mark sets CE and lets it pass.
     #[inline]
-    pub fn scripted_drop(&mut self, p: &crate::packet::Packet) -> bool {
+    pub fn scripted_drop(&mut self, p: &mut crate::packet::Packet) -> bool {
         for s in self.scripted.iter_mut() {
             let kind = if s.syn {
                 p.has(crate::packet::flags::SYN)
@@ -161,6 +164,10 @@ impl Link {
             };
             if s.count > 0 && kind && p.seq == s.seq {
                 s.count -= 1;
+                if s.mark {
+                    p.ecn = crate::packet::Ecn::Ce;
+                    return false;
+                }
                 return true;
             }
         }

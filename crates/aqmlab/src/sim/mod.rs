@@ -386,6 +386,9 @@ pub struct TraceEntry {
     /// SACK blocks carried (the first `sack_n`).
     pub sack: [(u64, u64); crate::packet::MAX_SACK_BLOCKS],
     pub sack_n: u8,
+    /// The sender's congestion window and slow-start threshold as it sent (bytes).
+    pub cwnd: u64,
+    pub ssthresh: u64,
 }
 
 impl Simulation {
@@ -800,7 +803,8 @@ impl Simulation {
         } else {
             l.schedule_fifo(now, p.size).1
         };
-        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(self.pkts.get_mut(id));
+        let p = self.pkts.get(id);
         if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
             l.lost += 1;
             self.pkts.free(id);
@@ -848,7 +852,8 @@ impl Simulation {
         let p = self.pkts.get(id);
         l.tx_packets += 1;
         l.tx_bytes += p.size as u64;
-        let scripted = !l.scripted.is_empty() && l.scripted_drop(p);
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(self.pkts.get_mut(id));
+        let p = self.pkts.get(id);
         if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
             l.lost += 1;
             self.pkts.free(id);
@@ -1375,6 +1380,7 @@ impl Simulation {
         }
         let c = &self.conns[slot as usize];
         let hdr = self.sc.tcp.header_bytes;
+        let padded = self.sc.tcp.sack_variant != crate::tcp::config::SackVariant::Ns2;
         let route = c.paths[side];
         let first_link = self.paths[route as usize].links[0];
         let template = Packet {
@@ -1390,7 +1396,7 @@ impl Simulation {
             let s = self.out.segs[i];
             let p = Packet {
                 flags: s.flags,
-                size: s.len + hdr + s.option_bytes(),
+                size: s.len + hdr + s.option_bytes(padded),
                 len: s.len,
                 seq: s.seq,
                 ack: s.ack,
@@ -1402,7 +1408,8 @@ impl Simulation {
                 ..template
             };
             if let Some(tr) = &mut self.trace {
-                let conn = self.conns[slot as usize].id;
+                let c = &self.conns[slot as usize];
+                let (conn, ep) = (c.id, &c.ep[side]);
                 let t = self.sched.now();
                 tr.push(TraceEntry {
                     t,
@@ -1416,6 +1423,8 @@ impl Simulation {
                     ecn: s.ecn,
                     sack: s.sack,
                     sack_n: s.sack_n,
+                    cwnd: ep.cwnd(),
+                    ssthresh: ep.ssthresh(),
                 });
             }
             let id = self.pkts.alloc(p);
@@ -1731,6 +1740,70 @@ impl Simulation {
     /// Scripts losses on a link (tests and teaching): see `ScriptedLoss`.
     pub fn script_loss(&mut self, link: LinkId, loss: crate::net::link::ScriptedLoss) {
         self.links[link as usize].scripted.push(loss);
+    }
+
+    /// Number of links (ids `0..link_count()`; `net::topology` gives their numbering).
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+
+    /// The trace as record columns (`segments`): one row per segment sent.
+    pub fn trace_table(&self) -> Table {
+        use crate::measure::Column;
+        let tr = self.trace();
+        let ecn = |e: crate::packet::Ecn| match e {
+            crate::packet::Ecn::NotEct => "not_ect",
+            crate::packet::Ecn::Ect0 => "ect0",
+            crate::packet::Ecn::Ect1 => "ect1",
+            crate::packet::Ecn::Ce => "ce",
+        };
+        let sack = |r: &TraceEntry, k: usize, end: usize| {
+            if k < r.sack_n as usize {
+                [r.sack[k].0, r.sack[k].1][end] as i64
+            } else {
+                -1
+            }
+        };
+        let u = |f: &dyn Fn(&TraceEntry) -> u64| Column::U64(tr.iter().map(f).collect());
+        let mut columns = vec![
+            (
+                "t_s",
+                Column::F64(tr.iter().map(|r| r.t as f64 * 1e-9).collect()),
+            ),
+            ("t_ns", u(&|r| r.t)),
+            ("conn", u(&|r| r.conn)),
+            ("side", u(&|r| r.side as u64)),
+            ("seq", u(&|r| r.seq)),
+            ("ack", u(&|r| r.ack)),
+            ("len", u(&|r| r.len as u64)),
+            ("flags", u(&|r| r.flags as u64)),
+            (
+                "retransmit",
+                Column::Bool(tr.iter().map(|r| r.retransmit).collect()),
+            ),
+            ("ecn", Column::Str(tr.iter().map(|r| ecn(r.ecn)).collect())),
+            ("cwnd", u(&|r| r.cwnd)),
+            ("ssthresh", u(&|r| r.ssthresh)),
+            ("sack_n", u(&|r| r.sack_n as u64)),
+        ];
+        const NAMES: [[&str; 2]; crate::packet::MAX_SACK_BLOCKS] = [
+            ["sack0_start", "sack0_end"],
+            ["sack1_start", "sack1_end"],
+            ["sack2_start", "sack2_end"],
+            ["sack3_start", "sack3_end"],
+        ];
+        for (k, names) in NAMES.iter().enumerate() {
+            for (end, name) in names.iter().enumerate() {
+                columns.push((
+                    name,
+                    Column::I64(tr.iter().map(|r| sack(r, k, end)).collect()),
+                ));
+            }
+        }
+        Table {
+            name: "segments",
+            columns,
+        }
     }
 
     /// Read access for tests and tools: a link (see `net::topology` for numbering).

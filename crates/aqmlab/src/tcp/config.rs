@@ -35,6 +35,22 @@ pub enum SackVariant {
     Ns2,
 }
 
+/// How a `recovery = "newreno"` sender answers a partial ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewRenoVariant {
+    /// RFC 6582 §3.2: retransmit the first unacknowledged segment, deflate cwnd by the data
+    /// acknowledged (adding back one SMSS), and send new data if the window allows; on the
+    /// full ACK, cwnd = min(ssthresh, FlightSize + SMSS).
+    #[default]
+    Rfc6582,
+    /// ns-2 Full-TCP (`Agent/TCP/FullTcp/Newreno`, 2.1b9 and 2.35): retransmit the first
+    /// unacknowledged segment, move `recover_` to the highest sequence sent, set cwnd to
+    /// ssthresh, and send at most `recov_maxburst_` (2) segments per ACK until the full ACK;
+    /// the full ACK deflates cwnd to ssthresh and then opens it as any ACK does.
+    Ns2,
+}
+
 /// RFC 2018 §3: at most 4 SACK blocks fit in the 40 bytes of TCP options without timestamps.
 pub const MAX_SACK_BLOCKS_ALLOWED: u8 = crate::packet::MAX_SACK_BLOCKS as u8;
 
@@ -226,6 +242,37 @@ pub struct TcpConfig {
     /// ns-2 Full-TCP `max_sack_blocks_` 3).
     #[serde(default = "default_sack_max_blocks")]
     pub sack_max_blocks: u8,
+    /// The FIN goes only when nothing sent is unacknowledged: on the segment that empties the
+    /// send buffer if that segment leaves an idle connection (Nagle then holds a last partial
+    /// segment until all before it is acknowledged), else alone once the last ACK arrives.
+    /// ns-2 Full-TCP, 2.1b9 and 2.35 alike: `foutput` sets `TF_NEEDCLOSE` only when `quiet`
+    /// (`highest_ack_ == maxseq_`) and its Nagle test has no FIN exemption. `false`: BSD
+    /// `tcp_output`, where the FIN rides the segment carrying the last byte, which Nagle lets
+    /// go at once.
+    #[serde(default)]
+    pub fin_when_idle: bool,
+    /// NewReno partial-ACK rules (used when `recovery = "newreno"`).
+    #[serde(default)]
+    pub newreno_variant: NewRenoVariant,
+    /// An ECN window reduction sets cwnd to exactly half of `min(cwnd, rwnd)` rather than to
+    /// the new ssthresh in whole segments: ns-2.35's `precisionReduce_` (true since 2006;
+    /// false in 2.1b9), which makes `slowdown` halve `windowd()`, a double.
+    #[serde(default)]
+    pub exact_halving: bool,
+    /// After a window reduction, CWR goes on the next data segment even if it is a
+    /// retransmission (ns-2 Full-TCP: 2.1b9 sets CWR whenever `cong_action_` is pending,
+    /// 2.35 keeps it with `SetCWRonRetransmit_` true); otherwise on the next new data segment
+    /// only (RFC 3168 §6.1.2's wording).
+    #[serde(default)]
+    pub cwr_on_retransmit: bool,
+    /// Limited Transmit (RFC 3042): the first and second duplicate ACKs each release one new
+    /// segment, as long as the outstanding data stays within cwnd + 2·SMSS and the receiver's
+    /// window; cwnd itself is unchanged. None of the presets' originals has it: FreeBSD
+    /// 2.2.8 and 4.x predate it (FreeBSD's `net.inet.tcp.rfc3042` arrived in the 5.x line),
+    /// ns-2 Full-TCP never implemented it (ns-2's `singledup_` belongs to the one-way
+    /// agents). Linux implements it unconditionally (no sysctl turns it off).
+    #[serde(default)]
+    pub limited_transmit: bool,
 }
 
 impl TcpConfig {
@@ -264,6 +311,11 @@ impl TcpConfig {
             // in this model).
             sack_variant: SackVariant::Rfc6675,
             sack_max_blocks: 4,
+            fin_when_idle: false,
+            newreno_variant: NewRenoVariant::Rfc6582,
+            exact_halving: false,
+            cwr_on_retransmit: false,
+            limited_transmit: false,
         }
     }
 
@@ -304,6 +356,11 @@ impl TcpConfig {
             // `Agent/TCP/FullTcp/Sack`: max_sack_blocks_ 3 (model-facts §7.3).
             sack_variant: SackVariant::Ns2,
             sack_max_blocks: 3,
+            fin_when_idle: true,
+            newreno_variant: NewRenoVariant::Ns2,
+            exact_halving: false,
+            cwr_on_retransmit: true,
+            limited_transmit: false,
         }
     }
 
@@ -366,6 +423,11 @@ impl TcpConfig {
             ecn: false,
             sack_variant: SackVariant::Ns2,
             sack_max_blocks: 3,
+            fin_when_idle: true,
+            newreno_variant: NewRenoVariant::Ns2,
+            exact_halving: true,
+            cwr_on_retransmit: true,
+            limited_transmit: false,
         }
     }
 

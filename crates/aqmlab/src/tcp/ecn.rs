@@ -68,6 +68,19 @@ impl EcnState {
         self.ok && pkt.has(flags::ECE) && pkt.ack > self.recover
     }
 
+    /// Whether the cumulative ACK `snd_una` has not yet passed the data outstanding at the
+    /// last reduction (ns-2: `highest_ack_ <= recover_`).
+    #[inline]
+    pub fn within_reduced_window(&self, snd_una: u64) -> bool {
+        snd_una <= self.recover
+    }
+
+    /// Whether an arriving ACK echoes congestion (ECE on an ECN connection).
+    #[inline]
+    pub fn echoed(&self, pkt: &Packet) -> bool {
+        self.ok && pkt.has(flags::ECE)
+    }
+
     /// Records a window reduction (for ECE when `for_ece`, or for a loss): CWR goes on the
     /// next new data, and ECE is ignored until data sent from now on is acknowledged.
     pub fn on_reduction(&mut self, snd_max: u64, for_ece: bool) {
@@ -81,7 +94,9 @@ impl EcnState {
     }
 
     /// ECN flags and codepoint for an outgoing segment of the synchronized states.
-    pub fn on_send(&mut self, len: u32, retransmit: bool) -> (u8, Ecn) {
+    /// CWR rides the next new data segment, or with `cwr_on_retransmit` the next data
+    /// segment of any kind (ns-2.35).
+    pub fn on_send(&mut self, len: u32, retransmit: bool, cwr_on_retransmit: bool) -> (u8, Ecn) {
         if !self.ok {
             return (0, Ecn::NotEct);
         }
@@ -90,7 +105,7 @@ impl EcnState {
             f |= flags::ECE;
         }
         let new_data = len > 0 && !retransmit;
-        if new_data && self.cwr_pending {
+        if self.cwr_pending && (new_data || (len > 0 && cwr_on_retransmit)) {
             f |= flags::CWR;
             self.cwr_pending = false;
         }

@@ -9,7 +9,7 @@
 //! Sequence numbers are 64-bit offsets from ISS = 0: the SYN occupies 0, application byte `k`
 //! occupies `1 + k`, the FIN the number after the last byte.
 
-use super::config::{DelackClock, Recovery, SackVariant, TcpConfig, TimerModel};
+use super::config::{DelackClock, NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel};
 use super::ecn::EcnState;
 use super::reassembly::{Reassembly, SackBlocks};
 use super::rtt::RtoEstimator;
@@ -19,6 +19,8 @@ use crate::units::Time;
 
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
 const MAX_CWND: u64 = 1_073_725_440;
+/// ns-2 `Agent/TCP/FullTcp/Newreno set recov_maxburst_ 2` (tcl/lib/ns-default.tcl).
+const NS2_RECOV_MAXBURST: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -54,13 +56,16 @@ pub struct Seg {
 
 impl Seg {
     /// TCP option bytes beyond the fixed header: a SACK option of n blocks is 2 + 8·n bytes
-    /// (RFC 2018 §3), padded to a 4-byte boundary with two NOPs as stacks send it; the
-    /// SACK-permitted option (2 bytes) is not counted (SYNs keep the bare header size).
-    pub fn option_bytes(&self) -> u32 {
+    /// (RFC 2018 §3), padded to a 4-byte boundary with two NOPs as stacks send it, unless
+    /// `padded` is false (ns-2 Full-TCP SACK: `sack_option_size_` 2 + `sack_block_size_` 8
+    /// per block, no padding); the SACK-permitted option (2 bytes) is not counted (SYNs keep
+    /// the bare header size).
+    #[inline]
+    pub fn option_bytes(&self, padded: bool) -> u32 {
         if self.sack_n == 0 {
             0
         } else {
-            8 * self.sack_n as u32 + 4
+            8 * self.sack_n as u32 + if padded { 4 } else { 2 }
         }
     }
 }
@@ -115,14 +120,21 @@ pub struct Endpoint {
     /// The application has closed: a FIN follows the last byte, at sequence `app_end`.
     fin_queued: bool,
     cwnd: u64,
+    /// ns-2's `cwnd_` (segments, a double) for the ns-2 timer model, valid while `cwnd` is
+    /// still `ns2_cwnd_bytes` (any other change of `cwnd` restarts it from `cwnd`).
+    ns2_cwnd: f64,
+    ns2_cwnd_bytes: u64,
     ssthresh: u64,
     dupacks: u32,
     /// In fast recovery (NewReno keeps it across partial ACKs).
     in_recovery: bool,
+    /// The last window reduction was for ECE (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`).
+    ecn_reduced: bool,
     /// NewReno's `recover` (RFC 6582): snd_max when recovery (or a timeout) began; fast
     /// retransmit is entered again only once the cumulative ACK reaches it.
     recover: u64,
-    /// A partial ACK has already restarted the retransmit timer in this recovery.
+    /// A partial ACK has already restarted the retransmit timer in this recovery (and, under
+    /// ns-2 NewReno, limits output to `NS2_RECOV_MAXBURST` segments per ACK).
     partial_seen: bool,
     /// Segment being timed for an RTT sample (Karn: one at a time, never a retransmission).
     timing: Option<(u64, Time)>,
@@ -158,9 +170,12 @@ impl Endpoint {
             app_end: 1,
             fin_queued: false,
             cwnd: cfg.initial_cwnd(),
+            ns2_cwnd: 0.0,
+            ns2_cwnd_bytes: u64::MAX,
             ssthresh: cfg.initial_ssthresh,
             dupacks: 0,
             in_recovery: false,
+            ecn_reduced: false,
             recover: 0,
             partial_seen: false,
             timing: None,
@@ -443,6 +458,10 @@ impl Endpoint {
 
         // New data acknowledged.
         let acked = ack - self.snd_una;
+        // ns-2 Full-TCP opens cwnd only for ACKs that arrive in ESTABLISHED (`last_state_`)
+        // and that its header prediction does not take.
+        let ns2_hold = cfg.timer_model == TimerModel::Ns2
+            && (!self.ns2_established() || self.ns2_predicted(cfg, pkt));
         // ns-2 Full-TCP `newack` restarts the timer (`set_rtx_timer`) before it takes the RTT
         // sample and resets t_backoff_: the restarted timer uses the RTO and backoff that were
         // in force before this ACK.
@@ -484,12 +503,17 @@ impl Endpoint {
                 self.board.ns2_pipe -= cfg.mss as i64;
                 self.board.ns2_next = self.board.ns2_next.max(ack);
             }
+        } else if partial && cfg.newreno_variant == NewRenoVariant::Ns2 {
+            self.partial_seen = true;
+            self.ns2_newreno_partial_ack(now, cfg, out);
         } else if partial {
             self.partial_seen = true;
             self.newreno_partial_ack(now, cfg, acked, out);
         } else if self.ecn.should_reduce(pkt) {
             self.ecn_reduce(cfg);
-        } else {
+        } else if !self.ecn.echoed(pkt) && !ns2_hold {
+            // An ECE ACK never opens the window, whether or not it reduces it (ns-2 Full-TCP
+            // `if (!ect_ || !ecnecho) opencwnd()`; Linux holds cwnd in its CWR state).
             self.open_cwnd(cfg);
         }
 
@@ -506,29 +530,101 @@ impl Endpoint {
 
     /// RFC 3168 §6.1.2: halve cwnd and reduce ssthresh, no retransmission, and do not grow the
     /// window on this ACK (as ns-2's `slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF)`).
+    /// Both halve the usable window, `min(cwnd, rwnd)` (ns-2 `slowdown` halves `window()`,
+    /// FreeBSD's `tcp_congestion_exp` `min(snd_wnd, snd_cwnd)`), in whole segments: a cwnd
+    /// grown past the receiver's window is no excuse for a weaker reduction. ns-2 has no
+    /// floor of 2 segments here (`int(window()/2)`); ours keeps BSD's, as for a loss.
     fn ecn_reduce(&mut self, cfg: &TcpConfig) {
-        let mss = cfg.mss as u64;
-        self.cwnd = (self.cwnd / 2).max(mss);
-        self.ssthresh = self.cwnd.max(2 * mss);
+        self.ssthresh = self.halved_window(cfg);
+        self.cwnd = if cfg.exact_halving {
+            self.exact_half(cfg)
+        } else {
+            self.ssthresh
+        };
+        self.ecn_reduced = true;
         self.ecn.on_reduction(self.snd_max, true);
+    }
+
+    /// cwnd = min(cwnd, rwnd) / 2 exactly (ns-2.35 `slowdown` with `precisionReduce_`: half
+    /// of `windowd()`, kept as ns-2's double for the window's later growth), at least 1 MSS.
+    fn exact_half(&mut self, cfg: &TcpConfig) -> u64 {
+        let m = cfg.mss as f64;
+        let w = if self.ns2_cwnd_bytes == self.cwnd {
+            self.ns2_cwnd
+        } else {
+            self.cwnd as f64 / m
+        };
+        let half = (w.min(cfg.rwnd as f64 / m) / 2.0).max(1.0);
+        let bytes = (half * m) as u64;
+        self.ns2_cwnd = half;
+        self.ns2_cwnd_bytes = bytes;
+        bytes
     }
 
     /// Slow start below ssthresh (+1 MSS per ACK), congestion avoidance above it
     /// (+MSS²/cwnd per ACK): RFC 5681 §3.1 as coded in 4.4BSD tcp_input and ns-2. At
     /// cwnd = ssthresh, 4.4BSD still slow-starts (`if (cw > snd_ssthresh)` linear); ns-2's
     /// `opencwnd` slow-starts only while `cwnd_ < ssthresh_`.
+    ///
+    /// ns-2 (`TcpAgent::opencwnd`, wnd_option_ 1) keeps cwnd_ in segments as a double and
+    /// adds `1/cwnd_`; whole bytes would lose up to a byte per ACK, enough to shift the ACK
+    /// at which the window admits one more segment, so the ns-2 model keeps ns-2's number.
     fn open_cwnd(&mut self, cfg: &TcpConfig) {
         let mss = cfg.mss as u64;
-        let linear = match cfg.timer_model {
-            TimerModel::Bsd => self.cwnd > self.ssthresh,
-            TimerModel::Ns2 => self.cwnd >= self.ssthresh,
-        };
-        let incr = if linear {
-            (mss * mss / self.cwnd).max(1)
-        } else {
-            mss
-        };
-        self.cwnd = (self.cwnd + incr).min(MAX_CWND);
+        match cfg.timer_model {
+            TimerModel::Bsd => {
+                let incr = if self.cwnd > self.ssthresh {
+                    (mss * mss / self.cwnd).max(1)
+                } else {
+                    mss
+                };
+                self.cwnd = (self.cwnd + incr).min(MAX_CWND);
+            },
+            TimerModel::Ns2 => {
+                let m = mss as f64;
+                let mut w = if self.ns2_cwnd_bytes == self.cwnd {
+                    self.ns2_cwnd
+                } else {
+                    self.cwnd as f64 / m
+                };
+                w += if w < self.ssthresh as f64 / m {
+                    1.0
+                } else {
+                    1.0 / w
+                };
+                self.cwnd = ((w * m) as u64).min(MAX_CWND);
+                self.ns2_cwnd = w;
+                self.ns2_cwnd_bytes = self.cwnd;
+            },
+        }
+    }
+
+    /// ns-2's ESTABLISHED: ours, or our FIN_WAIT_1 before the FIN is sent (ours begins when
+    /// the application closes, ns-2's when the FIN goes out).
+    fn ns2_established(&self) -> bool {
+        match self.state {
+            State::Established => true,
+            State::FinWait1 => self.snd_max <= self.app_end,
+            _ => false,
+        }
+    }
+
+    /// Whether ns-2 Full-TCP's header prediction takes this ACK of new data (`predict_ok`
+    /// and the pure-ACK test of `recv`): established, a bare in-order ACK without ECE or SACK
+    /// blocks, not retransmitting, not in recovery, not acknowledging everything, and cwnd at
+    /// least the receiver's window. That path updates the timers only: cwnd does not grow
+    /// while the receiver's window is the limit.
+    fn ns2_predicted(&self, cfg: &TcpConfig, pkt: &Packet) -> bool {
+        self.ns2_established()
+            && pkt.len == 0
+            && pkt.flags & (flags::SYN | flags::FIN) == 0
+            && pkt.sack_n == 0
+            && !self.ecn.echoed(pkt)
+            && pkt.seq == self.rcv_nxt
+            && self.snd_nxt == self.snd_max
+            && !self.in_recovery
+            && pkt.ack < self.snd_max
+            && self.cwnd >= cfg.rwnd as u64
     }
 
     /// Loss-recovery hook for an ACK of new data (before snd_una moves); true for a NewReno
@@ -546,12 +642,19 @@ impl Endpoint {
                 false
             },
             Recovery::NewReno if ack >= self.recover => {
-                // Full ACK (RFC 6582 §3.2 step 6, option 1): cwnd = min(ssthresh,
-                // max(FlightSize, SMSS) + SMSS); leave fast recovery.
-                let mss = cfg.mss as u64;
-                let flight = self.snd_max - ack;
-                self.cwnd = self.ssthresh.min(flight.max(mss) + mss);
+                self.cwnd = match cfg.newreno_variant {
+                    // Full ACK (RFC 6582 §3.2 step 6, option 1): cwnd = min(ssthresh,
+                    // max(FlightSize, SMSS) + SMSS); leave fast recovery.
+                    NewRenoVariant::Rfc6582 => {
+                        let mss = cfg.mss as u64;
+                        let flight = self.snd_max - ack;
+                        self.ssthresh.min(flight.max(mss) + mss)
+                    },
+                    // ns-2 `FullTcpAgent::pack_action`: retract an inflated window.
+                    NewRenoVariant::Ns2 => self.cwnd.min(self.ssthresh),
+                };
                 self.in_recovery = false;
+                self.partial_seen = false;
                 false
             },
             Recovery::NewReno => true,
@@ -580,6 +683,20 @@ impl Endpoint {
         self.cwnd = self.cwnd.max(mss);
     }
 
+    /// ns-2 Full-TCP NewReno partial ACK (`NewRenoFullTcpAgent::pack_action`):
+    /// `fast_retransmit(highest_ack_)` sends the first unacknowledged segment and sets
+    /// `recover_ = maxseq_`; then `cwnd_ = ssthresh_`, no window opening, and bursts of at
+    /// most `recov_maxburst_` until the full ACK (`output`).
+    fn ns2_newreno_partial_ack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        let onxt = self.snd_nxt;
+        self.timing = None;
+        self.recover = self.snd_max;
+        self.snd_nxt = self.snd_una;
+        self.send_one(now, cfg, cfg.mss as u64, out);
+        self.snd_nxt = self.snd_nxt.max(onxt);
+        self.cwnd = self.ssthresh;
+    }
+
     /// Loss-recovery hook for a duplicate ACK: Reno fast retransmit and fast recovery
     /// (RFC 5681 §3.2; 4.4BSD tcp_input).
     fn on_dupack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
@@ -604,13 +721,22 @@ impl Endpoint {
                 };
                 if trigger && !self.in_recovery && self.snd_una >= self.recover {
                     self.sack_enter_recovery(now, cfg, out);
+                } else if !trigger && self.limited_transmit_due(cfg) {
+                    self.limited_transmit(now, cfg, out); // RFC 6675 §5 allows it too
                 }
+            },
+            Recovery::Reno | Recovery::NewReno if self.limited_transmit_due(cfg) => {
+                self.limited_transmit(now, cfg, out);
             },
             Recovery::Reno | Recovery::NewReno => {
                 // NewReno enters only if the cumulative ACK has reached `recover` (RFC 6582
                 // §3.2 step 2: no second reduction for losses of the same window).
                 let may_enter = cfg.recovery == Recovery::Reno || self.snd_una >= self.recover;
-                if self.dupacks == cfg.dupack_threshold && !self.in_recovery && may_enter {
+                let after_ecn = self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una);
+                if self.dupacks == cfg.dupack_threshold && !self.in_recovery && after_ecn {
+                    self.ecn_loss_retransmit(now, cfg, out);
+                } else if self.dupacks == cfg.dupack_threshold && !self.in_recovery && may_enter {
+                    self.ecn_reduced = false;
                     self.in_recovery = true;
                     self.partial_seen = false;
                     self.recover = self.snd_max;
@@ -633,6 +759,61 @@ impl Endpoint {
                     self.cwnd = (self.cwnd + mss).min(MAX_CWND);
                 }
             },
+        }
+    }
+
+    /// Whether this duplicate ACK is one of the first DupThresh − 1, which Limited Transmit
+    /// (RFC 3042 §2) answers with new data.
+    #[inline]
+    fn limited_transmit_due(&self, cfg: &TcpConfig) -> bool {
+        cfg.limited_transmit && !self.in_recovery && self.dupacks < cfg.dupack_threshold
+    }
+
+    /// RFC 3042 §2: one previously unsent segment, if the receiver's window allows it and
+    /// the outstanding data stays within cwnd + 2·SMSS (cwnd + the duplicates so far); cwnd
+    /// is not changed.
+    fn limited_transmit(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        if self.snd_nxt != self.snd_max {
+            return; // only new data
+        }
+        let mss = cfg.mss as u64;
+        let allowed = (self.cwnd + self.dupacks as u64 * mss).min(cfg.rwnd as u64);
+        let usable = allowed.saturating_sub(self.snd_max - self.snd_una).min(mss);
+        if usable > 0 {
+            self.send_one(now, cfg, usable, out);
+        }
+    }
+
+    /// A loss found by duplicate ACKs in the window already reduced for ECE. RFC 3168 §6.1.2:
+    /// react to congestion at most once per window, so the segment is fast-retransmitted and
+    /// recovery runs, but ssthresh is not reduced again (cwnd = ssthresh + the duplicates, as
+    /// at any entry). ns-2 Full-TCP (`dupack_action`, `last_cwnd_action_ == CWND_ACTION_ECN`)
+    /// instead halves cwnd once more, keeps ssthresh and does not inflate: the ns-2 model
+    /// follows ns-2.
+    fn ecn_loss_retransmit(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        let mss = cfg.mss as u64;
+        self.in_recovery = true;
+        self.partial_seen = false;
+        self.ecn_reduced = false;
+        self.recover = self.snd_max;
+        let onxt = self.snd_nxt;
+        let after = match cfg.timer_model {
+            TimerModel::Ns2 if cfg.exact_halving => self.exact_half(cfg),
+            TimerModel::Ns2 => (self.cwnd.min(cfg.rwnd as u64) / 2 / mss).max(1) * mss,
+            TimerModel::Bsd => self.ssthresh + self.dupacks as u64 * mss,
+        };
+        self.rexmt_at = None;
+        self.timing = None;
+        self.snd_nxt = self.snd_una;
+        self.cwnd = mss;
+        self.counters.fast_retransmits += 1;
+        self.output(now, cfg, out);
+        self.cwnd = after;
+        if !(cfg.exact_halving && cfg.timer_model == TimerModel::Ns2) {
+            self.ns2_cwnd_bytes = u64::MAX; // ns-2's double is `after` only when exact
+        }
+        if onxt > self.snd_nxt {
+            self.snd_nxt = onxt;
         }
     }
 
@@ -753,6 +934,7 @@ impl Endpoint {
         // and the connection starts at ssthresh. cwnd stays at the initial window, which
         // both stacks set again when the handshake completes.
         self.ssthresh = self.halved_window(cfg);
+        self.ecn_reduced = false;
         if !opening {
             self.cwnd = cfg.mss as u64;
             self.ecn.on_reduction(self.snd_max, false);
@@ -785,6 +967,17 @@ impl Endpoint {
             self.sack_output(now, cfg, out);
             return;
         }
+        // ns-2 NewReno: after a partial ACK, at most `recov_maxburst_` segments per call
+        // (`send_much`'s maxburst).
+        let mut burst = if self.partial_seen
+            && self.in_recovery
+            && cfg.newreno_variant == NewRenoVariant::Ns2
+            && self.recovery(cfg) == Recovery::NewReno
+        {
+            NS2_RECOV_MAXBURST
+        } else {
+            u32::MAX
+        };
         loop {
             // The window: min(cwnd, rwnd) less what is outstanding from snd_una to snd_nxt.
             let win = self.cwnd.min(cfg.rwnd as u64);
@@ -792,6 +985,10 @@ impl Endpoint {
             match self.send_one(now, cfg, usable, out) {
                 Some((_, false)) => {},
                 _ => return,
+            }
+            burst -= 1;
+            if burst == 0 {
+                return;
             }
         }
     }
@@ -831,7 +1028,12 @@ impl Endpoint {
             len = avail.min(mss).min(usable);
             // The FIN rides on the segment that carries the last byte (or goes alone once all
             // data is out), until it is acknowledged.
-            let fin_fits = |len: u64| self.fin_queued && self.snd_nxt + len == data_end;
+            // With `fin_when_idle` (ns-2) a first FIN needs an idle connection; a FIN
+            // already sent rides its retransmissions either way.
+            let fin_allowed =
+                !cfg.fin_when_idle || self.snd_max == self.snd_una || self.snd_max > data_end;
+            let fin_fits =
+                |len: u64| self.fin_queued && fin_allowed && self.snd_nxt + len == data_end;
             if len > 0 && len < mss {
                 // Nagle (RFC 896) and sender silly-window avoidance, as in tcp_output: a
                 // partial segment goes only if it is a retransmission, if it carries the FIN,
@@ -859,7 +1061,8 @@ impl Endpoint {
         let (ecn_flags, ecn) = if syn {
             (0, Ecn::NotEct)
         } else {
-            self.ecn.on_send(len as u32, retransmit)
+            self.ecn
+                .on_send(len as u32, retransmit, cfg.cwr_on_retransmit)
         };
         let seg = Seg {
             seq,
@@ -907,11 +1110,17 @@ impl Endpoint {
     /// half the window (RFC 6675 §5 step 4.2, with 4.4BSD's `max(min(cwnd, rwnd)/2, 2·MSS)`
     /// rounding as for Reno), retransmit the first unacknowledged segment (step 4.3); the
     /// caller's output() then sends what pipe allows (step 4.5 → C).
+    ///
+    /// In a window already reduced for ECE, cwnd and ssthresh stay as they are (RFC 3168
+    /// §6.1.2; ns-2 SACK `dupack_action`: "don't cut cwnd again, but retransmit").
     fn sack_enter_recovery(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         self.in_recovery = true;
         self.recover = self.snd_max;
-        self.ssthresh = self.halved_window(cfg);
-        self.cwnd = self.ssthresh;
+        if !(self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
+            self.ssthresh = self.halved_window(cfg);
+            self.cwnd = self.ssthresh;
+        }
+        self.ecn_reduced = false;
         self.counters.fast_retransmits += 1;
         self.ecn.on_reduction(self.snd_max, false);
         // The retransmission restarts the timer and is never timed (Karn).
@@ -922,7 +1131,10 @@ impl Endpoint {
         self.board.ns2_pipe =
             (self.snd_max - self.snd_una) as i64 - self.board.sacked_bytes() as i64;
         let end = self.board.hole_end(self.snd_una, self.snd_max);
-        self.sack_retransmit(now, cfg, self.snd_una, end, false, out);
+        let sent = self.sack_retransmit(now, cfg, self.snd_una, end, false, out);
+        // ns-2's `fast_retransmit` calls `foutput` directly, not `send_much`, so this first
+        // retransmission never passes through `sent()` and does not count in pipe_.
+        self.board.ns2_pipe -= sent as i64;
     }
 
     /// Retransmits one segment from `seq`, stopping at `end` (a hole's end); returns the
@@ -1010,7 +1222,7 @@ impl Endpoint {
     }
 
     fn emit_ack(&mut self, cfg: &TcpConfig, out: &mut Outbox) {
-        let (ecn_flags, ecn) = self.ecn.on_send(0, false);
+        let (ecn_flags, ecn) = self.ecn.on_send(0, false, false);
         let seg = Seg {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,

@@ -83,6 +83,7 @@ pub fn lossy_download(
                 seq: 1 + k * MSS,
                 syn: false,
                 count: 1,
+                mark: false,
             },
         );
     }

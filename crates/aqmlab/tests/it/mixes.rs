@@ -251,6 +251,7 @@ fn consecutive_losses_match_a_hand_built_drop_pattern() {
                 seq,
                 syn: false,
                 count: 1,
+                mark: false,
             },
         );
     }

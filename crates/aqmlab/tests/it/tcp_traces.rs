@@ -150,6 +150,7 @@ fn lost_syns_follow_the_configured_schedules() {
                 seq: 0,
                 syn: true,
                 count: lost,
+                mark: false,
             },
         );
         let (sim, tables) = run_traced(sim);
@@ -518,6 +519,7 @@ fn ns2_35_syns_never_give_up() {
             seq: 0,
             syn: true,
             count: 1000,
+            mark: false,
         },
     );
     let (sim, tables) = run_traced(sim);
@@ -584,4 +586,57 @@ fn ns2_35_acks_every_full_segment_and_delays_only_sub_mss_data() {
     cl.write(t + 400 * MS, &cfg, 536, &mut out);
     let back = deliver(&mut out, &mut sv, &cfg, t + 450 * MS);
     assert!(back.segs.iter().any(|s| s.ack == 101 + 536));
+}
+
+/// Limited Transmit (RFC 3042 §2). Initial window 2, ssthresh 2 segments: congestion
+/// avoidance from the start (the ns-2 model adds 1/cwnd per ACK). The ACK of 0 makes cwnd
+/// 2.5: segment 2 goes; the ACK of 1, 2.9: segment 3; the ACK of 2, 3.24: segments 4 and 5.
+/// Segment 3 is lost, so 4 and 5 bring only two duplicate ACKs and nothing else is in
+/// flight: without Limited Transmit the connection waits for its retransmission timer.
+/// With it, each of those duplicates releases one new segment (6, then 7) without changing
+/// cwnd, and their ACKs are the third and fourth duplicates: fast retransmit, no timeout.
+#[test]
+fn limited_transmit_turns_a_timeout_into_a_fast_retransmit() {
+    let run = |lt: bool| {
+        lossy_download(40, &[3], 1000, |tcp| {
+            tcp.initial_ssthresh = 2 * MSS;
+            tcp.limited_transmit = lt;
+            tcp.recovery = Recovery::NewReno;
+        })
+    };
+    let (_, off) = run(false);
+    let c = table(&off, "connections");
+    assert_eq!(u64s(c, "timeouts"), vec![1]);
+    assert_eq!(u64s(c, "fast_retransmits"), vec![0]);
+
+    let (sim, on) = run(true);
+    let c = table(&on, "connections");
+    assert_eq!(bools(c, "completed"), vec![true]);
+    assert_eq!(u64s(c, "timeouts"), vec![0]);
+    assert_eq!(u64s(c, "fast_retransmits"), vec![1]);
+    let tr = sim.trace();
+    let hole = 1 + 3 * MSS;
+    let dups: Vec<_> = tr
+        .iter()
+        .filter(|e| e.side == 0 && e.ack == hole && e.len == 0)
+        .collect();
+    // dups[0] is the ACK of segment 2; dups[1] and dups[2] the first two duplicates.
+    for (n, k) in [(1usize, 6u64), (2, 7)] {
+        let sent = tr
+            .iter()
+            .find(|e| e.side == 1 && e.seq == 1 + k * MSS && !e.retransmit)
+            .expect("limited-transmit segment");
+        // Half an RTT (50 ms) after the client's duplicate, plus serialization.
+        let dt = sent.t - dups[n].t;
+        assert!(
+            (50 * MS..50 * MS + 100_000).contains(&dt),
+            "segment {k} sent {dt} ns after duplicate #{n}"
+        );
+        // cwnd is not opened by Limited Transmit: as after the ACK of 2 (3.24 segments).
+        assert!(
+            sent.cwnd >= 3 * MSS && sent.cwnd < 4 * MSS,
+            "cwnd {}",
+            sent.cwnd
+        );
+    }
 }
