@@ -306,9 +306,13 @@ pub struct RemConfig {
     /// Default false.
     #[serde(default)]
     pub byte_mode: bool,
-    /// Mark ECT packets at dequeue instead of dropping at enqueue. Default false.
+    /// Mark ECT packets instead of dropping them. Default false.
     #[serde(default)]
     pub mark: bool,
+    /// With `mark`: "ns2" (default; ECT marked at dequeue, non-ECT never early-dropped) or
+    /// "altq" (decided at enqueue: ECT marked, non-ECT dropped).
+    #[serde(default)]
+    pub mark_policy: super::rem::RemMarkPolicy,
     #[serde(default)]
     pub mean_pkt_size: Option<u32>,
 }
@@ -952,6 +956,7 @@ impl AqmConfig {
                     mean_pkt_size: mean,
                     byte_mode: c.byte_mode,
                     mark: c.mark,
+                    mark_policy: c.mark_policy,
                     limit: c.limit,
                 }))
             },

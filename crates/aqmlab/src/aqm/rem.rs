@@ -9,8 +9,13 @@
 //! `price ← max(0, price + γ·(x̄ + α·(b − b*) − c))`, `prob = 1 − φ^(−price)`.
 //!
 //! * Drop mode: an arrival is dropped with `prob` (byte mode: × size/mean_pkt_size).
-//! * Mark mode: at dequeue, an ECT packet is CE-marked with the same probability; non-ECT
-//!   packets are never early-dropped (only overflow drops them).
+//! * Mark mode, `RemMarkPolicy::Ns2` (ns-2 `markpkts_`): at dequeue, an ECT packet is
+//!   CE-marked with the same probability; non-ECT packets (SYNs, pure ACKs, retransmissions,
+//!   non-ECN flows) are never early-dropped (only overflow drops them).
+//! * Mark mode, `RemMarkPolicy::Altq`: the decision is taken at enqueue, as ALTQ's `red.c`
+//!   takes RED's, and carried out as ALTQ does for RED with ECN: an ECT packet is marked,
+//!   a non-ECT one dropped. (No public ALTQ REM exists; Study B's REM ran under ALTQ, and this
+//!   is how ALTQ's own disciplines treat a packet that cannot carry a mark.)
 //!
 //! Buffer: an arrival finding `q ≥ limit` packets is dropped (this project's common rule; ns-2
 //! REM holds at most `limit − 1`, see docs/queues.md).
@@ -38,10 +43,22 @@ pub struct RemParams {
     pub mean_pkt_size: u32,
     /// Queue and arrivals measured in bytes/mean_pkt_size; drop probability scaled by size.
     pub byte_mode: bool,
-    /// Mark (ECT only) at dequeue instead of dropping at enqueue.
+    /// Mark ECT packets instead of dropping them (how and where: `mark_policy`).
     pub mark: bool,
+    pub mark_policy: RemMarkPolicy,
     /// Buffer in packets.
     pub limit: u32,
+}
+
+/// What REM's mark mode does with a packet, and where (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemMarkPolicy {
+    /// ns-2.35 `queue/rem.cc`: mark ECT at dequeue; non-ECT never early-dropped.
+    #[default]
+    Ns2,
+    /// ALTQ style: decide at enqueue; mark ECT, drop non-ECT.
+    Altq,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -90,10 +107,15 @@ impl Rem {
         if q.packets >= self.p.limit {
             return Verdict::Drop(DropCause::Overflow);
         }
-        if !self.p.mark {
+        let at_enqueue = !self.p.mark || self.p.mark_policy == RemMarkPolicy::Altq;
+        if at_enqueue {
             let p = self.scaled_prob(pkt.size);
             if p > 0.0 && rng.uniform() < p {
-                return Verdict::Drop(DropCause::Early);
+                return if self.p.mark && pkt.ecn.is_ect() {
+                    Verdict::Mark
+                } else {
+                    Verdict::Drop(DropCause::Early)
+                };
             }
         }
         Verdict::Pass
@@ -101,7 +123,7 @@ impl Rem {
 
     #[inline]
     pub fn on_dequeue(&mut self, pkt: &Packet, rng: &mut impl UniformSource) -> Verdict {
-        if self.p.mark && pkt.ecn.is_ect() {
+        if self.p.mark && self.p.mark_policy == RemMarkPolicy::Ns2 && pkt.ecn.is_ect() {
             let p = self.scaled_prob(pkt.size);
             if p > 0.0 && rng.uniform() < p {
                 return Verdict::Mark;
@@ -145,6 +167,7 @@ mod tests {
             mean_pkt_size: 1000,
             byte_mode: false,
             mark,
+            mark_policy: RemMarkPolicy::Ns2,
             limit: 100,
         })
     }
@@ -250,5 +273,33 @@ mod tests {
         r.s.prob = 0.5;
         assert!((r.scaled_prob(500) - 0.25).abs() < 1e-15);
         assert!((r.scaled_prob(4000) - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn altq_policy_decides_at_enqueue_and_drops_what_cannot_be_marked() {
+        let mut g = Rng::stream(0, StreamKind::Test, 0);
+        let ect = Packet {
+            ecn: Ecn::Ect0,
+            size: 1000,
+            ..Default::default()
+        };
+        let non = Packet {
+            size: 1000,
+            ..Default::default()
+        };
+        let mut a = rem(true);
+        a.p.mark_policy = RemMarkPolicy::Altq;
+        a.s.prob = 1.0;
+        assert_eq!(a.on_enqueue(&ect, q(5), &mut g), Verdict::Mark);
+        assert_eq!(
+            a.on_enqueue(&non, q(5), &mut g),
+            Verdict::Drop(DropCause::Early)
+        );
+        // Nothing more happens at dequeue.
+        assert_eq!(a.on_dequeue(&ect, &mut g), Verdict::Pass);
+        assert_eq!(a.on_dequeue(&non, &mut g), Verdict::Pass);
+        // At probability 0 nothing is signalled either way.
+        a.s.prob = 0.0;
+        assert_eq!(a.on_enqueue(&non, q(5), &mut g), Verdict::Pass);
     }
 }
