@@ -1,11 +1,11 @@
 """Runs the differential validation against ns-2.35.
 
-    python -m validation [--all] [--suite NAME ...] [--out DIR] [--write-docs]
+    python -m validation [--all] [--suite NAME ...] [--out DIR] [--write-docs [--keep CSV]]
 
 Without `--all`, the fast subset (what `make test` runs). The rows go to OUT/results.csv
 (and .parquet); with `--write-docs` (full runs) also to validation/results.csv and a
-regenerated docs/validation.md. Exit status 1 when a row fails, 2 when ns-2 is missing or
-a script fails.
+regenerated docs/validation.md (`--keep CSV` carries over the rows of suites not run now).
+Exit status 1 when a row fails, 2 when ns-2 is missing or a script fails.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from validation import docs, ns2, results
-from validation.suites import aqm, tcp
+from validation.suites import aqm, e2e, tcp
 
-SUITES = {"aqm": aqm.run, "tcp": tcp.run}
+SUITES = {"aqm": aqm.run, "e2e": e2e.run, "tcp": tcp.run}
 HERE = Path(__file__).resolve().parent
 
 
@@ -32,6 +32,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="write validation/results.csv and docs/validation.md from this run",
     )
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        metavar="CSV",
+        help="with --write-docs: the rows of suites not run now come from this earlier "
+        "results file (e.g. validation/results.csv), marked as such on the page",
+    )
     args = ap.parse_args(argv)
     try:
         ns2.binary()
@@ -39,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"validation: {e}", file=sys.stderr)
         return 2
     rows: list[results.Row] = []
-    for name in args.suite or sorted(SUITES):
+    ran = args.suite or sorted(SUITES)
+    for name in ran:
         t0 = time.monotonic()
         try:
             got = SUITES[name](args.out, fast=not args.all)
@@ -58,8 +66,14 @@ def main(argv: list[str] | None = None) -> int:
             )
     results.write(rows, args.out / "results.csv")
     if args.write_docs:
-        results.write(rows, HERE / "results.csv")
-        docs.write(rows, HERE.parent / "docs" / "validation.md", full=args.all)
+        kept = [r for r in results.read(args.keep) if r.suite not in ran] if args.keep else []
+        results.write(rows + kept, HERE / "results.csv")
+        docs.write(
+            rows + kept,
+            HERE.parent / "docs" / "validation.md",
+            full=args.all,
+            kept={r.suite for r in kept},
+        )
     return 1 if any(not r.passed for r in rows) else 0
 
 

@@ -32,7 +32,9 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def write(rows: list[Row], path: Path, *, full: bool) -> None:
+def write(rows: list[Row], path: Path, *, full: bool, kept: set[str] | None = None) -> None:
+    """The page: the introduction, then one table per suite; a suite in `kept` is marked as
+    carried over from an earlier run (`--keep`)."""
     parts = [INTRO.read_text().rstrip() + "\n"]
     n_fail = sum(not r.passed for r in rows)
     parts.append(
@@ -40,5 +42,10 @@ def write(rows: list[Row], path: Path, *, full: bool) -> None:
         f"{len(rows)} comparisons, {n_fail} outside their tolerance._\n"
     )
     for suite in dict.fromkeys(r.suite for r in rows):
-        parts.append(f"\n## Suite `{suite}`\n\n" + table([r for r in rows if r.suite == suite]))
+        mine = [r for r in rows if r.suite == suite]
+        n_out = sum(not r.passed for r in mine)
+        head = f"\n## Suite `{suite}`\n\n{len(mine)} comparisons, {n_out} outside tolerance."
+        if kept and suite in kept:
+            head += " _Rows carried over from an earlier run of the same code (`--keep`)._"
+        parts.append(head + "\n\n" + table(mine))
     path.write_text("\n".join(parts) + "\n")

@@ -1,0 +1,595 @@
+"""End to end: whole simulations of ns-2.35 and aqmlab side by side (on demand, `--all`).
+
+1. **PackMime anchor** (`bench/packmime_ns2_anchor.toml`): two-way PackMime-HTTP with DelayBox
+   over a 10 Mb/s bottleneck, 60 s warm-up + 300 s measured, under six queue variants (and
+   one of them at a lower load), three seeds on each side (`ns2/packmime_e2e.tcl`).
+   Compared, pooled over the seeds: HTTP response time quantiles and the Kolmogorov–Smirnov
+   distance of the response-time samples, and per bottleneck direction utilisation, loss
+   rate and mean queue.
+2. **Greedy flows** (`ns2/red_greedy.tcl`): 100 infinite FTP flows of Full-TCP NewReno
+   (base RTT 100 ms) through RED with ns-2.35's defaults on a 10 Mb/s link, RED with
+   thresholds 30/90, and drop-tail without and with random send delays (phase effects);
+   utilisation, loss and mean queue of the data direction, and for RED its average queue
+   (time average) in both simulators.
+
+The two sides draw different random numbers, so the rows compare statistics with the
+tolerances of the brief that introduced the suite (module constants below). Without `--all`
+the suite returns no rows: every case takes minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from aqmlab import runner
+from validation import ns2
+from validation.results import Row, compare
+
+SUITE = "e2e"
+REPO = Path(__file__).resolve().parents[2]
+ANCHOR = REPO / "bench" / "packmime_ns2_anchor.toml"
+# Two cores: never more than two simulations at once (ns-2 and aqmlab alike).
+WORKERS = int(os.environ.get("AQMLAB_E2E_WORKERS", "2"))
+SEEDS = (1, 2, 3)
+
+# Tolerances (the suite's brief).
+TOL_QUANTILE = 0.10  # response-time quantiles, relative
+TOL_KS = 0.03  # two-sample KS statistic of the pooled response times
+TOL_UTIL = 2.0  # utilisation, percentage points
+TOL_LOSS = 0.20  # loss rate, relative
+TOL_QUEUE = 0.15  # mean queue, relative
+
+NOTE_RT = (
+    "response time: request write (connection open for a connection's first request) to the "
+    "last byte of the response; requests written at or after the warm-up, completed by the "
+    "end (ns-2: PackMime set-outfile/set-warmup; aqmlab: exchanges start_s >= warmup_s)"
+)
+NOTE_UTIL = "bytes leaving the queue × 8 / (rate × measured time); aqmlab: transmitter busy time"
+NOTE_LOSS = "queue drops / arrivals at the queue after the warm-up (ECN marks not counted)"
+NOTE_QUEUE = (
+    "packets waiting (not the one on the wire); ns-2: exact time average (QueueMonitor "
+    "integrator); aqmlab: mean of samples every 3 ms"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running both sides.
+
+
+def _aqmlab(doc: dict, json_path: Path, outdir: Path) -> Path:
+    """Runs the scenario `doc` in aqmlab (its results in `outdir`; the document itself, as
+    given, beside them in `json_path`). The core releases the GIL while it simulates, so
+    threads run simulations in parallel."""
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(doc, indent=1))
+    runner.run(doc, out=outdir)
+    return outdir
+
+
+def _parallel(jobs: list) -> list:
+    """Runs the thunks `jobs` on at most WORKERS threads (each one a simulation process)."""
+    with ThreadPoolExecutor(max_workers=WORKERS) as ex:
+        futures = [ex.submit(j) for j in jobs]
+        return [f.result() for f in futures]
+
+
+def read_stats(path: Path) -> dict[str, float]:
+    out = {}
+    for line in path.read_text().splitlines():
+        k, v = line.split()
+        out[k] = float(v)
+    return out
+
+
+def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sample Kolmogorov–Smirnov statistic sup |F_a − F_b|."""
+    a, b = np.sort(a), np.sort(b)
+    grid = np.concatenate([a, b])
+    fa = np.searchsorted(a, grid, side="right") / len(a)
+    fb = np.searchsorted(b, grid, side="right") / len(b)
+    return float(np.max(np.abs(fa - fb)))
+
+
+def _row(scenario: str, seeds: str):
+    def row(metric, ns2_value, ours, *, kind, tol, note="", difference=None):
+        return compare(
+            SUITE,
+            scenario,
+            metric,
+            float(ns2_value),
+            float(ours),
+            kind=kind,
+            tolerance=tol,
+            seeds=seeds,
+            note=note,
+            difference=difference,
+        )
+
+    return row
+
+
+def _per_seed(ns_values, ours_values, fmt: str) -> str:
+    ns_txt = ", ".join(format(x, fmt) for x in ns_values)
+    ours_txt = ", ".join(format(x, fmt) for x in ours_values)
+    return f"; per seed ns-2 {ns_txt} / aqmlab {ours_txt}"
+
+
+def _direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float) -> list:
+    """Utilisation, loss and mean queue per bottleneck direction, pooled over the seeds (the
+    per-seed values go into the note: they show the seed-to-seed spread)."""
+    rows = []
+    for d, ad in (("fwd", "forward"), ("rev", "reverse")):
+        if all(s[f"{d}.parrivals_"] == 0 for s in ns_stats):
+            continue
+        span = sum(s["measured_s"] for s in ns_stats)
+        util_ns = [s[f"{d}.bdepartures_"] * 8 / (rate_bps * s["measured_s"]) for s in ns_stats]
+        loss_ns = [s[f"{d}.pdrops_"] / max(s[f"{d}.parrivals_"], 1) for s in ns_stats]
+        queue_ns = [s[f"{d}.qint"] / s["measured_s"] for s in ns_stats]
+        summ = [o["summary"][ad] for o in ours]
+        util_ours = [s["utilization"] for s in summ]
+        loss_ours = [s["loss_rate"] for s in summ]
+        queue_ours = [s["mean_queue_pkts"] for s in summ]
+        pooled_loss_ns = sum(s[f"{d}.pdrops_"] for s in ns_stats) / max(
+            sum(s[f"{d}.parrivals_"] for s in ns_stats), 1
+        )
+        drops = sum(s["drops_early"] + s["drops_forced"] + s["drops_overflow"] for s in summ)
+        pooled_loss_ours = drops / max(sum(s["arrivals"] for s in summ), 1)
+        name = "forward (left → right)" if d == "fwd" else "reverse (right → left)"
+        rows.append(
+            row(
+                f"utilisation, {name}",
+                sum(u * s["measured_s"] for u, s in zip(util_ns, ns_stats, strict=True)) / span,
+                float(np.mean(util_ours)),
+                kind="points",
+                tol=TOL_UTIL,
+                note=NOTE_UTIL + _per_seed(util_ns, util_ours, ".3f"),
+            )
+        )
+        rows.append(
+            row(
+                f"loss rate, {name}",
+                pooled_loss_ns,
+                pooled_loss_ours,
+                kind="rel",
+                tol=TOL_LOSS,
+                note=NOTE_LOSS + _per_seed(loss_ns, loss_ours, ".4f"),
+            )
+        )
+        rows.append(
+            row(
+                f"mean queue (packets), {name}",
+                float(np.mean(queue_ns)),
+                float(np.mean(queue_ours)),
+                kind="rel",
+                tol=TOL_QUEUE,
+                note=NOTE_QUEUE + _per_seed(queue_ns, queue_ours, ".1f"),
+            )
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The PackMime anchor under six queue variants.
+
+
+@dataclass
+class Variant:
+    name: str
+    what: str
+    ns2_queue: str  # DropTail or RED
+    ns2_settings: dict[str, object]  # Queue/RED class defaults that differ from ns-2.35's
+    ours: dict[str, object]  # our [queue] table
+    ecn: bool = False
+    limit: int = 148  # ns-2 limit_
+    tcp_extra: dict[str, object] = field(default_factory=dict)
+    rate: float | None = None  # new connections/s of each PackMime instance (None: anchor's)
+    duration_s: float | None = None  # None: the anchor's
+
+
+# Our RED with ns-2.35's defaults spelled out where ours differ (docs/queues.md): ns-2's
+# mean_pktsize_ 500 (ours: the scenario's mean), use_mark_p_ true (our ecn = "mark_p").
+# Thresholds (thresh_ 0, maxthresh_ 0: automatic), q_weight_ -1 (our "auto_rtt"), wait_,
+# bytes_ and queue_in_bytes_ true, linterm_ 10 are our defaults too. ns-2's RED holds up
+# to limit_ (× mean_pktsize_ bytes in byte mode) waiting, ours the same with the same limit.
+RED_NS2_DEFAULTS = {"kind": "red", "limit": 148, "mean_pkt_size": 500, "ecn": "mark_p"}
+
+VARIANTS = [
+    Variant(
+        "droptail",
+        "DropTail limit_ 148 (147 waiting): the anchor as written",
+        "DropTail",
+        {},
+        {"kind": "droptail", "limit": 147},
+    ),
+    Variant(
+        "red",
+        "RED, ns-2.35 defaults (auto thresholds, q_weight_ -1, byte mode) but gentle_ false",
+        "RED",
+        {"gentle_": "false"},
+        {**RED_NS2_DEFAULTS, "gentle": False},
+    ),
+    Variant(
+        "red_gentle",
+        "RED exactly as ns-2.35 configures it by default (gentle_ true)",
+        "RED",
+        {},
+        {**RED_NS2_DEFAULTS, "gentle": True},
+    ),
+    Variant(
+        "ared",
+        "Adaptive RED: adaptive_ 1, q_weight_ 0, automatic thresholds "
+        "(test-suite-adaptive-red.tcl fastlinkAllAdapt)",
+        "RED",
+        {"adaptive_": 1, "q_weight_": 0},
+        {"kind": "ared", "limit": 148, "mode": "ns2", "mean_pkt_size": 500, "ecn": "mark_p"},
+    ),
+    Variant(
+        "ared_ecn",
+        "Adaptive RED + ECN: setbit_ true on the queue, ecn_ 1 on the TCP agents "
+        "(test-suite-adaptive-red.tcl fastlinkAllAdaptECN)",
+        "RED",
+        {"adaptive_": 1, "q_weight_": 0, "setbit_": "true"},
+        {"kind": "ared", "limit": 148, "mode": "ns2", "mean_pkt_size": 500, "ecn": "mark_p"},
+        ecn=True,
+    ),
+    Variant(
+        "gred_i",
+        "GRED-I: RED on the instantaneous queue (q_weight_ 1), packet mode, gentle, "
+        "thresh_ 5, maxthresh_ = limit_ 148",
+        "RED",
+        {
+            "q_weight_": 1.0,
+            "thresh_": 5,
+            "maxthresh_": 148,
+            "bytes_": "false",
+            "queue_in_bytes_": "false",
+            "gentle_": "true",
+        },
+        {"kind": "gred_i", "limit": 148, "min_th": 5, "ecn": "mark_p"},
+    ),
+    Variant(
+        "red_gentle_rate100",
+        "red_gentle at 100 new connections/s per side (about 80 % load instead of 95 %), "
+        "60 s warm-up + 150 s: the same comparison away from saturation",
+        "RED",
+        {},
+        {**RED_NS2_DEFAULTS, "gentle": True},
+        rate=100.0,
+        duration_s=210.0,
+    ),
+]
+
+
+def anchor_doc(v: Variant | None = None) -> dict:
+    """The anchor scenario, with the variant's rate and duration when it sets them."""
+    doc = tomllib.loads(ANCHOR.read_text())
+    if v is not None and v.rate is not None:
+        for t in doc["traffic"]:
+            t["rate"] = v.rate
+    if v is not None and v.duration_s is not None:
+        doc["duration_s"] = v.duration_s
+    return doc
+
+
+def _anchor_params(v: Variant, seed: int, doc: dict) -> str:
+    topo = doc["topology"]
+    warmup = float(doc["warmup_s"])
+    rates = {t["rate"] for t in doc["traffic"]}
+    assert len(rates) == 1, "packmime_e2e.tcl runs two instances at one rate"
+    p = {
+        "seed": seed,
+        "rate": rates.pop(),
+        "bw": f"{topo['bottleneck_mbps']}Mb",
+        "delay": f"{topo['bottleneck_delay_ms']}ms",
+        "access_bw": f"{topo['access_mbps']}Mb",
+        "access_delay": f"{topo['access_delay_ms']}ms",
+        "queue": v.ns2_queue,
+        "limit": v.limit,
+        "warmup": int(warmup),
+        "stop": float(doc["duration_s"]),
+    }
+    lines = [ns2.tcl_array("P", p)]
+    for k, val in v.ns2_settings.items():
+        lines.append(f"Queue/{v.ns2_queue} set {k} {val}")
+    if v.ecn:
+        # tcp/tcp-full.cc: a Full-TCP agent negotiates ECN and sends ECT data when ecn_ is set.
+        lines.append("Agent/TCP set ecn_ 1")
+    return "\n".join(lines) + "\n"
+
+
+def _anchor_ours(v: Variant, seed: int, doc: dict) -> dict:
+    d = json.loads(json.dumps(doc))
+    d["name"] = f"e2e-{v.name}-s{seed}"
+    d["seed"] = seed
+    d["queue"] = dict(v.ours)
+    if v.ecn:
+        d["tcp"]["ecn"] = True
+    d["tcp"].update(v.tcp_extra)
+    return d
+
+
+def _response_times_ns2(workdir: Path) -> np.ndarray:
+    parts = []
+    for i in (0, 1):
+        f = workdir / f"pm{i}.dat"
+        if f.stat().st_size == 0:
+            continue
+        a = np.loadtxt(f, usecols=(3,), ndmin=1)
+        parts.append(a / 1000.0)
+    return np.concatenate(parts)
+
+
+def _response_times_ours(outdir: Path, warmup: float) -> np.ndarray:
+    ex = pl.read_parquet(
+        outdir / "exchanges.parquet", columns=["start_s", "completed", "response_time_s"]
+    )
+    ex = ex.filter(pl.col("completed") & (pl.col("start_s") >= warmup))
+    return ex["response_time_s"].to_numpy()
+
+
+def run_variant_jobs(v: Variant, out: Path, doc: dict) -> list:
+    base = out / SUITE / v.name
+    jobs = []
+    for s in SEEDS:
+        params = _anchor_params(v, s, doc)
+        wd = base / f"ns2_s{s}"
+        jobs.append(lambda params=params, wd=wd: ns2.run("packmime_e2e.tcl", params, wd, 3600))
+        d = _anchor_ours(v, s, doc)
+        jobs.append(lambda d=d, s=s: _aqmlab(d, base / f"aqmlab_s{s}.json", base / f"aqmlab_s{s}"))
+    return jobs
+
+
+def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
+    base = out / SUITE / v.name
+    seeds = f"ns-2 {','.join(map(str, SEEDS))}; aqmlab {','.join(map(str, SEEDS))}"
+    row = _row(f"packmime_{v.name}", seeds)
+    warmup = float(doc["warmup_s"])
+    per_ns = [_response_times_ns2(base / f"ns2_s{s}") for s in SEEDS]
+    per_ours = [_response_times_ours(base / f"aqmlab_s{s}", warmup) for s in SEEDS]
+    rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
+    rows = []
+    for q in (10, 50, 90, 99):
+        spread = _per_seed(
+            [np.percentile(x, q) for x in per_ns], [np.percentile(x, q) for x in per_ours], ".3f"
+        )
+        rows.append(
+            row(
+                f"response time p{q} (s)",
+                np.percentile(rt_ns, q),
+                np.percentile(rt_ours, q),
+                kind="rel",
+                tol=TOL_QUANTILE,
+                note=NOTE_RT + spread,
+            )
+        )
+    rows.append(
+        row(
+            "response-time CDF distance (two-sample KS)",
+            0.0,
+            0.0,
+            kind="given",
+            tol=TOL_KS,
+            difference=ks_statistic(rt_ns, rt_ours),
+            note=f"pooled samples: ns-2 {len(rt_ns)}, aqmlab {len(rt_ours)} responses; "
+            "columns ns-2/aqmlab left 0",
+        )
+    )
+    rows.append(
+        row(
+            "responses completed per seed",
+            len(rt_ns) / len(SEEDS),
+            len(rt_ours) / len(SEEDS),
+            kind="rel",
+            tol=TOL_QUANTILE,
+            note="completed responses counted as above",
+        )
+    )
+    ns_stats = [read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
+    ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in SEEDS]
+    rate = doc["topology"]["bottleneck_mbps"] * 1e6
+    rows.extend(_direction_rows(row, ns_stats, ours, rate))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. 100 greedy flows through RED (ns-2.35 defaults).
+
+
+@dataclass
+class Greedy:
+    name: str
+    what: str
+    flows: int = 100
+    rate_mbps: float = 10.0
+    bottleneck_delay_ms: float = 1.0
+    access_delay_ms: float = 24.5  # base RTT 2 × (24.5 + 1 + 24.5) = 100 ms
+    limit: int = 148
+    duration_s: float = 200.0
+    warmup_s: float = 20.0
+    ns2_settings: dict[str, object] = field(default_factory=dict)
+    ours: dict[str, object] = field(default_factory=lambda: dict(RED_NS2_DEFAULTS))
+    sample_s: float = 0.01
+    ecn: bool = False
+    ns2_queue: str = "RED"
+    ns2_tcp: dict[str, object] = field(default_factory=dict)  # Agent/TCP class defaults
+    ours_topology: dict[str, object] = field(default_factory=dict)  # extra [topology] keys
+
+
+GREEDY = [
+    Greedy(
+        "greedy100_red",
+        "100 infinite FTP flows, Full-TCP NewReno (ns-2.35 defaults), base RTT 100 ms, RED with "
+        "ns-2.35's defaults (gentle, byte mode, mean_pktsize_ 500, automatic thresholds, "
+        "q_weight_ -1), limit_ 148",
+    ),
+    Greedy(
+        "greedy100_red_30_90",
+        "as greedy100_red with thresh_ 30, maxthresh_ 90 (× mean_pktsize_ 500 bytes): the regime "
+        "of a 66-85-packet mean queue",
+        ns2_settings={"thresh_": 30, "maxthresh_": 90},
+        ours={**RED_NS2_DEFAULTS, "min_th": 30, "max_th": 90},
+    ),
+    Greedy(
+        "greedy100_droptail",
+        "as greedy100_red with DropTail limit_ 148 (ours 147): a queue governed by tail drops "
+        "of flows with one RTT, in a deterministic simulator (phase effects)",
+        ns2_queue="DropTail",
+        ours={"kind": "droptail", "limit": 147},
+    ),
+    Greedy(
+        "greedy100_droptail_jitter",
+        "greedy100_droptail with random send delays that break the phase locking: ns-2 "
+        "Agent/TCP overhead_ 0.5 ms (per segment, tcp-full.cc send_much), ours "
+        "host_jitter_us 500 (per packet at the host, FIFO)",
+        ns2_queue="DropTail",
+        ours={"kind": "droptail", "limit": 147},
+        ns2_tcp={"overhead_": 0.0005},
+        ours_topology={"host_jitter_us": 500.0},
+    ),
+]
+
+
+def _greedy_params(g: Greedy, seed: int) -> str:
+    p = {
+        "seed": seed,
+        "flows": g.flows,
+        "bw": f"{g.rate_mbps}Mb",
+        "delay": f"{g.bottleneck_delay_ms}ms",
+        "access_bw": "100Mb",
+        "access_delay": f"{g.access_delay_ms}ms",
+        "limit": g.limit,
+        "warmup": g.warmup_s,
+        "stop": g.duration_s,
+        "sample": g.sample_s,
+        "start_jitter": 1.0,
+        "queue": g.ns2_queue,
+    }
+    lines = [ns2.tcl_array("P", p)]
+    for k, val in g.ns2_settings.items():
+        lines.append(f"Queue/RED set {k} {val}")
+    if g.ecn:
+        lines.append("Agent/TCP set ecn_ 1")
+    for k, val in g.ns2_tcp.items():
+        lines.append(f"Agent/TCP set {k} {val}")
+    return "\n".join(lines) + "\n"
+
+
+def _greedy_ours(g: Greedy, seed: int) -> dict:
+    return {
+        "name": f"e2e-{g.name}-s{seed}",
+        "seed": seed,
+        "duration_s": g.duration_s,
+        "warmup_s": g.warmup_s,
+        "topology": {
+            "bottleneck_mbps": g.rate_mbps,
+            "bottleneck_delay_ms": g.bottleneck_delay_ms,
+            "access_mbps": 100.0,
+            "access_delay_ms": g.access_delay_ms,
+            "access_queue_packets": 100000,
+            "left_hosts": 1,
+            "right_hosts": 1,
+            **g.ours_topology,
+        },
+        "queue": dict(g.ours),
+        "tcp": {"preset": "ns2.35-fulltcp", "recovery": "newreno", "ecn": g.ecn},
+        "traffic": [
+            {
+                "kind": "bulk",
+                "flows": g.flows,
+                "direction": "upload",
+                "client_side": "left",
+                "start_s": 0.0,
+                "start_jitter_s": 1.0,
+            }
+        ],
+        "measure": {"queue_sample_ms": 3, "queue_window_ms": 100},
+    }
+
+
+def greedy_jobs(g: Greedy, out: Path) -> list:
+    base = out / SUITE / g.name
+    jobs = []
+    for s in SEEDS:
+        params = _greedy_params(g, s)
+        wd = base / f"ns2_s{s}"
+        jobs.append(lambda params=params, wd=wd: ns2.run("red_greedy.tcl", params, wd, 3600))
+        d = _greedy_ours(g, s)
+        jobs.append(lambda d=d, s=s: _aqmlab(d, base / f"aqmlab_s{s}.json", base / f"aqmlab_s{s}"))
+    return jobs
+
+
+def greedy_rows(g: Greedy, out: Path) -> list[Row]:
+    base = out / SUITE / g.name
+    seeds = f"ns-2 {','.join(map(str, SEEDS))}; aqmlab {','.join(map(str, SEEDS))}"
+    row = _row(g.name, seeds)
+    ns_stats = [read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
+    ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in SEEDS]
+    rows = _direction_rows(row, ns_stats[:], ours, g.rate_mbps * 1e6)
+    # Only the data direction is of interest (the reverse carries ACKs and never queues).
+    rows = [r for r in rows if "forward" in r.metric]
+    if g.ns2_queue != "RED":
+        return rows
+    # What RED settled to: the time average of its average queue, in packets of
+    # mean_pkt_size bytes (byte mode) on both sides.
+    unit = g.ours.get("mean_pkt_size", 500) if g.ours.get("queue_in_bytes", True) else 1
+    avg_ns = float(np.mean([s["fwd.ave_time_avg"] for s in ns_stats])) / unit
+    avg_ours = float(np.mean([_red_avg_time_avg(base / f"aqmlab_s{s}", g) for s in SEEDS])) / unit
+    rows.append(
+        row(
+            "RED average queue, time average (bytes / mean_pktsize_)",
+            avg_ns,
+            avg_ours,
+            kind="rel",
+            tol=TOL_QUEUE,
+            note="ns-2: ave_ sampled every 10 ms; aqmlab: the queue table's aqm_state (avg) "
+            "per 100-ms window; both in units of 500 bytes",
+        )
+    )
+    bytes_ns = float(np.mean([s["fwd.qbint"] / s["measured_s"] for s in ns_stats]))
+    bytes_ours = float(np.mean([o["summary"]["forward"]["mean_queue_bytes"] for o in ours]))
+    rows.append(
+        row(
+            "mean queue (bytes), forward",
+            bytes_ns,
+            bytes_ours,
+            kind="rel",
+            tol=TOL_QUEUE,
+            note="bytes waiting; ns-2 time average, aqmlab 3-ms samples",
+        )
+    )
+    return rows
+
+
+def _red_avg_time_avg(outdir: Path, g: Greedy) -> float:
+    q = pl.read_parquet(outdir / "queue.parquet")
+    q = q.filter((pl.col("direction") == "forward") & (pl.col("t_s") > g.warmup_s))
+    return float(q["aqm_state"].mean())
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def run(out: Path, fast: bool) -> list[Row]:
+    if fast:
+        return []
+    jobs = []
+    for v in VARIANTS:
+        jobs.extend(run_variant_jobs(v, out, anchor_doc(v)))
+    for g in GREEDY:
+        jobs.extend(greedy_jobs(g, out))
+    _parallel(jobs)
+    rows: list[Row] = []
+    for v in VARIANTS:
+        rows.extend(variant_rows(v, out, anchor_doc(v)))
+    for g in GREEDY:
+        rows.extend(greedy_rows(g, out))
+    return [r for r in rows if not math.isnan(r.tolerance)]
