@@ -59,6 +59,27 @@ def compare(
     return Row(suite, scenario, metric, ns2, ours, diff, tolerance, passed, seeds, note)
 
 
+def row_maker(suite: str, scenario: str, seeds: str):
+    """`compare` with the suite, scenario and seeds fixed: `row(metric, ns2, ours, kind=...,
+    tol=..., note=..., difference=...)`."""
+
+    def row(metric, ns2_value, ours, *, kind, tol, note="", difference=None) -> Row:
+        return compare(
+            suite,
+            scenario,
+            metric,
+            float(ns2_value),
+            float(ours),
+            kind=kind,
+            tolerance=tol,
+            seeds=seeds,
+            note=note,
+            difference=difference,
+        )
+
+    return row
+
+
 def frame(rows: list[Row]) -> pl.DataFrame:
     return pl.DataFrame([asdict(r) for r in rows])
 

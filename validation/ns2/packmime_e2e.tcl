@@ -53,14 +53,8 @@ set hL [$ns node]
 set hR [$ns node]
 set db0 [$ns DelayBox]
 set db1 [$ns DelayBox]
-$ns duplex-link $hL $db0 $P(access_bw) $P(access_delay) DropTail
-$ns duplex-link $hR $db1 $P(access_bw) $P(access_delay) DropTail
-$ns duplex-link $db0 $db1 $P(bw) $P(delay) $P(queue)
-foreach {a b} [list $hL $db0 $db0 $hL $hR $db1 $db1 $hR] {
-    $ns queue-limit $a $b 1000000
-}
-$ns queue-limit $db0 $db1 $P(limit)
-$ns queue-limit $db1 $db0 $P(limit)
+source [file join [file dirname [info script]] dumbbell.tcl]
+dumbbell $ns $hL $hR $db0 $db1
 
 # PackMime: instance 0 clients on hL, instance 1 clients on hR.
 set side(0) [list $hL $hR $db0 $db1]

@@ -31,14 +31,8 @@ set hL [$ns node]
 set hR [$ns node]
 set r0 [$ns node]
 set r1 [$ns node]
-$ns duplex-link $hL $r0 $P(access_bw) $P(access_delay) DropTail
-$ns duplex-link $hR $r1 $P(access_bw) $P(access_delay) DropTail
-$ns duplex-link $r0 $r1 $P(bw) $P(delay) $P(queue)
-foreach {a b} [list $hL $r0 $r0 $hL $hR $r1 $r1 $hR] {
-    $ns queue-limit $a $b 1000000
-}
-$ns queue-limit $r0 $r1 $P(limit)
-$ns queue-limit $r1 $r0 $P(limit)
+source [file join [file dirname [info script]] dumbbell.tcl]
+dumbbell $ns $hL $hR $r0 $r1
 
 set starts [new RNG]
 $starts seed $P(seed)

@@ -21,7 +21,7 @@ import numpy as np
 
 from aqmlab import _core
 from validation import ns2, ns2_trace
-from validation.results import Row, compare
+from validation.results import Row, compare, row_maker
 
 SUITE = "aqm"
 
@@ -343,7 +343,7 @@ def run_case(c: Case, out: Path) -> list[Row]:
     )
     arr = replay["arrivals"]
     rows: list[Row] = []
-    row = _row_factory(c, seeds)
+    row = row_maker(SUITE, c.name, seeds)
     n = len(log.t)
     rows.append(row("arrivals replayed", n, len(arr["t_s"]), kind="abs", tol=0))
     # Deterministic state after each arrival.
@@ -368,24 +368,6 @@ def run_case(c: Case, out: Path) -> list[Row]:
     # Our own random numbers and our own link on the same arrivals.
     rows.extend(_free_rows(c, seeds, log, queue_json, rate))
     return rows
-
-
-def _row_factory(c: Case, seeds: str):
-    def row(metric, ns2_value, ours, *, kind, tol, note="", difference=None):
-        return compare(
-            SUITE,
-            c.name,
-            metric,
-            float(ns2_value),
-            float(ours),
-            kind=kind,
-            tolerance=tol,
-            seeds=seeds,
-            note=note,
-            difference=difference,
-        )
-
-    return row
 
 
 def _state_row(c, seeds, metric, ref, mine, mask) -> Row:

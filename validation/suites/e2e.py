@@ -32,7 +32,7 @@ import polars as pl
 
 from aqmlab import runner
 from validation import ns2
-from validation.results import Row, compare
+from validation.results import Row, row_maker
 
 SUITE = "e2e"
 REPO = Path(__file__).resolve().parents[2]
@@ -97,24 +97,6 @@ def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
     fa = np.searchsorted(a, grid, side="right") / len(a)
     fb = np.searchsorted(b, grid, side="right") / len(b)
     return float(np.max(np.abs(fa - fb)))
-
-
-def _row(scenario: str, seeds: str):
-    def row(metric, ns2_value, ours, *, kind, tol, note="", difference=None):
-        return compare(
-            SUITE,
-            scenario,
-            metric,
-            float(ns2_value),
-            float(ours),
-            kind=kind,
-            tolerance=tol,
-            seeds=seeds,
-            note=note,
-            difference=difference,
-        )
-
-    return row
 
 
 def _per_seed(ns_values, ours_values, fmt: str) -> str:
@@ -351,7 +333,7 @@ def run_variant_jobs(v: Variant, out: Path, doc: dict) -> list:
 def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
     base = out / SUITE / v.name
     seeds = f"ns-2 {','.join(map(str, SEEDS))}; aqmlab {','.join(map(str, SEEDS))}"
-    row = _row(f"packmime_{v.name}", seeds)
+    row = row_maker(SUITE, f"packmime_{v.name}", seeds)
     warmup = float(doc["warmup_s"])
     per_ns = [_response_times_ns2(base / f"ns2_s{s}") for s in SEEDS]
     per_ours = [_response_times_ours(base / f"aqmlab_s{s}", warmup) for s in SEEDS]
@@ -530,7 +512,7 @@ def greedy_jobs(g: Greedy, out: Path) -> list:
 def greedy_rows(g: Greedy, out: Path) -> list[Row]:
     base = out / SUITE / g.name
     seeds = f"ns-2 {','.join(map(str, SEEDS))}; aqmlab {','.join(map(str, SEEDS))}"
-    row = _row(g.name, seeds)
+    row = row_maker(SUITE, g.name, seeds)
     ns_stats = [read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
     ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in SEEDS]
     rows = _direction_rows(row, ns_stats[:], ours, g.rate_mbps * 1e6)

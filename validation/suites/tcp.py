@@ -23,7 +23,7 @@ from pathlib import Path
 from aqmlab import _core
 from aqmlab import scenario as sc
 from validation import ns2
-from validation.results import Row, compare
+from validation.results import Row, row_maker
 
 SUITE = "tcp"
 MSS = 536
@@ -369,7 +369,11 @@ def _window_compared(segs: list[Seg]) -> list[bool]:
 
 
 def _compare(case: Case, theirs: list[Seg], ours: list[Seg]) -> list[Row]:
+    """Per side: the segments (identical up to which index), then over that identical prefix
+    the largest difference of send time, cwnd and ssthresh. The ns-2 and aqmlab columns show
+    the last segment of the prefix."""
     rows = []
+    row = row_maker(SUITE, case.name, "-")
     for side, who in ((0, "client"), (1, "server")):
         a = [s for s in theirs if s.side == side]
         b = [s for s in ours if s.side == side]
@@ -381,66 +385,37 @@ def _compare(case: Case, theirs: list[Seg], ours: list[Seg]) -> list[Row]:
             at = a[first] if first < len(a) else None
             got = b[first] if first < len(b) else None
             note += f"; first difference at segment {first}: ns-2 {at}, aqmlab {got}"
+        differing = 0.0 if same else float(max(len(a), len(b)) - first)
         rows.append(
-            compare(
-                SUITE,
-                case.name,
+            row(
                 f"{who} segments identical (seq, ack, len, flags)",
                 len(a),
                 len(b),
                 kind="given",
-                difference=0.0 if same else float(max(len(a), len(b)) - first),
-                tolerance=0.0,
-                seeds="-",
+                difference=differing,
+                tol=0.0,
                 note=note,
             )
         )
-        dt = max((abs(a[i].t - b[i].t) for i in range(first)), default=0.0)
-        rows.append(
-            compare(
-                SUITE,
-                case.name,
-                f"{who} send times, max |difference| (s), over the identical prefix",
-                a[first - 1].t if first else math.nan,
-                b[first - 1].t if first else math.nan,
-                kind="given",
-                difference=dt,
-                tolerance=TIME_TOL_S,
-                seeds="-",
-            )
-        )
         shown = _window_compared(a)
-        cmp = [i for i in range(first) if shown[i]]
-        dc = max((abs(a[i].cwnd - b[i].cwnd) for i in cmp), default=0.0)
-        ds = max((abs(a[i].ssthresh - b[i].ssthresh) for i in cmp), default=0.0)
-        last = a[first - 1] if first else None
-        mine = b[first - 1] if first else None
-        rows.append(
-            compare(
-                SUITE,
-                case.name,
-                f"{who} cwnd (segments), max |difference| over the identical prefix",
-                last.cwnd if last else math.nan,
-                mine.cwnd if mine else math.nan,
-                kind="given",
-                difference=dc,
-                tolerance=CWND_TOL,
-                seeds="-",
+        windows = [i for i in range(first) if shown[i]]
+        prefix = range(first)
+        for what, attr, idx, tol in (
+            ("send times, max |difference| (s)", "t", prefix, TIME_TOL_S),
+            ("cwnd (segments), max |difference|", "cwnd", windows, CWND_TOL),
+            ("ssthresh (segments), max |difference|", "ssthresh", windows, CWND_TOL),
+        ):
+            diff = max((abs(getattr(a[i], attr) - getattr(b[i], attr)) for i in idx), default=0.0)
+            last = [getattr(x[first - 1], attr) if first else math.nan for x in (a, b)]
+            rows.append(
+                row(
+                    f"{who} {what} over the identical prefix",
+                    *last,
+                    kind="given",
+                    difference=diff,
+                    tol=tol,
+                )
             )
-        )
-        rows.append(
-            compare(
-                SUITE,
-                case.name,
-                f"{who} ssthresh (segments), max |difference| over the identical prefix",
-                last.ssthresh if last else math.nan,
-                mine.ssthresh if mine else math.nan,
-                kind="given",
-                difference=ds,
-                tolerance=CWND_TOL,
-                seeds="-",
-            )
-        )
     return rows
 
 

@@ -172,6 +172,20 @@ mod tests {
         })
     }
 
+    /// A 1000-byte ECT(0) packet and a 1000-byte non-ECT one.
+    fn ect_and_not() -> (Packet, Packet) {
+        let ect = Packet {
+            ecn: Ecn::Ect0,
+            size: 1000,
+            ..Default::default()
+        };
+        let non = Packet {
+            size: 1000,
+            ..Default::default()
+        };
+        (ect, non)
+    }
+
     fn q(n: u32) -> QueueLen {
         QueueLen {
             packets: n,
@@ -227,15 +241,7 @@ mod tests {
     #[test]
     fn drop_mode_drops_at_enqueue_mark_mode_marks_ect_at_dequeue() {
         let mut g = Rng::stream(0, StreamKind::Test, 0);
-        let ect = Packet {
-            ecn: Ecn::Ect0,
-            size: 1000,
-            ..Default::default()
-        };
-        let non = Packet {
-            size: 1000,
-            ..Default::default()
-        };
+        let (ect, non) = ect_and_not();
         let mut d = rem(false);
         d.s.prob = 1.0;
         assert_eq!(
@@ -278,15 +284,7 @@ mod tests {
     #[test]
     fn altq_policy_decides_at_enqueue_and_drops_what_cannot_be_marked() {
         let mut g = Rng::stream(0, StreamKind::Test, 0);
-        let ect = Packet {
-            ecn: Ecn::Ect0,
-            size: 1000,
-            ..Default::default()
-        };
-        let non = Packet {
-            size: 1000,
-            ..Default::default()
-        };
+        let (ect, non) = ect_and_not();
         let mut a = rem(true);
         a.p.mark_policy = RemMarkPolicy::Altq;
         a.s.prob = 1.0;
