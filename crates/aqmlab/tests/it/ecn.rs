@@ -187,7 +187,10 @@ fn rem_mark_policies_differ_on_non_ect_packets() {
     };
     let ns2 = run("ns2");
     assert!(ns2.marks > 50, "{} marks", ns2.marks);
-    assert_eq!(ns2.drops_early, 0, "ns2: non-ECT packets are never early-dropped");
+    assert_eq!(
+        ns2.drops_early, 0,
+        "ns2: non-ECT packets are never early-dropped"
+    );
     let altq = run("altq");
     assert!(altq.marks > 50, "{} marks", altq.marks);
     assert!(
