@@ -1210,6 +1210,11 @@ impl Simulation {
         match action {
             AppAction::None => return false,
             AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
+            // ns-2 (`fin_when_idle`): one `sendmsg(n, "MSG_EOF")`. BSD: write(2), whose
+            // tcp_output sends what it may, then close(2).
+            AppAction::WriteClose(b) if cfg.fin_when_idle => {
+                c.ep[side].write_close(now, cfg, b, &mut self.out)
+            },
             AppAction::WriteClose(b) => {
                 c.ep[side].write(now, cfg, b, &mut self.out);
                 self.transmit(slot, side);

@@ -302,13 +302,28 @@ impl Endpoint {
         if self.fin_queued {
             return;
         }
+        self.queue_fin();
+        self.output(now, cfg, out);
+    }
+
+    /// Writes `bytes` and closes in one call, before anything is sent: ns-2's
+    /// `sendmsg(n, "MSG_EOF")` (tcp-full.cc: `close_on_empty_` is set before
+    /// `advance_bytes`), so the segment that empties the buffer of an idle connection carries
+    /// the FIN. (`write` then `close` sends that segment first and the FIN after it.)
+    pub fn write_close(&mut self, now: Time, cfg: &TcpConfig, bytes: u64, out: &mut Outbox) {
+        debug_assert!(!self.fin_queued, "write after close");
+        self.app_end = self.app_end.saturating_add(bytes);
+        self.queue_fin();
+        self.output(now, cfg, out);
+    }
+
+    fn queue_fin(&mut self) {
         self.fin_queued = true;
         self.state = match self.state {
             State::Established | State::SynRcvd => State::FinWait1,
             State::CloseWait => State::LastAck,
             s => s,
         };
-        self.output(now, cfg, out);
     }
 
     // ----- segment arrival (tcp_input) -----

@@ -259,3 +259,38 @@ pub fn assert_packets_conserved(sim: &Simulation, tables: &[aqmlab::measure::Tab
     );
     (dropped, lost)
 }
+
+/// The packet a segment becomes on the wire (the fields the endpoints read).
+pub fn to_packet(s: &aqmlab::tcp::Seg) -> aqmlab::packet::Packet {
+    aqmlab::packet::Packet {
+        flags: s.flags,
+        len: s.len,
+        seq: s.seq,
+        ack: s.ack,
+        sack: s.sack,
+        sack_n: s.sack_n,
+        sack_permitted: s.sack_permitted,
+        ..Default::default()
+    }
+}
+
+/// A client and a server endpoint with configurations `a` and `b`, connected by hand.
+pub fn handshake(a: &TcpConfig, b: &TcpConfig) -> (aqmlab::tcp::Endpoint, aqmlab::tcp::Endpoint) {
+    let (mut cl, mut sv) = (
+        aqmlab::tcp::Endpoint::new(a, 0),
+        aqmlab::tcp::Endpoint::new(b, 0),
+    );
+    let mut out = aqmlab::tcp::Outbox::default();
+    sv.listen(0);
+    cl.connect(0, a, &mut out);
+    let syn = to_packet(&out.segs[0]);
+    out.clear();
+    sv.on_segment(1, b, &syn, &mut out);
+    let syn_ack = to_packet(&out.segs[0]);
+    out.clear();
+    cl.on_segment(2, a, &syn_ack, &mut out);
+    let ack = to_packet(&out.segs[0]);
+    out.clear();
+    sv.on_segment(3, b, &ack, &mut out);
+    (cl, sv)
+}

@@ -6,7 +6,7 @@ use aqmlab::packet::{flags, Packet, MAX_SACK_BLOCKS};
 use aqmlab::rng::{Rng, StreamKind};
 use aqmlab::sim::{Simulation, TraceEntry};
 use aqmlab::tcp::config::{Recovery, SackVariant, TcpConfig};
-use aqmlab::tcp::{Endpoint, Outbox, Seg};
+use aqmlab::tcp::{Outbox, Seg};
 use aqmlab::units::MS;
 
 use crate::common::*;
@@ -189,37 +189,6 @@ fn reno_newreno_and_sack_on_the_same_losses() {
 }
 
 // ----- the receiver's SACK blocks against a model of its buffer -----
-
-fn to_packet(s: &Seg) -> Packet {
-    Packet {
-        flags: s.flags,
-        len: s.len,
-        seq: s.seq,
-        ack: s.ack,
-        sack: s.sack,
-        sack_n: s.sack_n,
-        sack_permitted: s.sack_permitted,
-        ..Default::default()
-    }
-}
-
-/// A client and a server endpoint with configurations `a` and `b`, connected by hand.
-fn handshake(a: &TcpConfig, b: &TcpConfig) -> (Endpoint, Endpoint) {
-    let (mut cl, mut sv) = (Endpoint::new(a, 0), Endpoint::new(b, 0));
-    let mut out = Outbox::default();
-    sv.listen(0);
-    cl.connect(0, a, &mut out);
-    let syn = to_packet(&out.segs[0]);
-    out.clear();
-    sv.on_segment(1, b, &syn, &mut out);
-    let syn_ack = to_packet(&out.segs[0]);
-    out.clear();
-    cl.on_segment(2, a, &syn_ack, &mut out);
-    let ack = to_packet(&out.segs[0]);
-    out.clear();
-    sv.on_segment(3, b, &ack, &mut out);
-    (cl, sv)
-}
 
 #[test]
 fn sack_is_used_only_when_both_ends_ask_for_it() {
@@ -501,7 +470,10 @@ fn web_traffic_with_sack_conserves_packets_and_bytes() {
         let variant = sc.tcp.sack_variant;
         let (sim, tables) = run(sc);
         let (dropped, _) = assert_packets_conserved(&sim, &tables);
-        assert!(dropped > 100, "{variant:?}: {dropped} drops");
+        assert!(
+            dropped >= 50,
+            "{variant:?}: {dropped} drops (the links must be congested)"
+        );
         let c = table(&tables, "connections");
         let (want, got, done) = (
             u64s(c, "response_bytes"),

@@ -640,3 +640,28 @@ fn limited_transmit_turns_a_timeout_into_a_fast_retransmit() {
         );
     }
 }
+
+/// A one-segment response written and closed in one call (ns-2's `sendmsg(n, "MSG_EOF")`,
+/// how a PackMime server answers): on an idle connection the segment that empties the buffer
+/// carries the FIN. Written, sent, then closed (BSD's write(2) then close(2)), the data goes
+/// first and the FIN follows — and under `fin_when_idle` only after the data is acknowledged.
+#[test]
+fn write_close_puts_the_fin_on_the_last_segment_of_an_idle_connection() {
+    let cfg = TcpConfig::ns2_35_fulltcp();
+    let (_, mut sv) = handshake(&cfg, &cfg);
+    let mut out = Outbox::default();
+    sv.write_close(10, &cfg, 300, &mut out);
+    assert_eq!(out.segs.len(), 1);
+    assert_eq!(out.segs[0].len, 300);
+    assert!(
+        out.segs[0].flags & flags::FIN != 0,
+        "FIN on the data segment"
+    );
+
+    let (_, mut sv) = handshake(&cfg, &cfg);
+    let mut out = Outbox::default();
+    sv.write(10, &cfg, 300, &mut out);
+    sv.close(10, &cfg, &mut out);
+    assert_eq!(out.segs.len(), 1, "the FIN waits for the ACK of the data");
+    assert!(out.segs[0].flags & flags::FIN == 0);
+}
