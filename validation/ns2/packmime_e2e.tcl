@@ -53,7 +53,7 @@ set hL [$ns node]
 set hR [$ns node]
 set db0 [$ns DelayBox]
 set db1 [$ns DelayBox]
-source [file join [file dirname [info script]] dumbbell.tcl]
+source [file join [file dirname [info script]] common.tcl]
 dumbbell $ns $hL $hR $db0 $db1
 
 # PackMime: instance 0 clients on hL, instance 1 clients on hR.
@@ -79,51 +79,12 @@ for {set i 0} {$i < 2} {incr i} {
         $box add-rule [$cnode id] [$snode id] $rv
     }
 }
-# Both instances number their connections 1, 2, ... and use the number as the flow id, which
-# DelayBox keys its flows by (with the two hosts): keep instance 1's ids apart.
-$pm(1) proc setup-tcp {tcp fid} {
-    $tcp set fid_ [expr {$fid + 100000000}]
-    $tcp proc done {} "$self done $tcp"
-}
-
-# Bottleneck monitors (tcl/lib/ns-link.tcl init-monitor: counters and integrators).
-set qm(fwd) [$ns monitor-queue $db0 $db1 0]
-set qm(rev) [$ns monitor-queue $db1 $db0 0]
-set q(fwd) [[$ns link $db0 $db1] queue]
-set q(rev) [[$ns link $db1 $db0] queue]
-
-proc integral {m} {
-    # Time-integral of the queue in packets up to now (the integrator adds at each change).
-    global ns
-    set in [$m get-pkts-integrator]
-    return [expr {[$in set sum_] + [$in set lasty_] * ([$ns now] - [$in set lastx_])}]
-}
-
-proc snapshot {} {
-    global qm base
-    foreach d {fwd rev} {
-        foreach v {parrivals_ pdrops_ pdepartures_ bdepartures_} {
-            set base($d,$v) [$qm($d) set $v]
-        }
-        set base($d,qint) [integral $qm($d)]
-    }
-}
+offset_flow_ids $pm(1) 100000000
 
 proc finish {} {
-    global ns qm q base P outdir
+    global outdir
     set f [open $outdir/stats.txt w]
-    puts $f "measured_s [expr {[$ns now] - $P(warmup)}]"
-    foreach d {fwd rev} {
-        foreach v {parrivals_ pdrops_ pdepartures_ bdepartures_} {
-            puts $f "$d.$v [expr {[$qm($d) set $v] - $base($d,$v)}]"
-        }
-        puts $f "$d.qint [expr {[integral $qm($d)] - $base($d,qint)}]"
-        if {$P(queue) == "RED"} {
-            foreach v {thresh_ maxthresh_ q_weight_ cur_max_p_ ave_ mean_pktsize_} {
-                puts $f "$d.$v [$q($d) set $v]"
-            }
-        }
-    }
+    write_counters $f
     close $f
     exit 0
 }

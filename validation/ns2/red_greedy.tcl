@@ -31,7 +31,7 @@ set hL [$ns node]
 set hR [$ns node]
 set r0 [$ns node]
 set r1 [$ns node]
-source [file join [file dirname [info script]] dumbbell.tcl]
+source [file join [file dirname [info script]] common.tcl]
 dumbbell $ns $hL $hR $r0 $r1
 
 set starts [new RNG]
@@ -48,29 +48,6 @@ for {set i 0} {$i < $P(flows)} {incr i} {
     set ftp($i) [new Application/FTP]
     $ftp($i) attach-agent $src($i)
     $ns at [$starts uniform 0 $P(start_jitter)] "$ftp($i) start"
-}
-
-set qm(fwd) [$ns monitor-queue $r0 $r1 0]
-set qm(rev) [$ns monitor-queue $r1 $r0 0]
-set q(fwd) [[$ns link $r0 $r1] queue]
-set q(rev) [[$ns link $r1 $r0] queue]
-
-proc integral {m which} {
-    # Time-integral up to now of the queue in packets or bytes (integrators add at changes).
-    global ns
-    set in [$m get-$which-integrator]
-    return [expr {[$in set sum_] + [$in set lasty_] * ([$ns now] - [$in set lastx_])}]
-}
-
-proc snapshot {} {
-    global qm base
-    foreach d {fwd rev} {
-        foreach v {parrivals_ pdrops_ pdepartures_ bdepartures_} {
-            set base($d,$v) [$qm($d) set $v]
-        }
-        set base($d,qint) [integral $qm($d) pkts]
-        set base($d,qbint) [integral $qm($d) bytes]
-    }
 }
 
 set avesum 0.0
@@ -92,19 +69,7 @@ proc finish {} {
     global ns qm q base P outdir avesum aven trace
     close $trace
     set f [open $outdir/stats.txt w]
-    puts $f "measured_s [expr {[$ns now] - $P(warmup)}]"
-    foreach d {fwd rev} {
-        foreach v {parrivals_ pdrops_ pdepartures_ bdepartures_} {
-            puts $f "$d.$v [expr {[$qm($d) set $v] - $base($d,$v)}]"
-        }
-        puts $f "$d.qint [expr {[integral $qm($d) pkts] - $base($d,qint)}]"
-        puts $f "$d.qbint [expr {[integral $qm($d) bytes] - $base($d,qbint)}]"
-        if {$P(queue) == "RED"} {
-            foreach v {thresh_ maxthresh_ q_weight_ cur_max_p_ ave_ mean_pktsize_} {
-                puts $f "$d.$v [$q($d) set $v]"
-            }
-        }
-    }
+    write_counters $f
     if {$P(queue) == "RED"} {
         puts $f "fwd.ave_time_avg [expr {$avesum / $aven}]"
     }

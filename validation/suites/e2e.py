@@ -21,24 +21,19 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from aqmlab import runner
-from validation import ns2
+from validation import ns2, sims
 from validation.results import Row, row_maker
 
 SUITE = "e2e"
 REPO = Path(__file__).resolve().parents[2]
 ANCHOR = REPO / "bench" / "packmime_ns2_anchor.toml"
-# Two cores: never more than two simulations at once (ns-2 and aqmlab alike).
-WORKERS = int(os.environ.get("AQMLAB_E2E_WORKERS", "2"))
 SEEDS = (1, 2, 3)
 
 # Tolerances (the suite's brief).
@@ -63,46 +58,6 @@ NOTE_QUEUE = (
 
 # ---------------------------------------------------------------------------------------------
 # Running both sides.
-
-
-def _aqmlab(doc: dict, json_path: Path, outdir: Path) -> Path:
-    """Runs the scenario `doc` in aqmlab (its results in `outdir`; the document itself, as
-    given, beside them in `json_path`). The core releases the GIL while it simulates, so
-    threads run simulations in parallel."""
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(doc, indent=1))
-    runner.run(doc, out=outdir)
-    return outdir
-
-
-def _parallel(jobs: list) -> list:
-    """Runs the thunks `jobs` on at most WORKERS threads (each one a simulation process)."""
-    with ThreadPoolExecutor(max_workers=WORKERS) as ex:
-        futures = [ex.submit(j) for j in jobs]
-        return [f.result() for f in futures]
-
-
-def read_stats(path: Path) -> dict[str, float]:
-    out = {}
-    for line in path.read_text().splitlines():
-        k, v = line.split()
-        out[k] = float(v)
-    return out
-
-
-def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sample Kolmogorov–Smirnov statistic sup |F_a − F_b|."""
-    a, b = np.sort(a), np.sort(b)
-    grid = np.concatenate([a, b])
-    fa = np.searchsorted(a, grid, side="right") / len(a)
-    fb = np.searchsorted(b, grid, side="right") / len(b)
-    return float(np.max(np.abs(fa - fb)))
-
-
-def _per_seed(ns_values, ours_values, fmt: str) -> str:
-    ns_txt = ", ".join(format(x, fmt) for x in ns_values)
-    ours_txt = ", ".join(format(x, fmt) for x in ours_values)
-    return f"; per seed ns-2 {ns_txt} / aqmlab {ours_txt}"
 
 
 def _direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float) -> list:
@@ -133,7 +88,7 @@ def _direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float
                 float(np.mean(util_ours)),
                 kind="points",
                 tol=TOL_UTIL,
-                note=NOTE_UTIL + _per_seed(util_ns, util_ours, ".3f"),
+                note=NOTE_UTIL + sims.per_seed(util_ns, util_ours, ".3f"),
             )
         )
         rows.append(
@@ -143,7 +98,7 @@ def _direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float
                 pooled_loss_ours,
                 kind="rel",
                 tol=TOL_LOSS,
-                note=NOTE_LOSS + _per_seed(loss_ns, loss_ours, ".4f"),
+                note=NOTE_LOSS + sims.per_seed(loss_ns, loss_ours, ".4f"),
             )
         )
         rows.append(
@@ -153,7 +108,7 @@ def _direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float
                 float(np.mean(queue_ours)),
                 kind="rel",
                 tol=TOL_QUEUE,
-                note=NOTE_QUEUE + _per_seed(queue_ns, queue_ours, ".1f"),
+                note=NOTE_QUEUE + sims.per_seed(queue_ns, queue_ours, ".1f"),
             )
         )
     return rows
@@ -299,25 +254,6 @@ def _anchor_ours(v: Variant, seed: int, doc: dict) -> dict:
     return d
 
 
-def _response_times_ns2(workdir: Path) -> np.ndarray:
-    parts = []
-    for i in (0, 1):
-        f = workdir / f"pm{i}.dat"
-        if f.stat().st_size == 0:
-            continue
-        a = np.loadtxt(f, usecols=(3,), ndmin=1)
-        parts.append(a / 1000.0)
-    return np.concatenate(parts)
-
-
-def _response_times_ours(outdir: Path, warmup: float) -> np.ndarray:
-    ex = pl.read_parquet(
-        outdir / "exchanges.parquet", columns=["start_s", "completed", "response_time_s"]
-    )
-    ex = ex.filter(pl.col("completed") & (pl.col("start_s") >= warmup))
-    return ex["response_time_s"].to_numpy()
-
-
 def run_variant_jobs(v: Variant, out: Path, doc: dict) -> list:
     base = out / SUITE / v.name
     jobs = []
@@ -326,7 +262,9 @@ def run_variant_jobs(v: Variant, out: Path, doc: dict) -> list:
         wd = base / f"ns2_s{s}"
         jobs.append(lambda params=params, wd=wd: ns2.run("packmime_e2e.tcl", params, wd, 3600))
         d = _anchor_ours(v, s, doc)
-        jobs.append(lambda d=d, s=s: _aqmlab(d, base / f"aqmlab_s{s}.json", base / f"aqmlab_s{s}"))
+        jobs.append(
+            lambda d=d, s=s: sims.run_aqmlab(d, base / f"aqmlab_s{s}.json", base / f"aqmlab_s{s}")
+        )
     return jobs
 
 
@@ -335,12 +273,12 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
     seeds = f"ns-2 {','.join(map(str, SEEDS))}; aqmlab {','.join(map(str, SEEDS))}"
     row = row_maker(SUITE, f"packmime_{v.name}", seeds)
     warmup = float(doc["warmup_s"])
-    per_ns = [_response_times_ns2(base / f"ns2_s{s}") for s in SEEDS]
-    per_ours = [_response_times_ours(base / f"aqmlab_s{s}", warmup) for s in SEEDS]
+    per_ns = [sims.response_times_ns2(base / f"ns2_s{s}") for s in SEEDS]
+    per_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", warmup) for s in SEEDS]
     rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
     rows = []
     for q in (10, 50, 90, 99):
-        spread = _per_seed(
+        spread = sims.per_seed(
             [np.percentile(x, q) for x in per_ns], [np.percentile(x, q) for x in per_ours], ".3f"
         )
         rows.append(
@@ -360,7 +298,7 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
             0.0,
             kind="given",
             tol=TOL_KS,
-            difference=ks_statistic(rt_ns, rt_ours),
+            difference=sims.ks_statistic(rt_ns, rt_ours),
             note=f"pooled samples: ns-2 {len(rt_ns)}, aqmlab {len(rt_ours)} responses; "
             "columns ns-2/aqmlab left 0",
         )
@@ -375,7 +313,7 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
             note="completed responses counted as above",
         )
     )
-    ns_stats = [read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
+    ns_stats = [sims.read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
     ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in SEEDS]
     rate = doc["topology"]["bottleneck_mbps"] * 1e6
     rows.extend(_direction_rows(row, ns_stats, ours, rate))
@@ -505,7 +443,9 @@ def greedy_jobs(g: Greedy, out: Path) -> list:
         wd = base / f"ns2_s{s}"
         jobs.append(lambda params=params, wd=wd: ns2.run("red_greedy.tcl", params, wd, 3600))
         d = _greedy_ours(g, s)
-        jobs.append(lambda d=d, s=s: _aqmlab(d, base / f"aqmlab_s{s}.json", base / f"aqmlab_s{s}"))
+        jobs.append(
+            lambda d=d, s=s: sims.run_aqmlab(d, base / f"aqmlab_s{s}.json", base / f"aqmlab_s{s}")
+        )
     return jobs
 
 
@@ -513,7 +453,7 @@ def greedy_rows(g: Greedy, out: Path) -> list[Row]:
     base = out / SUITE / g.name
     seeds = f"ns-2 {','.join(map(str, SEEDS))}; aqmlab {','.join(map(str, SEEDS))}"
     row = row_maker(SUITE, g.name, seeds)
-    ns_stats = [read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
+    ns_stats = [sims.read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
     ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in SEEDS]
     rows = _direction_rows(row, ns_stats[:], ours, g.rate_mbps * 1e6)
     # Only the data direction is of interest (the reverse carries ACKs and never queues).
@@ -568,7 +508,7 @@ def run(out: Path, fast: bool) -> list[Row]:
         jobs.extend(run_variant_jobs(v, out, anchor_doc(v)))
     for g in GREEDY:
         jobs.extend(greedy_jobs(g, out))
-    _parallel(jobs)
+    sims.parallel(jobs)
     rows: list[Row] = []
     for v in VARIANTS:
         rows.extend(variant_rows(v, out, anchor_doc(v)))
