@@ -18,6 +18,25 @@ from aqmlab import runner
 # Two cores: never more than two simulations at once (ns-2 and aqmlab alike).
 WORKERS = int(os.environ.get("AQMLAB_E2E_WORKERS", "2"))
 
+# Tolerances of the end-to-end comparisons (issue 16's brief): statistics of two different
+# random streams, pooled over the seeds.
+TOL_QUANTILE = 0.10  # response-time quantiles, relative
+TOL_KS = 0.03  # two-sample KS statistic of the pooled response times
+TOL_UTIL = 2.0  # utilisation, percentage points
+TOL_LOSS = 0.20  # loss rate, relative
+TOL_QUEUE = 0.15  # mean queue, relative
+
+NOTE_UTIL = "bytes leaving the queue × 8 / (rate × measured time); aqmlab: transmitter busy time"
+NOTE_LOSS = "queue drops / arrivals at the queue after the warm-up (ECN marks not counted)"
+NOTE_QUEUE = (
+    "packets waiting (not the one on the wire); ns-2: exact time average (QueueMonitor "
+    "integrator); aqmlab: mean of samples every 3 ms"
+)
+DIRECTIONS = {
+    "fwd": ("forward", "forward (left → right)"),
+    "rev": ("reverse", "reverse (right → left)"),
+}
+
 
 def parallel(jobs: list[Callable[[], object]]) -> list:
     """Runs the thunks `jobs` on at most WORKERS threads (each one a simulation: an ns-2
@@ -89,3 +108,50 @@ def per_seed(ns_values, ours_values, fmt: str) -> str:
     ns_txt = ", ".join(format(x, fmt) for x in ns_values)
     ours_txt = ", ".join(format(x, fmt) for x in ours_values)
     return f"; per seed ns-2 {ns_txt} / aqmlab {ours_txt}"
+
+
+def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float, d: str) -> list:
+    """Utilisation, loss and mean queue of bottleneck direction `d` ("fwd" or "rev"), pooled
+    over the seeds (the per-seed values go into the note: they show the seed-to-seed spread).
+    `ns_stats` are the Tcl scripts' stats.txt, `ours` aqmlab's summary.json, one per seed."""
+    ad, name = DIRECTIONS[d]
+    span = sum(s["measured_s"] for s in ns_stats)
+    util_ns = [s[f"{d}.bdepartures_"] * 8 / (rate_bps * s["measured_s"]) for s in ns_stats]
+    loss_ns = [s[f"{d}.pdrops_"] / max(s[f"{d}.parrivals_"], 1) for s in ns_stats]
+    queue_ns = [s[f"{d}.qint"] / s["measured_s"] for s in ns_stats]
+    summ = [o["summary"][ad] for o in ours]
+    util_ours = [s["utilization"] for s in summ]
+    loss_ours = [s["loss_rate"] for s in summ]
+    queue_ours = [s["mean_queue_pkts"] for s in summ]
+    pooled_loss_ns = sum(s[f"{d}.pdrops_"] for s in ns_stats) / max(
+        sum(s[f"{d}.parrivals_"] for s in ns_stats), 1
+    )
+    drops = sum(s["drops_early"] + s["drops_forced"] + s["drops_overflow"] for s in summ)
+    pooled_loss_ours = drops / max(sum(s["arrivals"] for s in summ), 1)
+    util_pooled_ns = sum(u * s["measured_s"] for u, s in zip(util_ns, ns_stats, strict=True))
+    return [
+        row(
+            f"utilisation, {name}",
+            util_pooled_ns / span,
+            float(np.mean(util_ours)),
+            kind="points",
+            tol=TOL_UTIL,
+            note=NOTE_UTIL + per_seed(util_ns, util_ours, ".3f"),
+        ),
+        row(
+            f"loss rate, {name}",
+            pooled_loss_ns,
+            pooled_loss_ours,
+            kind="rel",
+            tol=TOL_LOSS,
+            note=NOTE_LOSS + per_seed(loss_ns, loss_ours, ".4f"),
+        ),
+        row(
+            f"mean queue (packets), {name}",
+            float(np.mean(queue_ns)),
+            float(np.mean(queue_ours)),
+            kind="rel",
+            tol=TOL_QUEUE,
+            note=NOTE_QUEUE + per_seed(queue_ns, queue_ours, ".1f"),
+        ),
+    ]

@@ -30,87 +30,29 @@ import polars as pl
 
 from validation import ns2, sims
 from validation.results import Row, row_maker
+from validation.sims import TOL_KS, TOL_QUANTILE, TOL_QUEUE
 
 SUITE = "e2e"
 REPO = Path(__file__).resolve().parents[2]
 ANCHOR = REPO / "bench" / "packmime_ns2_anchor.toml"
 SEEDS = (1, 2, 3)
 
-# Tolerances (the suite's brief).
-TOL_QUANTILE = 0.10  # response-time quantiles, relative
-TOL_KS = 0.03  # two-sample KS statistic of the pooled response times
-TOL_UTIL = 2.0  # utilisation, percentage points
-TOL_LOSS = 0.20  # loss rate, relative
-TOL_QUEUE = 0.15  # mean queue, relative
-
 NOTE_RT = (
     "response time: request write (connection open for a connection's first request) to the "
     "last byte of the response; requests written at or after the warm-up, completed by the "
     "end (ns-2: PackMime set-outfile/set-warmup; aqmlab: exchanges start_s >= warmup_s)"
 )
-NOTE_UTIL = "bytes leaving the queue × 8 / (rate × measured time); aqmlab: transmitter busy time"
-NOTE_LOSS = "queue drops / arrivals at the queue after the warm-up (ECN marks not counted)"
-NOTE_QUEUE = (
-    "packets waiting (not the one on the wire); ns-2: exact time average (QueueMonitor "
-    "integrator); aqmlab: mean of samples every 3 ms"
-)
-
 
 # ---------------------------------------------------------------------------------------------
 # Running both sides.
 
 
 def _direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float) -> list:
-    """Utilisation, loss and mean queue per bottleneck direction, pooled over the seeds (the
-    per-seed values go into the note: they show the seed-to-seed spread)."""
+    """Both directions' rows (`sims.direction_rows`), for the directions ns-2 saw traffic in."""
     rows = []
-    for d, ad in (("fwd", "forward"), ("rev", "reverse")):
-        if all(s[f"{d}.parrivals_"] == 0 for s in ns_stats):
-            continue
-        span = sum(s["measured_s"] for s in ns_stats)
-        util_ns = [s[f"{d}.bdepartures_"] * 8 / (rate_bps * s["measured_s"]) for s in ns_stats]
-        loss_ns = [s[f"{d}.pdrops_"] / max(s[f"{d}.parrivals_"], 1) for s in ns_stats]
-        queue_ns = [s[f"{d}.qint"] / s["measured_s"] for s in ns_stats]
-        summ = [o["summary"][ad] for o in ours]
-        util_ours = [s["utilization"] for s in summ]
-        loss_ours = [s["loss_rate"] for s in summ]
-        queue_ours = [s["mean_queue_pkts"] for s in summ]
-        pooled_loss_ns = sum(s[f"{d}.pdrops_"] for s in ns_stats) / max(
-            sum(s[f"{d}.parrivals_"] for s in ns_stats), 1
-        )
-        drops = sum(s["drops_early"] + s["drops_forced"] + s["drops_overflow"] for s in summ)
-        pooled_loss_ours = drops / max(sum(s["arrivals"] for s in summ), 1)
-        name = "forward (left → right)" if d == "fwd" else "reverse (right → left)"
-        rows.append(
-            row(
-                f"utilisation, {name}",
-                sum(u * s["measured_s"] for u, s in zip(util_ns, ns_stats, strict=True)) / span,
-                float(np.mean(util_ours)),
-                kind="points",
-                tol=TOL_UTIL,
-                note=NOTE_UTIL + sims.per_seed(util_ns, util_ours, ".3f"),
-            )
-        )
-        rows.append(
-            row(
-                f"loss rate, {name}",
-                pooled_loss_ns,
-                pooled_loss_ours,
-                kind="rel",
-                tol=TOL_LOSS,
-                note=NOTE_LOSS + sims.per_seed(loss_ns, loss_ours, ".4f"),
-            )
-        )
-        rows.append(
-            row(
-                f"mean queue (packets), {name}",
-                float(np.mean(queue_ns)),
-                float(np.mean(queue_ours)),
-                kind="rel",
-                tol=TOL_QUEUE,
-                note=NOTE_QUEUE + sims.per_seed(queue_ns, queue_ours, ".1f"),
-            )
-        )
+    for d in sims.DIRECTIONS:
+        if any(s[f"{d}.parrivals_"] > 0 for s in ns_stats):
+            rows.extend(sims.direction_rows(row, ns_stats, ours, rate_bps, d))
     return rows
 
 

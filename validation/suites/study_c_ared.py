@@ -47,6 +47,7 @@ from aqmlab import sweepfile
 from aqmlab.reproduce import scaling
 from validation import ns2, sims
 from validation.results import Row, row_maker
+from validation.sims import TOL_QUANTILE, TOL_QUEUE  # TOL_QUEUE also for ARED max_p
 
 SUITE = "study_c_ared"
 REPO = Path(__file__).resolve().parents[2]
@@ -65,22 +66,12 @@ MEASURED_S = 300.0  # the study measures up to 250,000 exchanges / 2,280 s; shor
 RED_SAMPLE_S = 0.1  # ns-2's cur_max_p_/ave_ sampling period (aqmlab: 100-ms queue windows)
 
 # Tolerances (the e2e suite's).
-TOL_QUANTILE = 0.10  # response-time quantiles, relative
-TOL_UTIL = 2.0  # utilisation, percentage points
-TOL_LOSS = 0.20  # loss rate, relative
-TOL_QUEUE = 0.15  # mean queue, relative (also ARED's time-averaged max_p)
 
 NOTE_RT = (
     "response time: request write (connection open for a connection's first request) to the "
     "last byte of the response, requests written at or after the warm-up and completed by "
     "the end, both clouds pooled (ns-2: PackMime set-outfile/set-warmup; aqmlab: exchanges "
     "start_s >= warmup_s)"
-)
-NOTE_UTIL = "bytes leaving the queue × 8 / (rate × measured time); aqmlab: transmitter busy time"
-NOTE_LOSS = "queue drops / arrivals at the queue after the warm-up"
-NOTE_QUEUE = (
-    "packets waiting (not the one on the wire); ns-2: exact time average (QueueMonitor "
-    "integrator); aqmlab: mean of samples every 3 ms"
 )
 NOTE_MAXP = (
     "ARED max_p, time average after the warm-up; ns-2: cur_max_p_ sampled every 100 ms; "
@@ -374,48 +365,7 @@ def cell_rows(cell: Cell, out: Path) -> list[Row]:
                 )
             )
             continue
-        util_ns = [s[f"{d}.bdepartures_"] * 8 / (rate_bps * s["measured_s"]) for s in ns_stats]
-        loss_ns = [s[f"{d}.pdrops_"] / max(s[f"{d}.parrivals_"], 1) for s in ns_stats]
-        queue_ns = [s[f"{d}.qint"] / s["measured_s"] for s in ns_stats]
-        summ = [o["summary"][ad] for o in ours]
-        util_ours = [s["utilization"] for s in summ]
-        loss_ours = [s["loss_rate"] for s in summ]
-        queue_ours = [s["mean_queue_pkts"] for s in summ]
-        pooled_loss_ns = sum(s[f"{d}.pdrops_"] for s in ns_stats) / max(
-            sum(s[f"{d}.parrivals_"] for s in ns_stats), 1
-        )
-        drops = sum(s["drops_early"] + s["drops_forced"] + s["drops_overflow"] for s in summ)
-        pooled_loss_ours = drops / max(sum(s["arrivals"] for s in summ), 1)
-        rows.append(
-            row(
-                f"utilisation, {name}",
-                np.mean(util_ns),
-                np.mean(util_ours),
-                kind="points",
-                tol=TOL_UTIL,
-                note=NOTE_UTIL + sims.per_seed(util_ns, util_ours, ".3f"),
-            )
-        )
-        rows.append(
-            row(
-                f"loss rate, {name}",
-                pooled_loss_ns,
-                pooled_loss_ours,
-                kind="rel",
-                tol=TOL_LOSS,
-                note=NOTE_LOSS + sims.per_seed(loss_ns, loss_ours, ".4f"),
-            )
-        )
-        rows.append(
-            row(
-                f"mean queue (packets), {name}",
-                np.mean(queue_ns),
-                np.mean(queue_ours),
-                kind="rel",
-                tol=TOL_QUEUE,
-                note=NOTE_QUEUE + sims.per_seed(queue_ns, queue_ours, ".2f"),
-            )
-        )
+        rows.extend(sims.direction_rows(row, ns_stats, ours, rate_bps, d))
         if cell.scenario["queue"]["kind"] == "ared":
             mp_ns = [s[f"{d}.maxp_time_avg"] for s in ns_stats]
             mp_ours = [red_state_ours(base / f"aqmlab_s{s}")[f"{d}.maxp_time_avg"] for s in SEEDS]
