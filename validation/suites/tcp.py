@@ -192,6 +192,15 @@ CASES = [
         ecn=True,
     ),
     Case(
+        "newreno_ecn_then_tail_timeout",
+        "a CE mark, then the last segment lost: a timeout after an ECN reduction",
+        "newreno",
+        26 * 536,
+        [Target(seg(25))],
+        marks=[Target(seg(12))],
+        ecn=True,
+    ),
+    Case(
         "newreno_nagle_small_writes",
         "a transfer that ends in a part segment (Nagle and delayed ACK of it)",
         "newreno",

@@ -948,8 +948,13 @@ impl Endpoint {
         // do not look at the state): with at most the initial window it becomes 2 segments,
         // and the connection starts at ssthresh. cwnd stays at the initial window, which
         // both stacks set again when the handshake completes.
-        self.ssthresh = self.halved_window(cfg);
-        self.ecn_reduced = false;
+        // ns-2 Full-TCP `timeout_action`: if the last window reduction was for ECE
+        // (`last_cwnd_action_ == CWND_ACTION_ECN`) only cwnd closes (`CLOSE_CWND_ONE`):
+        // ssthresh stays, and so does that last action, for later timeouts too.
+        if !(cfg.timer_model == TimerModel::Ns2 && self.ecn_reduced) {
+            self.ssthresh = self.halved_window(cfg);
+            self.ecn_reduced = false;
+        }
         if !opening {
             self.cwnd = cfg.mss as u64;
             self.ecn.on_reduction(self.snd_max, false);
