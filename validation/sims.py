@@ -155,3 +155,37 @@ def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float,
             note=NOTE_QUEUE + per_seed(queue_ns, queue_ours, ".1f"),
         ),
     ]
+
+
+def response_rows(
+    row, per_ns: list[np.ndarray], per_ours: list[np.ndarray], quantiles, note: str
+) -> list:
+    """Response-time rows from per-seed samples: the pooled quantiles `quantiles` (each with
+    the per-seed values in its note), and the completed responses per seed."""
+    rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
+    rows = []
+    for q in quantiles:
+        spread = per_seed(
+            [np.percentile(x, q) for x in per_ns], [np.percentile(x, q) for x in per_ours], ".3f"
+        )
+        rows.append(
+            row(
+                f"response time p{q} (s)",
+                np.percentile(rt_ns, q),
+                np.percentile(rt_ours, q),
+                kind="rel",
+                tol=TOL_QUANTILE,
+                note=note + spread,
+            )
+        )
+    rows.append(
+        row(
+            "responses completed per seed",
+            len(rt_ns) / len(per_ns),
+            len(rt_ours) / len(per_ours),
+            kind="rel",
+            tol=TOL_QUANTILE,
+            note="completed responses counted as above",
+        )
+    )
+    return rows

@@ -30,7 +30,7 @@ import polars as pl
 
 from validation import ns2, sims
 from validation.results import Row, row_maker
-from validation.sims import TOL_KS, TOL_QUANTILE, TOL_QUEUE
+from validation.sims import TOL_KS, TOL_QUEUE
 
 SUITE = "e2e"
 REPO = Path(__file__).resolve().parents[2]
@@ -218,21 +218,7 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
     per_ns = [sims.response_times_ns2(base / f"ns2_s{s}") for s in SEEDS]
     per_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", warmup) for s in SEEDS]
     rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
-    rows = []
-    for q in (10, 50, 90, 99):
-        spread = sims.per_seed(
-            [np.percentile(x, q) for x in per_ns], [np.percentile(x, q) for x in per_ours], ".3f"
-        )
-        rows.append(
-            row(
-                f"response time p{q} (s)",
-                np.percentile(rt_ns, q),
-                np.percentile(rt_ours, q),
-                kind="rel",
-                tol=TOL_QUANTILE,
-                note=NOTE_RT + spread,
-            )
-        )
+    rows = sims.response_rows(row, per_ns, per_ours, (10, 50, 90, 99), NOTE_RT)
     rows.append(
         row(
             "response-time CDF distance (two-sample KS)",
@@ -243,16 +229,6 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
             difference=sims.ks_statistic(rt_ns, rt_ours),
             note=f"pooled samples: ns-2 {len(rt_ns)}, aqmlab {len(rt_ours)} responses; "
             "columns ns-2/aqmlab left 0",
-        )
-    )
-    rows.append(
-        row(
-            "responses completed per seed",
-            len(rt_ns) / len(SEEDS),
-            len(rt_ours) / len(SEEDS),
-            kind="rel",
-            tol=TOL_QUANTILE,
-            note="completed responses counted as above",
         )
     )
     ns_stats = [sims.read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]

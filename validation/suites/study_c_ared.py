@@ -302,24 +302,9 @@ def cell_rows(cell: Cell, out: Path) -> list[Row]:
     def row(metric, a, b, *, kind, tol, note=""):
         return make(metric, a, b, kind=kind, tol=tol, note=f"{what}; {note}")
 
-    rows = []
     per_ns = [sims.response_times_ns2(base / f"ns2_s{s}") for s in SEEDS]
     per_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", WARMUP_S) for s in SEEDS]
-    rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
-    for q in (50, 90):
-        spread = sims.per_seed(
-            [np.percentile(x, q) for x in per_ns], [np.percentile(x, q) for x in per_ours], ".3f"
-        )
-        rows.append(
-            row(
-                f"response time p{q} (s)",
-                np.percentile(rt_ns, q),
-                np.percentile(rt_ours, q),
-                kind="rel",
-                tol=TOL_QUANTILE,
-                note=NOTE_RT + spread,
-            )
-        )
+    rows = sims.response_rows(row, per_ns, per_ours, (50, 90), NOTE_RT)
     fwd_ns = np.concatenate([sims.response_times_ns2(base / f"ns2_s{s}", (0,)) for s in SEEDS])
     fwd_ours = np.concatenate(
         [sims.response_times_ours(base / f"aqmlab_s{s}", WARMUP_S, "right") for s in SEEDS]
@@ -332,16 +317,6 @@ def cell_rows(cell: Cell, out: Path) -> list[Row]:
             kind="rel",
             tol=TOL_QUANTILE,
             note="the study's own metric: responses of the cloud whose clients are on the right",
-        )
-    )
-    rows.append(
-        row(
-            "responses completed per seed",
-            len(rt_ns) / len(SEEDS),
-            len(rt_ours) / len(SEEDS),
-            kind="rel",
-            tol=TOL_QUANTILE,
-            note="completed responses counted as above",
         )
     )
     ns_stats = [sims.read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]

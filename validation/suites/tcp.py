@@ -100,6 +100,13 @@ CASES = [
         [Target(seg(12)), Target(seg(14))],
     ),
     Case(
+        "newreno_three_losses",
+        "three losses in one window: two partial ACKs",
+        "newreno",
+        60_000,
+        [Target(seg(20)), Target(seg(22)), Target(seg(24))],
+    ),
+    Case(
         "sack_two_losses",
         "two losses in one window",
         "sack",

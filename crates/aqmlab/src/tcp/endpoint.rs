@@ -564,14 +564,24 @@ impl Endpoint {
     /// of `windowd()`, kept as ns-2's double for the window's later growth), at least 1 MSS.
     fn exact_half(&mut self, cfg: &TcpConfig) -> u64 {
         let m = cfg.mss as f64;
-        let w = if self.ns2_cwnd_bytes == self.cwnd {
+        let half = (self.ns2_cwnd_segments(m).min(cfg.rwnd as f64 / m) / 2.0).max(1.0);
+        self.set_ns2_cwnd(half, m)
+    }
+
+    /// ns-2's `cwnd_` (segments): the kept double while `cwnd` is still the value it gave,
+    /// else `cwnd` itself (changed elsewhere in whole bytes).
+    fn ns2_cwnd_segments(&self, mss: f64) -> f64 {
+        if self.ns2_cwnd_bytes == self.cwnd {
             self.ns2_cwnd
         } else {
-            self.cwnd as f64 / m
-        };
-        let half = (w.min(cfg.rwnd as f64 / m) / 2.0).max(1.0);
-        let bytes = (half * m) as u64;
-        self.ns2_cwnd = half;
+            self.cwnd as f64 / mss
+        }
+    }
+
+    /// Keeps `w` segments as ns-2's double; returns the window in whole bytes (not set).
+    fn set_ns2_cwnd(&mut self, w: f64, mss: f64) -> u64 {
+        let bytes = ((w * mss) as u64).min(MAX_CWND);
+        self.ns2_cwnd = w;
         self.ns2_cwnd_bytes = bytes;
         bytes
     }
@@ -597,19 +607,13 @@ impl Endpoint {
             },
             TimerModel::Ns2 => {
                 let m = mss as f64;
-                let mut w = if self.ns2_cwnd_bytes == self.cwnd {
-                    self.ns2_cwnd
-                } else {
-                    self.cwnd as f64 / m
-                };
+                let mut w = self.ns2_cwnd_segments(m);
                 w += if w < self.ssthresh as f64 / m {
                     1.0
                 } else {
                     1.0 / w
                 };
-                self.cwnd = ((w * m) as u64).min(MAX_CWND);
-                self.ns2_cwnd = w;
-                self.ns2_cwnd_bytes = self.cwnd;
+                self.cwnd = self.set_ns2_cwnd(w, m);
             },
         }
     }
