@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
+import pytest
 from conftest import BASE
 
 from aqmlab import catalog, runner
@@ -44,7 +47,12 @@ def done_ids(study_dir: Path) -> set[str]:
     runs = study_dir / catalog.RUNS_DIR
     if not runs.is_dir():
         return set()
-    return {p.name for p in runs.iterdir() if (p / runner.SUMMARY_FILE).is_file()}
+    # A hidden directory is a run being written (renamed into place when complete).
+    return {
+        p.name
+        for p in runs.iterdir()
+        if not p.name.startswith(".") and (p / runner.SUMMARY_FILE).is_file()
+    }
 
 
 def temporary_dirs(study_dir: Path) -> list[str]:
@@ -87,3 +95,35 @@ def assert_same_study(a: Path, b: Path) -> None:
     for table in sa.tables():
         va, vb = (s.sql(f"SELECT * FROM {table}") for s in (sa, sb))
         assert va.sort(va.columns).equals(vb.sort(vb.columns)), table
+
+
+def worker_pids(driver: int) -> list[int]:
+    """The driver's pool workers (spawned multiprocessing children, not its resource
+    tracker)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == driver and "spawn_main" in cmdline and "resource_tracker" not in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_for(predicate, proc, timeout_s: float = 120) -> None:
+    """Polls `predicate` until true; fails the test if the sweep `proc` ends first or the
+    wait exceeds `timeout_s` (then the sweep's process group is killed)."""
+    t = time.monotonic()
+    while not predicate():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the sweep ended before the test could stop it: {out} {err}")
+        if time.monotonic() - t > timeout_s:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail("timed out waiting for the sweep")
+        time.sleep(0.005)

@@ -18,6 +18,8 @@ from sweep_support import (
     done_ids,
     sweep_cli,
     temporary_dirs,
+    wait_for,
+    worker_pids,
     write_sweep,
 )
 
@@ -204,18 +206,6 @@ def test_a_run_failing_in_the_worker_reports_its_error(tmp_path):
     assert not (tmp_path / "abc").exists()
 
 
-def _wait_for(predicate, timeout_s: float, proc) -> None:
-    t = time.monotonic()
-    while not predicate():
-        if proc.poll() is not None:
-            out, err = proc.communicate()
-            pytest.fail(f"the sweep ended before the test could stop it: {out} {err}")
-        if time.monotonic() - t > timeout_s:
-            os.killpg(proc.pid, signal.SIGKILL)
-            pytest.fail("timed out waiting for the sweep")
-        time.sleep(0.01)
-
-
 def _group_gone(pgid: int, timeout_s: float) -> bool:
     t = time.monotonic()
     while time.monotonic() - t < timeout_s:
@@ -241,7 +231,7 @@ def test_kill_9_mid_sweep_then_resume(tmp_path, uninterrupted):
     out = tmp_path / "study"
     proc = sweep_cli(p, "--out", out, "-j", "1")
     # Stop it when some runs are finished and another one is being written.
-    _wait_for(lambda: len(done_ids(out)) >= 2 and temporary_dirs(out), 300, proc)
+    wait_for(lambda: len(done_ids(out)) >= 2 and temporary_dirs(out), proc, 300)
     os.kill(proc.pid, signal.SIGKILL)  # the driver only: its workers must die with it
     proc.communicate()
     assert _group_gone(proc.pid, 10), "worker processes outlived the killed driver"
@@ -266,7 +256,7 @@ def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(tmp_path, uninterrupted):
     p = write_sweep(tmp_path, LONGER)
     out = tmp_path / "study"
     proc = sweep_cli(p, "--out", out, "-j", "1")
-    _wait_for(lambda: len(done_ids(out)) >= 1 and temporary_dirs(out), 300, proc)
+    wait_for(lambda: len(done_ids(out)) >= 1 and temporary_dirs(out), proc, 300)
     os.kill(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
@@ -281,31 +271,12 @@ def test_ctrl_c_stops_cleanly_and_tells_how_to_resume(tmp_path, uninterrupted):
     assert_same_study(out, uninterrupted)
 
 
-def _worker_pids(driver: int) -> list[int]:
-    """The driver's pool workers (spawned multiprocessing children, not its resource
-    tracker)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == driver and "spawn_main" in cmdline and "resource_tracker" not in cmdline:
-            pids.append(int(entry.name))
-    return pids
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_a_worker_killed_mid_run_is_replaced_and_its_run_redone(tmp_path, uninterrupted):
     p = write_sweep(tmp_path, LONGER)
     out = tmp_path / "study"
     proc = sweep_cli(p, "--out", out, "-j", "1")
-    _wait_for(lambda: len(done_ids(out)) >= 1 and temporary_dirs(out), 300, proc)
-    (worker,) = _worker_pids(proc.pid)
+    wait_for(lambda: len(done_ids(out)) >= 1 and temporary_dirs(out), proc, 300)
+    (worker,) = worker_pids(proc.pid)
     os.kill(worker, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr

@@ -262,6 +262,7 @@ fn parse_scenario(json: &str) -> Result<Scenario, String> {
     let scenario: Scenario =
         serde_path_to_error::deserialize(de).map_err(|e| describe_json_error(json, &e))?;
     scenario.validate().map_err(|e| e.to_string())?;
+    Scenario::check_units(json)?;
     Ok(scenario)
 }
 
@@ -400,7 +401,15 @@ impl PySimulation {
                 "run_until: t_s = {t_s}: expected a finite time ≥ 0 (seconds)"
             )));
         }
-        py.detach(|| self.with("run_until", |s| s.run_until(secs(t_s))))
+        // In slices of events, checking for signals between them: a Ctrl-C or SIGTERM stops
+        // the run within a fraction of a second (a slice takes ~0.1-0.3 s) instead of at the
+        // end of the chunk, however long that is.
+        const SLICE_EVENTS: u64 = 1 << 20;
+        let t = secs(t_s);
+        while !py.detach(|| self.with("run_until", |s| s.run_for(t, SLICE_EVENTS)))? {
+            py.check_signals()?;
+        }
+        Ok(())
     }
 
     /// Simulated time reached, in seconds.
@@ -510,6 +519,16 @@ fn tcp_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
 #[pyfunction]
 fn tcp_presets<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
     PyList::new(py, TcpConfig::PRESETS)
+}
+
+/// What a run of the scenario (JSON) will cost, before running it (`sim::estimate`): events,
+/// wall time, peak memory and its parts, as a dict; `ValueError` if the scenario is invalid.
+#[pyfunction]
+fn estimate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let sc = parse_scenario(scenario_json).map_err(PyValueError::new_err)?;
+    let est = aqmlab::sim::estimate::estimate(&sc);
+    let json = serde_json::to_string(&est).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    json_to_py(py, &json)
 }
 
 /// Checks a scenario (JSON) without building it; raises `ValueError` with one line.
@@ -681,6 +700,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tcp_preset, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(replay_queue, m)?)?;
     m.add_function(wrap_pyfunction!(replay_queue_log, m)?)?;

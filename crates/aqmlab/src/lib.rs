@@ -13,6 +13,7 @@
 //! - `sim`: wires the layers together and runs a scenario (`config`).
 
 pub mod aqm;
+pub mod bounds;
 pub mod config;
 pub mod engine;
 pub mod measure;

@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab import scenario as sc
+from aqmlab.errors import make_dirs, os_problem
 
 __all__ = [
     "CAPACITY_FACTOR",
@@ -434,18 +436,95 @@ def calibrate_entry(
 # --- the file ------------------------------------------------------------------------------
 
 
+# The JSON types of an entry's fields (`Calibration`), checked when a file is read: a file
+# of another shape is one line naming the file and the field, not a traceback later on.
+_NUMBER = ((int, float), "a number")
+_STRING = ((str,), "a string")
+_INTEGER = ((int,), "an integer")
+_OBJECT = ((dict,), "an object")
+_ENTRY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "key": _STRING,
+    "kind": _STRING,
+    "population": _STRING,
+    "direction": _STRING,
+    "slope_mbps": _NUMBER,
+    "r2": _NUMBER,
+    "intercept_fit": _OBJECT,
+    "points": ((list,), "a list"),
+    "capacity_mbps": _NUMBER,
+    "calibration_bottleneck_mbps": _NUMBER,
+    "duration_s": _NUMBER,
+    "warmup_s": _NUMBER,
+    "seed": _INTEGER,
+    "traffic_index": _INTEGER,
+}
+_OPTIONAL_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "scenario_file": ((str, type(None)), "a string or null"),
+    "created": _STRING,
+    "aqmlab": _STRING,
+    "fields": _OBJECT,
+    "other_slope_mbps": ((int, float, type(None)), "a number or null"),
+}
+_SHAPE = f'a JSON object {{"format": "{FORMAT}", "entries": {{KEY: calibration, ...}}}}'
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), "null")
+
+
+def _check_entry(p: Path, i: int, key: str, entry: Any) -> None:
+    # A key as calibration_key writes it is shown; another one (the file's content, of any
+    # length) is not: the entry's position says which.
+    where = f'{p}: entries."{key}"' if re.fullmatch(r"[0-9a-f]{16}", key) else f"{p}: entry {i + 1}"
+    if not isinstance(entry, dict):
+        raise sc.ScenarioError(
+            f"{where}: expected an object (a calibration), got {_json_type(entry)}"
+        )
+    for name, (types, wanted) in (*_ENTRY_TYPES.items(), *_OPTIONAL_TYPES.items()):
+        if name not in entry:
+            if name in _ENTRY_TYPES:
+                raise sc.ScenarioError(f"{where}: missing {name}; calibrate again")
+            continue
+        value = entry[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise sc.ScenarioError(f"{where}.{name}: expected {wanted}, got {_json_type(value)}")
+
+
 def load_file(path: str | os.PathLike) -> dict[str, Calibration]:
-    """The calibrations stored in `path` by key ({} when the file does not exist)."""
+    """The calibrations stored in `path` by key ({} when the file does not exist). A file
+    that cannot be read, is not JSON or has another shape is a one-line `ScenarioError`
+    naming the file (and the line or the field, never the content)."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as e:
-        raise sc.ScenarioError(f"{p}: not a readable calibration file: {e}") from None
+    except OSError as e:
+        raise sc.ScenarioError(
+            f"{p}: cannot read the calibration file ({os_problem(e, p)})"
+        ) from None
+    except UnicodeDecodeError:
+        raise sc.ScenarioError(f"{p}: not a calibration file (not UTF-8 text)") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise sc.ScenarioError(
+            f"{p}: line {e.lineno}: not valid JSON (a calibration file is {_SHAPE})"
+        ) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise sc.ScenarioError(f"{p}: not an aqmlab calibration file (format != {FORMAT!r})")
-    return {k: Calibration.from_json(v) for k, v in (doc.get("entries") or {}).items()}
+        raise sc.ScenarioError(f"{p}: not an aqmlab calibration file (expected {_SHAPE})")
+    entries = doc.get("entries", {})
+    if not isinstance(entries, dict):
+        raise sc.ScenarioError(
+            f"{p}: entries: expected an object {{KEY: calibration, ...}}, got {_json_type(entries)}"
+        )
+    for i, (k, v) in enumerate(entries.items()):
+        _check_entry(p, i, k, v)
+    return {k: Calibration.from_json(v) for k, v in entries.items()}
 
 
 def save_file(path: str | os.PathLike, calibrations: Iterable[Calibration]) -> Path:
@@ -455,10 +534,16 @@ def save_file(path: str | os.PathLike, calibrations: Iterable[Calibration]) -> P
     for c in calibrations:
         entries[c.key] = c.to_json()
     doc = {"format": FORMAT, "version": VERSION, "entries": entries}
-    p.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(p.parent, f"{p}")
     tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(p)
+    try:
+        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(p)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise sc.ScenarioError(
+            f"{p}: cannot write the calibration file ({os_problem(e, p)})"
+        ) from None
     return p
 
 

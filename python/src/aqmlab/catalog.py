@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ import pyarrow.parquet as pq
 
 from aqmlab import metrics as mt
 from aqmlab import runner
+from aqmlab.errors import ScenarioError
 from aqmlab.sweepfile import PlannedRun, Sweep
 
 __all__ = [
@@ -52,16 +54,36 @@ RUNS_DIR = "runs"
 # Columns that legitimately differ between two executions of the same plan.
 RUN_SPECIFIC = ("wall_time_s",)
 _EXCHANGE_COLUMNS = ["start_s", "completed", "response_time_s"]
+# What `sweepfile.run_id` makes: anything else (`../x`) would name a path outside runs/.
+_RUN_ID = re.compile(r"[0-9a-f]{12}")
 
 
 def run_dir(study_dir: Path, run_id: str) -> Path:
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+        raise ScenarioError(f"run_id = {run_id!r}: expected 12 hex digits (a run of the plan)")
     return study_dir / RUNS_DIR / run_id
 
 
 def is_done(study_dir: Path, run_id: str) -> bool:
-    """A run is finished when its directory holds summary.json: the runner writes it last,
-    into a hidden temporary directory that is renamed only on success."""
-    return (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file()
+    """A run is finished when its directory holds a readable summary.json: the runner writes
+    it last, into a hidden temporary directory that is renamed only on success. A damaged
+    one (`summary_problem`) makes the run unfinished: it is run again."""
+    return (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file() and (
+        summary_problem(study_dir, run_id) is None
+    )
+
+
+def summary_problem(study_dir: Path, run_id: str) -> str | None:
+    """Why the run's summary.json cannot be read (one line naming the file), or None when it
+    can or when there is none."""
+    d = run_dir(study_dir, run_id)
+    if not (d / runner.SUMMARY_FILE).is_file():
+        return None
+    try:
+        runner.read_summary(d)
+    except ScenarioError as e:
+        return str(e)
+    return None
 
 
 def base_row(run: PlannedRun, status: str, error: str | None = None) -> dict[str, Any]:
@@ -96,7 +118,7 @@ def _flatten(prefix: str, value: Mapping[str, Any], out: dict[str, Any]) -> None
 def done_row(study_dir: Path, run: PlannedRun) -> dict[str, Any]:
     """The row of a finished run, from its directory alone."""
     d = run_dir(study_dir, run.run_id)
-    summary = json.loads((d / runner.SUMMARY_FILE).read_text(encoding="utf-8"))
+    summary = runner.read_summary(d)
     row = base_row(run, "done")
     row["wall_time_s"] = summary.get("wall_time_s")
     row["aqmlab_version"] = summary.get("version", {}).get("aqmlab")

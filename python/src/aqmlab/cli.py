@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from aqmlab.errors import ScenarioError
+
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
@@ -60,6 +62,16 @@ def _parser() -> argparse.ArgumentParser:
             metavar="ADDRESS",
             help="run on the Dask cluster of this scheduler, e.g. tcp://HOST:8786 "
             "(the study directory must be visible to the workers at the same path)",
+        )
+
+    def budget_arg(s: argparse.ArgumentParser) -> None:
+        s.add_argument(
+            "--max-memory-gb",
+            type=float,
+            default=None,
+            metavar="GB",
+            help="refuse runs estimated to need more memory than this (default: "
+            "AQMLAB_MAX_MEMORY_GB, else the machine's available memory)",
         )
 
     def progress_args(s: argparse.ArgumentParser) -> None:
@@ -96,7 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a scenario and write its results")
     scenario_args(r)
     r.add_argument(
-        "--out", default=None, help="results directory (default: results/<scenario name>)"
+        "--out",
+        default=None,
+        help="results directory (default: results/<scenario file name without .toml>)",
     )
     r.add_argument(
         "--chunk-s", type=float, default=None, help="simulated seconds per chunk (default: auto)"
@@ -113,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
         help="first calibrate the traffic entries that give a `load` and have no calibration",
     )
     calibration_arg(r)
+    budget_arg(r)
 
     c = sub.add_parser(
         "calibrate",
@@ -154,6 +169,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("sweep", help="sweep file (TOML, see docs/sweeps.md)")
     sw.add_argument("--out", default=None, help="study directory (default: results/<sweep name>)")
     execution_args(sw)
+    budget_arg(sw)
     sw.add_argument(
         "--calibration",
         default=None,
@@ -295,7 +311,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     out = args.out
     if out is None:
-        out = os.path.join("results", Path(args.scenario).stem)
+        # The file's stem is one path component; one starting with "." (the stem of
+        # "..toml" is ".") would be results/ itself, or hidden like a run in progress.
+        stem = Path(args.scenario).stem
+        if not stem or stem.startswith("."):
+            raise ScenarioError(
+                f"{args.scenario}: no default results directory for a file name starting "
+                "with '.'; give --out DIR"
+            )
+        out = os.path.join("results", stem)
     progress = None
     if not args.quiet and sys.stderr.isatty():
         progress = runner._default_progress(sys.stderr)
@@ -529,6 +553,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading_main():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        if getattr(args, "max_memory_gb", None) is not None:
+            # Through the environment, so that a sweep's worker processes see it too.
+            from aqmlab import budget
+
+            budget.memory_budget(args.max_memory_gb)  # checks the value
+            os.environ[budget.ENV] = repr(args.max_memory_gb)
         return commands[args.command](args)
     except KeyboardInterrupt:
         if debug:

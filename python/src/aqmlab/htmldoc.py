@@ -24,6 +24,8 @@ matplotlib.use("Agg")
 
 from matplotlib.figure import Figure
 
+from aqmlab.errors import ScenarioError, make_dirs, os_problem
+
 __all__ = ["HtmlDocument", "format_cell"]
 
 _STYLE = """
@@ -160,7 +162,7 @@ class HtmlDocument:
         fig.savefig(buf, format="png", dpi=dpi)
         png = buf.getvalue()
         if self.figure_dir is not None:
-            self.figure_dir.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.figure_dir, f"figures {self.figure_dir}")
             (self.figure_dir / f"{stem}.png").write_bytes(png)
             # No date, and element ids salted by the name instead of a random uuid: the same
             # figure gives the same SVG file, so a report is reproducible byte for byte.
@@ -188,8 +190,14 @@ class HtmlDocument:
     def write(self, path: str | os.PathLike) -> Path:
         """Write the document atomically (a temporary file renamed into place)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent, f"{path}")
+        if path.is_dir():  # else the rename below fails with "Is a directory: '.x.tmp' -> 'x'"
+            raise ScenarioError(f"{path}: is a directory; give the HTML file's path")
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(self.render(), encoding="utf-8")
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(self.render(), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise ScenarioError(f"{path}: cannot write ({os_problem(e, path)})") from None
         return path

@@ -40,6 +40,7 @@ from matplotlib.figure import Figure
 
 from aqmlab import hurst
 from aqmlab import metrics as mt
+from aqmlab.errors import make_dirs
 
 __all__ = [
     "DEFAULT_SCALES_S",
@@ -436,8 +437,7 @@ def write_plots(results, out: str | os.PathLike, direction: str | None = None) -
     ones when the run has an `exchanges` table, the burstiness ones when it has an `arrivals`
     table (after the warm-up, in the studied direction), the consecutive-loss and
     queueing-delay ones when it has those tables with rows. Returns the files written."""
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = make_dirs(out, f"plots directory {out}")
     scenario = results.summary.get("scenario") or {}
     d = direction or mt.studied_direction(scenario)
     warmup = float(scenario.get("warmup_s") or 0.0)

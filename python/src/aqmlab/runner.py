@@ -9,11 +9,14 @@ Output layout of a run directory::
 
 The files are written into a hidden temporary directory beside OUT, which is renamed to OUT
 only when the run succeeded: an interrupted or failed run leaves nothing that looks complete.
+A run holds a lock on its temporary directory; one left by a killed run (unlocked) is removed
+by the next run into the same OUT (`remove_stale`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import platform
@@ -29,10 +32,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import _core
+from aqmlab import _core, budget
 from aqmlab import scenario as sc
+from aqmlab.errors import make_dirs, os_problem
 
-__all__ = ["Progress", "Results", "run"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: stale directories are told by name only
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["Progress", "Results", "remove_stale", "run"]
 
 SUMMARY_FILE = "summary.json"
 
@@ -149,8 +158,47 @@ class _Sink:
             raise errors[0]
 
 
-def _prepare_out(out: Path) -> Path:
-    """Checks that OUT may be (re)placed and makes a temporary directory beside it."""
+def _lock(directory: Path, wait: bool = False) -> int | None:
+    """An open descriptor of `directory` holding an exclusive lock on it (None when the lock
+    is held elsewhere). The kernel drops the lock when its process dies, however it dies:
+    an unlocked temporary directory is one no live run is writing."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return None
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:  # held by a live run
+            os.close(fd)
+            return None
+        except OSError:  # a file system without locks: the name alone tells (as before locks)
+            pass
+    return fd
+
+
+def remove_stale(parent: Path, name: str | None = None) -> None:
+    """Removes, inside `parent` only, the temporary directories that runs into OUT =
+    `parent/name` (any OUT: `name` None) leave when they are killed: `.NAME.tmp-*` (the
+    run's files) and `.NAME.old-*` (the results it was replacing). A directory that a live
+    run holds locked is left alone."""
+    stem = "*" if name is None else glob.escape(name)
+    for kind in ("tmp", "old"):
+        for p in parent.glob(f".{stem}.{kind}-*"):
+            if p.is_symlink() or not p.is_dir():
+                continue
+            fd = _lock(p)
+            if fd is None:
+                continue
+            try:
+                shutil.rmtree(p, ignore_errors=True)
+            finally:
+                os.close(fd)
+
+
+def _prepare_out(out: Path) -> tuple[Path, int | None]:
+    """Checks that OUT may be (re)placed, removes what killed runs into OUT left beside it,
+    and makes (and locks) a temporary directory beside it."""
     if out.exists():
         if not out.is_dir():
             raise sc.ScenarioError(f"--out {out}: exists and is not a directory")
@@ -158,12 +206,19 @@ def _prepare_out(out: Path) -> Path:
             raise sc.ScenarioError(
                 f"--out {out}: exists, is not empty and is not an aqmlab results directory"
             )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    make_dirs(out.parent, f"--out {out}")
+    remove_stale(out.parent, out.name)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as e:
+        raise sc.ScenarioError(
+            f"--out {out}: cannot write in {out.parent} ({os_problem(e)})"
+        ) from None
+    lock = _lock(tmp, wait=True)
     umask = os.umask(0)
     os.umask(umask)
     tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; results are ordinary files
-    return tmp
+    return tmp, lock
 
 
 def _publish(tmp: Path, out: Path) -> None:
@@ -204,6 +259,7 @@ def run(
     overrides: Iterable[str] = (),
     chunk_s: float | None = None,
     calibration: str | os.PathLike | None = None,
+    max_memory_gb: float | None = None,
 ) -> Results:
     """Runs a scenario and returns its results.
 
@@ -213,16 +269,24 @@ def run(
     kept in memory. `progress` is called after each chunk of simulated time. A traffic
     entry's `load` is resolved with the calibration file `calibration` (default: beside the
     scenario file); the calibrations used are recorded in the summary (`calibration`).
+    A run whose estimated peak memory exceeds `max_memory_gb` (default: `AQMLAB_MAX_MEMORY_GB`,
+    else the machine's available memory) is refused before it starts (`aqmlab.budget`).
     """
     resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
+    budget.check(sc.to_json(resolved), max_memory_gb)
     sim = _make_simulation(resolved)
     end = sim.end_time()
     step = chunk_s if chunk_s is not None else min(5.0, max(1.0, end / 50.0))
-    if not step > 0:
-        raise sc.ScenarioError(f"chunk_s = {step}: expected a number > 0")
+    # Each chunk drains the core's records into Python: a chunk shorter than 1 ms of
+    # simulated time (or more than a million chunks) would spend the run in the drains.
+    if not (step >= max(1e-3, end / 1e6) and step <= 1e7):
+        raise sc.ScenarioError(
+            f"chunk_s = {step}: expected simulated seconds in "
+            f"[{max(1e-3, end / 1e6):g}, 1e7] (at most a million chunks)"
+        )
 
     out_dir = Path(out) if out is not None else None
-    tmp = _prepare_out(out_dir) if out_dir is not None else None
+    tmp, lock = _prepare_out(out_dir) if out_dir is not None else (None, None)
     keep_connections = (resolved.get("measure") or {}).get("connections", True)
     sink = _Sink(tmp, skip=() if keep_connections else ("connections",))
     ok = False
@@ -275,6 +339,33 @@ def run(
                 sink.close()
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)
+
+
+def read_summary(directory: Path) -> dict[str, Any]:
+    """`directory/summary.json`; a missing or unreadable one is a one-line `ScenarioError`
+    naming the file (and the line where it stops being JSON, never its content)."""
+    path = directory / SUMMARY_FILE
+    if not directory.is_dir():
+        problem = "no such directory" if not directory.exists() else "not a directory"
+        raise sc.ScenarioError(f"{directory}: not an aqmlab results directory ({problem})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        msg = f"{directory}: not an aqmlab results directory (no {SUMMARY_FILE})"
+        raise sc.ScenarioError(msg) from None
+    except OSError as e:
+        raise sc.ScenarioError(f"{path}: cannot read ({os_problem(e, path)})") from None
+    except UnicodeDecodeError:
+        raise sc.ScenarioError(f"{path}: not UTF-8 text (damaged)") from None
+    try:
+        summary = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise sc.ScenarioError(f"{path}: line {e.lineno}: not valid JSON (damaged)") from None
+    if not isinstance(summary, dict):
+        raise sc.ScenarioError(f"{path}: expected a JSON object (damaged)")
+    return summary
 
 
 def _make_simulation(resolved: Mapping[str, Any]) -> _core.Simulation:
@@ -303,12 +394,7 @@ class Results:
     def open(cls, directory: str | os.PathLike) -> Results:
         """Loads the results of an earlier run."""
         d = Path(directory)
-        try:
-            summary = json.loads((d / SUMMARY_FILE).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            msg = f"{d}: not an aqmlab results directory (no {SUMMARY_FILE})"
-            raise sc.ScenarioError(msg) from None
-        return cls(summary, directory=d)
+        return cls(read_summary(d), directory=d)
 
     @property
     def tables(self) -> list[str]:

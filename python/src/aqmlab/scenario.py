@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import re
 import tomllib
 import warnings
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab import _core, unc_model
-from aqmlab.errors import ScenarioError
+from aqmlab.errors import ScenarioError, os_problem
 
 DEFAULT_PRESET = "freebsd-2.2.8"
 DEFAULT_SEED = 1
@@ -53,7 +54,13 @@ __all__ = [
 
 def one_line(error: BaseException) -> str:
     """An exception as one line: its message with whitespace collapsed, prefixed by its type
-    unless it is a plain value/runtime/OS error (a core panic arrives as RuntimeError)."""
+    unless it is a plain value/runtime/OS error (a core panic arrives as RuntimeError). An
+    OS error is "PATH: problem", not Python's "[Errno N] Problem: 'PATH'"."""
+    if isinstance(error, OSError) and error.strerror and error.filename is not None:
+        where = os.fsdecode(error.filename)
+        if error.filename2 is not None:
+            where += f" -> {os.fsdecode(error.filename2)}"
+        return f"{where}: {os_problem(error)}"
     msg = " ".join(str(error).split()) or type(error).__name__
     if not isinstance(error, ValueError | RuntimeError | OSError):
         msg = f"{type(error).__name__}: {msg}"
@@ -72,13 +79,20 @@ def _fmt(value: Any) -> str:
 
 
 def _read_text(p: Path, what: str, missing: str) -> str:
-    """Reads a UTF-8 file; failures are a one-line `ScenarioError` starting with `what`."""
+    """Reads a UTF-8 file; failures are a one-line `ScenarioError` starting with `what`
+    (the problem in words, and for bad bytes their line, never the file's content)."""
     try:
-        return p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         raise ScenarioError(f"{what}: {missing}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"{what}: cannot read: {e}") from None
+    except OSError as e:
+        shown = "" if what == str(p) else f" {p}"
+        raise ScenarioError(f"{what}: cannot read{shown} ({os_problem(e, p)})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ScenarioError(f"{what}: line {line}: not UTF-8 text") from None
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -238,6 +252,8 @@ def load_cdf(path: str | Path, field: str, value: str) -> list[tuple[float, floa
         if not line:
             continue
         cells = [c for c in re.split(r"[,;\s]+", line) if c]
+        # Errors name the line, never its text: the file is the user's data, and a stray
+        # binary or huge line would make the message unreadable.
         try:
             if len(cells) != 2:
                 raise ValueError
@@ -245,11 +261,15 @@ def load_cdf(path: str | Path, field: str, value: str) -> list[tuple[float, floa
         except ValueError:
             if not points and lineno == _first_content_line(text):
                 continue  # a header such as "rtt_ms,cdf"
+            n = len(cells)
+            got = f"{n} field{'' if n == 1 else 's'}" if n != 2 else "a value that is not a number"
             raise ScenarioError(
-                f"{field}: line {lineno}: expected two numbers ({value}, cdf), got {line!r}"
+                f"{field}: line {lineno}: expected two numbers ({value}, cdf), found {got}"
             ) from None
         if not (math.isfinite(rtt) and math.isfinite(cdf)):
-            raise ScenarioError(f"{field}: line {lineno}: non-finite number in {line!r}")
+            raise ScenarioError(
+                f"{field}: line {lineno}: expected two finite numbers ({value}, cdf)"
+            )
         points.append((rtt, cdf))
     if len(points) < 2:
         raise ScenarioError(

@@ -10,9 +10,10 @@ Study directory::
 
 Resuming is running the same command again: a run whose directory holds summary.json is
 finished (the runner renames its directory into place only after writing everything) and is
-skipped; hidden temporary directories left by killed runs are removed; failed runs are tried
-again; the catalog is rebuilt from the run directories, so nothing depends on whether the
-previous invocation got to write it.
+skipped (one whose summary.json cannot be read is run again, with a warning naming the file);
+hidden temporary directories left by killed runs are removed; failed runs are tried again; the
+catalog is rebuilt from the run directories, so nothing depends on whether the previous
+invocation got to write it.
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from aqmlab import catalog, sweepexec, sweepfile
+from aqmlab import catalog, runner, sweepexec, sweepfile
 from aqmlab import scenario as sc
+from aqmlab.errors import check_plain_name, make_dirs
 from aqmlab.sweepprogress import SweepProgress, format_duration
 
 __all__ = ["PLAN_FILE", "SWEEP_FILE", "SweepInterrupted", "SweepOutcome", "run_sweep"]
@@ -66,6 +69,9 @@ class SweepInterrupted(KeyboardInterrupt):
 def _check_study_dir(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise sc.ScenarioError(f"--out {out}: exists and is not a directory")
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            raise sc.ScenarioError(f"--out {out}: {parent} is a file, not a directory")
     if out.is_dir() and any(out.iterdir()) and not (out / PLAN_FILE).is_file():
         raise sc.ScenarioError(
             f"--out {out}: exists, is not empty and is not an aqmlab study directory "
@@ -80,15 +86,44 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def _remove_leftovers(out: Path) -> None:
-    """Hidden temporary directories of killed runs (runner: `.<id>.tmp-*`, `.<id>.old-*`) and
-    temporary catalog files."""
+    """What killed processes left in the study directory, by the names only they use: the
+    runs' hidden temporary directories (runner: `.<id>.tmp-*`, `.<id>.old-*`; not those a
+    live run holds) and the temporary files of the catalog, the plan, the sweep file and the
+    calibration file. The sweep owns its directory: nothing else is touched."""
     runs = out / catalog.RUNS_DIR
     if runs.is_dir():
-        for p in runs.iterdir():
-            if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name):
-                shutil.rmtree(p, ignore_errors=True)
-    for p in out.glob(f".{catalog.CATALOG_FILE}.tmp-*"):
-        p.unlink(missing_ok=True)
+        runner.remove_stale(runs)
+    for name in (catalog.CATALOG_FILE, PLAN_FILE, SWEEP_FILE):
+        for p in out.glob(f".{name}.tmp-*"):
+            if p.is_file() and not p.is_symlink():
+                p.unlink(missing_ok=True)
+    (out / f".{CALIBRATION_FILE}.tmp").unlink(missing_ok=True)  # calibration.save_file's
+
+
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """Ctrl-C and SIGTERM wait for the end of the block (the catalog write, under a second).
+    DuckDB turns a KeyboardInterrupt raised in the middle of a statement into an error of its
+    own ("Query interrupted"): the sweep would end with status 2, without its "resume with"
+    line. The signal's own handler runs at the end of the block. Only the main thread has
+    signal handlers; elsewhere the block runs as is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    saved = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if handler is not None:  # None: set outside Python, left alone
+            saved[sig] = handler
+            signal.signal(sig, lambda signum, _frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def _runs_no_longer_planned(out: Path, runs: list[sweepfile.PlannedRun]) -> int:
@@ -121,7 +156,13 @@ def run_sweep(
     Raises `SweepInterrupted` on Ctrl-C; failed runs are in the outcome (and the catalog)."""
     stream = stream if stream is not None else sys.stderr
     sweep = sweepfile.read(sweep_file)
-    out_dir = Path(out) if out is not None else Path("results") / sweep.name
+    if out is None:
+        # The study directory is made of the name: it must stay one directory in results/
+        # (a name like "../x" or "/x" would write, and later remove, elsewhere).
+        name = check_plain_name(sweep.name, "sweep.name", "or give --out DIR")
+        out_dir = Path("results") / name
+    else:
+        out_dir = Path(out)
     _check_study_dir(out_dir)
     if jobs is not None and jobs < 1:
         raise sc.ScenarioError(f"--jobs {jobs}: expected at least 1")
@@ -150,7 +191,7 @@ def run_sweep(
                 f"the sweep changed: {dropped} run(s) of the previous plan are not in this one "
                 "(their directories stay in runs/, outside the catalog)"
             )
-        out_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(out_dir, f"--out {out_dir}")
         _write_atomic(out_dir / SWEEP_FILE, Path(sweep_file).read_bytes())
         doc = sweepfile.plan_document(sweep, runs)
         _write_atomic(
@@ -184,6 +225,11 @@ def _execute(
     rows: dict[str, dict[str, Any]] = {}
     todo: list[sweepfile.PlannedRun] = []
     for r in runs:
+        damaged = catalog.summary_problem(out_dir, r.run_id)
+        if damaged is not None and r.error is None:
+            # Not finished after all: run again (the runner replaces the directory).
+            stream.write(f"  warning: {damaged}; running {r.run_id} again\n")
+            stream.flush()
         if catalog.is_done(out_dir, r.run_id):
             rows[r.run_id] = catalog.done_row(out_dir, r)
             outcome.done += 1
@@ -197,9 +243,13 @@ def _execute(
             todo.append(r)
 
     def write_catalog() -> None:
-        catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs])
+        with _interrupts_deferred():
+            catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs])
 
-    write_catalog()
+    try:
+        write_catalog()
+    except KeyboardInterrupt:  # the catalog is written; nothing runs yet
+        raise SweepInterrupted(outcome) from None
     where_ = backend.description if backend is not None else "nothing to run"
     note(
         f"sweep {sweep.name}: {len(runs)} runs, {outcome.skipped} already done, "

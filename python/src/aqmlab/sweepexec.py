@@ -102,11 +102,31 @@ def _die_with_parent() -> None:
         libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
 
+@contextlib.contextmanager
+def _sigint_blocked():
+    """SIGINT blocked in this thread while it starts processes. A child inherits the mask
+    through fork and exec, so a Ctrl-C (the terminal sends it to the whole process group)
+    cannot reach a worker still importing aqmlab, before `_init_local_worker` ignores it: it
+    would print a KeyboardInterrupt traceback and break the pool. The driver gets its Ctrl-C
+    when the mask is restored (CPython starts its resource tracker the same way)."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _init_local_worker(q: Any, parent: int) -> None:
     global _QUEUE
     _QUEUE = q
-    # The driver handles Ctrl-C (it stops the workers itself).
+    # The driver handles Ctrl-C (it stops the workers itself). Ignored first, then unblocked
+    # (it was blocked from the start, see `_sigint_blocked`): a pending one is dropped.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with_parent()
     if os.getppid() != parent:  # the driver died before prctl took effect
         os._exit(1)
@@ -133,10 +153,11 @@ class LocalBackend:
         if self.jobs < 1:
             raise sc.ScenarioError(f"--jobs {self.jobs}: expected at least 1")
         self._ctx = mp.get_context("spawn")
-        self._queue = self._ctx.Queue()
+        with _sigint_blocked():  # the queue starts the resource tracker process
+            self._queue: Any = self._ctx.Queue()
         self._generation = 0
         self._broken = False
-        self._pool = self._new_pool()
+        self._pool: Any = self._new_pool()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(
@@ -156,7 +177,8 @@ class LocalBackend:
             self._pool = self._new_pool()
             self._generation += 1
             self._broken = False
-        future = self._pool.submit(_local_task, run_id, dict(scenario), out)
+        with _sigint_blocked():  # the pool starts its worker processes in submit
+            future = self._pool.submit(_local_task, run_id, dict(scenario), out)
         future.aqmlab_generation = self._generation  # type: ignore[attr-defined]
         return future
 
@@ -178,7 +200,9 @@ class LocalBackend:
             return {"run_id": None, "ok": False, "error": sc.one_line(e), "host": None}
 
     def messages(self) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
+        if self._queue is None:  # closed
+            return out
         while True:
             try:
                 out.append(self._queue.get_nowait())
@@ -187,7 +211,10 @@ class LocalBackend:
 
     def stop(self) -> None:
         """Kills the workers (a run in progress leaves only its hidden temporary directory)."""
+        if self._pool is None:
+            return
         procs = list((getattr(self._pool, "_processes", None) or {}).values())
+        manager = getattr(self._pool, "_executor_manager_thread", None)
         for p in procs:
             with contextlib.suppress(Exception):
                 p.kill()
@@ -195,11 +222,25 @@ class LocalBackend:
         for p in procs:
             with contextlib.suppress(Exception):
                 p.join(timeout=5)
+        # shutdown(wait=False) forgets the pool's manager thread, which holds the pool's
+        # queues until it notices the dead workers: joined here, close() releases them all.
+        if manager is not None:
+            with contextlib.suppress(Exception):
+                manager.join(timeout=5)
 
     def close(self) -> None:
+        """Shuts the pool down and releases its queues now. Their locks are named semaphores
+        (spawn context) that the resource tracker unlinks, warning of "leaked semaphore
+        objects", when this process ends before they are released; released here, when the
+        sweep returns, a later end (a second Ctrl-C during the exit) leaves none behind."""
+        if self._pool is None:
+            return
         self._pool.shutdown(wait=True)
         with contextlib.suppress(Exception):
             self._queue.close()
+            self._queue.join_thread()
+        self._pool = None
+        self._queue = None
 
 
 # --- Dask ------------------------------------------------------------------------------------

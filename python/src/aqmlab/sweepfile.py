@@ -22,6 +22,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,7 @@ from typing import Any
 
 from aqmlab import calibration as cal
 from aqmlab import scenario as sc
+from aqmlab.errors import check_plain_name
 
 __all__ = [
     "RESERVED_COLUMNS",
@@ -60,6 +62,10 @@ RESERVED_COLUMNS = (
 )
 SEED_LIMIT = 2**64
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+# A study's plan holds every run's scenario (some kB each) and the catalog a row per run: a
+# million runs is far beyond any study here and still fits in memory.
+MAX_RUNS = 1_000_000
+
 _SWEEP_KEYS = ("name", "scenario", "repetitions", "seed", "set")
 _AXIS_KEYS = ("name", "field", "values", "zip", "labels")
 
@@ -275,6 +281,10 @@ def read(path: str | os.PathLike) -> Sweep:
     name = head.get("name", p.stem)
     if not isinstance(name, str) or not name:
         raise sc.ScenarioError(f"sweep.name = {_fmt(name)}: expected a non-empty string")
+    if "name" in head:
+        # The default study directory is results/<name>: a name is one plain path component.
+        # (A name taken from the file's stem is checked where it makes a path, see sweep.py.)
+        check_plain_name(name, "sweep.name")
     reps = head.get("repetitions", 1)
     if not _is_int(reps) or reps < 1:
         raise sc.ScenarioError(f"sweep.repetitions = {_fmt(reps)}: expected an integer >= 1")
@@ -316,6 +326,13 @@ def read(path: str | os.PathLike) -> Sweep:
     axes: list[Axis] = []
     for i, raw in enumerate(raw_axes):
         axes.append(_axis(i, raw, {a.name for a in axes}))
+    runs = reps * math.prod(len(a.points) for a in axes)
+    if runs > MAX_RUNS:
+        # Checked before anything is expanded: the plan holds every run's scenario in memory.
+        raise sc.ScenarioError(
+            f"sweep.repetitions = {reps}: {runs} runs in all (repetitions × the axes' points), "
+            f"expected at most {MAX_RUNS}"
+        )
     return Sweep(
         name=name,
         path=p,

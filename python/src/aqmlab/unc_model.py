@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from aqmlab.errors import ScenarioError
+from aqmlab.errors import ScenarioError, os_problem
 
 __all__ = ["ELEMENTS", "ENV", "load_distributions", "read_unc_cdf", "thin"]
 
@@ -62,8 +62,11 @@ def read_unc_cdf(path: Path, where: str) -> list[tuple[float, float]]:
         text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("latin-1")
     except FileNotFoundError:
         raise ScenarioError(f"{where}: file not found (looked for {path})") from None
-    except (OSError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:
-        raise ScenarioError(f"{where}: cannot read {path}: {e}") from None
+    except OSError as e:  # gzip.BadGzipFile is one: no strerror, its message names no data
+        problem = os_problem(e, path) if e.strerror else " ".join(str(e).split())
+        raise ScenarioError(f"{where}: cannot read {path} ({problem})") from None
+    except EOFError:
+        raise ScenarioError(f"{where}: cannot read {path} (truncated gzip data)") from None
     points: list[tuple[float, float]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         cells = line.split("#", 1)[0].split()

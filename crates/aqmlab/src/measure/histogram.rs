@@ -55,8 +55,9 @@ impl DelayHistogram {
         self.max
     }
 
-    /// Smallest bin upper edge below which at least a fraction `q` of the samples lie (the
-    /// maximum when the quantile falls in the overflow bin).
+    /// Smallest bin upper edge below which at least a fraction `q` of the samples lie, but
+    /// never above the largest sample (a quantile beyond the maximum would be a value no
+    /// packet had); the maximum when the quantile falls in the overflow bin.
     pub fn quantile(&self, q: f64) -> Time {
         if self.n == 0 {
             return 0;
@@ -66,7 +67,7 @@ impl DelayHistogram {
         for (i, c) in self.counts.iter().enumerate() {
             acc += c;
             if acc >= want {
-                return (i as Time + 1) * self.bin.get();
+                return ((i as Time + 1) * self.bin.get()).min(self.max);
             }
         }
         self.max
@@ -163,5 +164,19 @@ mod tests {
         assert_eq!(bins.len(), 101);
         assert_eq!(bins[100], (1000, None, 1));
         assert_eq!(bins.iter().map(|b| b.2).sum::<u64>(), h.count());
+    }
+
+    /// Every sample 3,992 in bins of 100: the bin's upper edge (4,000) would put the
+    /// quantiles above the maximum; they are the maximum.
+    #[test]
+    fn quantiles_never_exceed_the_maximum() {
+        let mut h = DelayHistogram::new(100, 100);
+        for _ in 0..10 {
+            h.add(3992);
+        }
+        assert_eq!(
+            (h.quantile(0.5), h.quantile(0.99), h.max()),
+            (3992, 3992, 3992)
+        );
     }
 }

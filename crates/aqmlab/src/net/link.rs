@@ -51,6 +51,9 @@ pub struct Link {
     pub busy_time: Time,
     /// When the packet in service finishes.
     pub tx_end: Time,
+    /// Size and serialization time of the packet in service (`bytes_sent_until`).
+    pub tx_size: u32,
+    pub tx_len: Time,
     /// The last two serialization times computed, by packet size, most recent first (most
     /// packets on a link have one of two sizes: a division per packet is worth saving).
     tx_memo: [(u32, Time); 2],
@@ -108,6 +111,19 @@ impl Link {
     /// link is busy without a gap from `now` to `tx_end`).
     pub fn busy_until(&self, now: Time) -> Time {
         self.busy_time - self.tx_end.saturating_sub(now)
+    }
+
+    /// IP bytes sent by `now`: the completed packets, and the packet in service for the part
+    /// of it already on the wire. Throughput over a period is then at most the rate: counting
+    /// a packet whole when it completes would credit a period with bytes sent before it began
+    /// (one packet at 64 kb/s is a tenth of a 2-s period).
+    pub fn bytes_sent_until(&self, now: Time) -> f64 {
+        let mut b = self.tx_bytes as f64;
+        if self.in_service.is_some() && self.tx_end > now && self.tx_len > 0 {
+            let done = self.tx_len - (self.tx_end - now).min(self.tx_len);
+            b += self.tx_size as f64 * done as f64 / self.tx_len as f64;
+        }
+        b
     }
 
     /// Occupancy at `now` of a cut-through link's (virtual) queue: accepted packets whose
@@ -190,6 +206,8 @@ impl Link {
             delay,
             queue,
             in_service: None,
+            tx_size: 0,
+            tx_len: 0,
             loss,
             loss_rng,
             adds_flow_delay,

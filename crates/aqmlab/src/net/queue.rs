@@ -31,6 +31,12 @@ pub struct QueueStats {
     /// accepted packet): histogram by length (`measure::runs`).
     pub drop_runs: Vec<u64>,
     current_run: u32,
+    /// Start of the measured period (the warm-up's end), and the drops after it of packets
+    /// that had entered the queue before it (dropped at dequeue, or pushed out by an FQ-CoDel
+    /// overflow). They are drops of the period but not of its arrivals, so a loss rate over
+    /// the period leaves them out and stays within [0, 1].
+    pub measured_from: Time,
+    pub drops_of_earlier: u64,
 }
 
 impl QueueStats {
@@ -152,6 +158,9 @@ impl Queue {
                             self.len.bytes -= vsize as u64;
                             fq.on_head_dropped(victim, vsize);
                             self.stats.count_drop(DropCause::Overflow, vsize);
+                            if vp.enqueued_at < self.stats.measured_from {
+                                self.stats.drops_of_earlier += 1;
+                            }
                             store.free(vid);
                             if vid == id {
                                 offer = Offer::Dropped(DropCause::Overflow);
@@ -264,6 +273,9 @@ impl Queue {
                 },
                 Verdict::Drop(cause) => {
                     self.stats.count_drop(cause, pkt.size);
+                    if pkt.enqueued_at < self.stats.measured_from {
+                        self.stats.drops_of_earlier += 1;
+                    }
                     store.free(id);
                     continue;
                 },

@@ -8,6 +8,7 @@
 mod app;
 mod browsers;
 mod bulk_app;
+pub mod estimate;
 mod flow_losses;
 mod ftp;
 mod monitor;
@@ -684,7 +685,20 @@ impl Simulation {
     /// Runs every event up to `t` (capped at the end of the run). A bottleneck's end of
     /// serialization (`tx_due`) runs after the listed events of the same nanosecond.
     pub fn run_until(&mut self, t: Time) {
+        while !self.run_for(t, u64::MAX) {}
+    }
+
+    /// Like `run_until`, but returns after at most `max_events` events, so that a caller can
+    /// look up between slices (the Python layer checks for signals: a run stops within a
+    /// fraction of a second of Ctrl-C or SIGTERM). Returns whether `t` (or the end) was
+    /// reached.
+    pub fn run_for(&mut self, t: Time, max_events: u64) -> bool {
+        let mut left = max_events;
         loop {
+            if left == 0 {
+                return false;
+            }
+            left -= 1;
             // `end` can move earlier while running (max_exchanges): read at every step.
             let until = t.min(self.end);
             let dir = (self.tx_due[1] < self.tx_due[0]) as usize;
@@ -700,6 +714,7 @@ impl Simulation {
             }
         }
         self.sched.advance_to(t.min(self.end));
+        true
     }
 
     pub fn now(&self) -> Time {
@@ -751,7 +766,9 @@ impl Simulation {
             Ev::TimerSweep => self.sweep_timers(),
             Ev::Warmup => {
                 for dir in 0..2 {
-                    let link = &self.links[self.bottleneck(dir) as usize];
+                    let b = self.bottleneck(dir) as usize;
+                    let link = &mut self.links[b];
+                    link.queue.stats.measured_from = self.sched.now();
                     self.monitors[dir].start_measuring(self.sched.now(), link);
                 }
             },
@@ -826,8 +843,11 @@ impl Simulation {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
         if let Some(id) = l.queue.dequeue(now, &mut self.pkts) {
-            let tx = l.tx_time(self.pkts.get(id).size);
+            let size = self.pkts.get(id).size;
+            let tx = l.tx_time(size);
             l.in_service = Some(id);
+            l.tx_size = size;
+            l.tx_len = tx;
             l.busy_time += tx;
             l.tx_end = now + tx;
             let dir = l

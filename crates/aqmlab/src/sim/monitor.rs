@@ -62,6 +62,8 @@ struct Snapshot {
     marks: u64,
     lost: u64,
     busy: Time,
+    /// IP bytes on the wire by `at`, pro rata (`Link::bytes_sent_until`).
+    sent: f64,
     at: Time,
 }
 
@@ -79,6 +81,7 @@ impl Snapshot {
             marks: s.marks,
             lost: link.lost,
             busy: link.busy_until(at),
+            sent: link.bytes_sent_until(at),
             at,
         }
     }
@@ -245,11 +248,11 @@ impl Monitor {
         rows.link_losses.push(d(cur.lost, self.last.lost));
         let utilization = (cur.busy - self.last.busy) as f64 * 1e-9 / span;
         let rate = link.rate.mbps();
-        rows.throughput_mbps.push(bytes as f64 * 8.0 / span / 1e6);
+        let sent = cur.sent - self.last.sent;
+        rows.throughput_mbps.push(sent * 8.0 / span / 1e6);
         rows.utilization.push(utilization);
         rows.throughput_wire_mbps.push(utilization * rate);
-        rows.utilization_ip
-            .push(bytes as f64 * 8.0 / span / 1e6 / rate);
+        rows.utilization_ip.push(sent * 8.0 / span / 1e6 / rate);
         self.last = cur;
     }
 
@@ -318,12 +321,16 @@ impl Monitor {
         s.marks = cur.marks - b.marks;
         s.link_losses = cur.lost - b.lost;
         if span > 0.0 {
-            s.throughput_mbps = s.tx_bytes as f64 * 8.0 / span / 1e6;
+            s.throughput_mbps = (cur.sent - b.sent) * 8.0 / span / 1e6;
             s.utilization = (cur.busy - b.busy) as f64 * 1e-9 / span;
             s.throughput_wire_mbps = s.utilization * link.rate.mbps();
             s.utilization_ip = s.throughput_mbps / link.rate.mbps();
         }
-        let drops = s.drops_early + s.drops_forced + s.drops_overflow;
+        // Drops of the period's own arrivals (`QueueStats::drops_of_earlier`): at most all of
+        // them, so the rate is in [0, 1] even when a dequeue-time AQM drops packets that
+        // arrived during the warm-up.
+        let drops =
+            s.drops_early + s.drops_forced + s.drops_overflow - link.queue.stats.drops_of_earlier;
         s.loss_rate = if s.arrivals > 0 {
             drops as f64 / s.arrivals as f64
         } else {

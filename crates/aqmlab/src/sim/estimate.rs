@@ -1,0 +1,292 @@
+//! What a run will cost, from its scenario alone: events, peak memory and wall time, so that
+//! a run far beyond the machine is refused before it starts (the Python layer compares the
+//! estimate with a budget) instead of filling memory or running for days.
+//!
+//! The figures are upper-side estimates from first principles, not measurements: packets per
+//! second are bounded by the links (a TCP flow cannot send faster than the bottleneck serves;
+//! a UDP source sends what it is told, up to its access link), packets in flight by rate ×
+//! path delay plus every queue that can fill, connections by their arrival process. The
+//! constants below are this implementation's sizes and speeds (checked by the tests against
+//! a short run); a refused run names the key that raises the budget.
+
+use std::mem::size_of;
+
+use serde::Serialize;
+
+use super::Conn;
+use crate::aqm::config::AqmConfig;
+use crate::aqm::QueueUnit;
+use crate::config::{RttConfig, Scenario, TrafficConfig};
+use crate::packet::Packet;
+
+/// Mean size of a Web or TCP packet at the bottleneck, bytes (PackMime measured 250-280 B
+/// with half the packets pure ACKs): TCP packets per second are at most the bottleneck's rate
+/// divided by it, in each direction.
+const TCP_MEAN_PACKET: f64 = 250.0;
+/// Events per packet: the sender's send, the arrival at the router, the end of serialization,
+/// the arrival at the receiver (timers are counted with the connections).
+const EVENTS_PER_PACKET: f64 = 4.0;
+/// Events of a connection besides its packets: open, timers, application wake-ups, close.
+const EVENTS_PER_CONNECTION: f64 = 30.0;
+/// Events per second the engine handles on one core, on the low side of the measured range
+/// (about 5-14 M/s in `docs/performance.md`'s runs), so that wall time is not underestimated.
+const EVENTS_PER_SECOND: f64 = 4e6;
+/// A record row as the Python layer holds it between the core and Parquet (a dozen columns
+/// of boxed values), bytes; records are drained once per chunk of at most 5 simulated s.
+const ROW_BYTES: f64 = 600.0;
+/// Per-user state of the browsing models (pages, think timers, parallel slots), bytes.
+const USER_BYTES: f64 = 256.0;
+/// The process before any run (interpreter, libraries, core tables), bytes.
+const BASE_BYTES: f64 = 200e6;
+/// How long a PackMime or Poisson connection stays open on average, upper side (s): its
+/// concurrent connections are its rate times this.
+const OPEN_CONNECTION_S: f64 = 30.0;
+/// Connections a browsing user opens per second, upper side (Mah: a page every ~10 s with a
+/// few objects each).
+const USER_CONNECTIONS_PER_S: f64 = 0.5;
+
+/// What a run will cost (upper-side estimates, see the module doc).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Estimate {
+    pub events: f64,
+    pub wall_s: f64,
+    pub peak_bytes: f64,
+    /// The parts of `peak_bytes`, for the message that refuses a run.
+    pub packets_in_flight: f64,
+    pub connections_open: f64,
+    pub users: f64,
+    pub rows_per_chunk: f64,
+    pub connections_total: f64,
+}
+
+/// Most packets the queue can hold (a byte limit counted in 40-byte packets).
+fn queue_packets(q: &AqmConfig) -> f64 {
+    let packets = |limit: f64, bytes: bool| if bytes { limit / 40.0 } else { limit };
+    match q {
+        AqmConfig::Droptail { limit, unit } => packets(*limit as f64, *unit == QueueUnit::Bytes),
+        AqmConfig::Red(c) => c.limit as f64,
+        AqmConfig::GredI(c) => c.limit as f64,
+        AqmConfig::Ared(c) => c.limit as f64,
+        AqmConfig::Pi(c) => c.limit as f64,
+        AqmConfig::Rem(c) => c.limit as f64,
+        AqmConfig::Codel(c) => c.limit as f64,
+        AqmConfig::Pie(c) => c.limit as f64,
+        AqmConfig::FqCodel(c) => c.limit as f64,
+    }
+}
+
+/// The largest extra RTT `[rtt]` can give a connection, s.
+fn max_extra_rtt_s(sc: &Scenario) -> f64 {
+    let ms = match &sc.rtt {
+        RttConfig::None => 0.0,
+        RttConfig::Constant { rtt_ms } => *rtt_ms,
+        RttConfig::Uniform { max_ms, .. } => *max_ms,
+        RttConfig::Empirical { points, .. } => points.iter().map(|p| p.0).fold(0.0, f64::max),
+        RttConfig::Matrix { rtt_ms } => rtt_ms.iter().flatten().copied().fold(0.0, f64::max),
+    };
+    ms * 1e-3
+}
+
+pub fn estimate(sc: &Scenario) -> Estimate {
+    let t = &sc.topology;
+    let d = sc.duration_s;
+    let c_bps = t.bottleneck_mbps * 1e6;
+    let a_bps = t.access_mbps * 1e6;
+    let hosts = [t.left_hosts as f64, t.right_hosts as f64];
+    let mut tcp = false;
+    let mut udp_pps = 0.0;
+    let mut udp_send_pps = 0.0;
+    let mut udp_overloaded_hosts = 0.0;
+    let mut conn_rate = 0.0; // connections per second
+    let mut open = 0.0; // connections open at once
+    let mut users = 0.0;
+    for tr in &sc.traffic {
+        match tr {
+            TrafficConfig::UdpCbr {
+                flows,
+                rate_mbps,
+                share,
+                packet_bytes,
+                client_side,
+                direction,
+                ..
+            } => {
+                let f = *flows as f64;
+                let per_flow = rate_mbps.map_or(share.unwrap_or(0.0) * c_bps / f, |r| r * 1e6);
+                // Senders sit on the client's side for uploads, on the other for downloads.
+                let upload = *direction == crate::config::Direction::Upload;
+                let left = (*client_side == crate::config::Side::Left) == upload;
+                let senders = hosts[!left as usize].min(f);
+                // Every packet the source sends is an event, even those its own access
+                // queue then drops; the rest travel at most at the access links' rate.
+                let bits = 8.0 * *packet_bytes as f64;
+                udp_send_pps += per_flow * f / bits;
+                udp_pps += (per_flow * f).min(senders * a_bps) / bits;
+                if per_flow * f / senders > a_bps {
+                    udp_overloaded_hosts += senders;
+                }
+            },
+            TrafficConfig::Bulk { flows, .. } => {
+                tcp = true;
+                open += *flows as f64;
+                conn_rate += *flows as f64 / d;
+            },
+            TrafficConfig::Packmime { rate, .. } => {
+                tcp = true;
+                conn_rate += rate;
+                open += rate * OPEN_CONNECTION_S;
+            },
+            TrafficConfig::Ftp {
+                sessions,
+                rate,
+                think_mean_s,
+                ..
+            } => {
+                tcp = true;
+                if let Some(s) = sessions {
+                    open += *s as f64;
+                    conn_rate += *s as f64 / think_mean_s.max(0.05);
+                }
+                if let Some(r) = rate {
+                    conn_rate += r;
+                    open += r * OPEN_CONNECTION_S;
+                }
+            },
+            TrafficConfig::Mah {
+                users: u,
+                max_parallel,
+                ..
+            } => {
+                tcp = true;
+                users += *u as f64;
+                open += *u as f64 * *max_parallel as f64;
+                conn_rate += *u as f64 * USER_CONNECTIONS_PER_S;
+            },
+            TrafficConfig::Browsers {
+                users: u, parallel, ..
+            }
+            | TrafficConfig::Unc {
+                users: u, parallel, ..
+            } => {
+                tcp = true;
+                let most = parallel.iter().copied().max().unwrap_or(1) as f64;
+                users += *u as f64;
+                open += *u as f64 * most;
+                conn_rate += *u as f64 * USER_CONNECTIONS_PER_S;
+            },
+        }
+    }
+    let tcp_pps = if tcp {
+        2.0 * c_bps / (8.0 * TCP_MEAN_PACKET)
+    } else {
+        0.0
+    };
+    let pps = tcp_pps + udp_pps;
+    let connections_total = conn_rate * d;
+
+    // Periodic events: queue samples and intervals (both directions), arrival bins, AQM
+    // updates, the TCP timer sweep.
+    let m = &sc.measure;
+    let mut per_s = 2.0 / (m.queue_sample_ms * 1e-3) + 2.0 / m.interval_s;
+    if m.burst_bin_ms > 0.0 {
+        per_s += 2.0 / (m.burst_bin_ms * 1e-3);
+    }
+    for q in std::iter::once(&sc.queue).chain(sc.queue_reverse.as_ref()) {
+        if let AqmConfig::Rem(r) = q {
+            per_s += 2.0 / (r.interval_ms * 1e-3);
+        }
+        if let AqmConfig::Pie(p) = q {
+            per_s += 2.0 / (p.t_update_ms * 1e-3);
+        }
+    }
+    if tcp {
+        per_s += 1.0 / (sc.tcp.tick_ms * 1e-3);
+    }
+    let events = d * (pps * EVENTS_PER_PACKET + udp_send_pps + per_s)
+        + connections_total * EVENTS_PER_CONNECTION;
+
+    // Memory: packets on the wires (rate × the longest one-way path) and in every queue that
+    // can fill (both bottleneck queues; the access queues of hosts sending UDP faster than
+    // their link), connection and user state, one chunk of records.
+    let path_s = (t.bottleneck_delay_ms + 2.0 * t.access_delay_ms) * 1e-3 + max_extra_rtt_s(sc);
+    let bottleneck_q =
+        queue_packets(&sc.queue) + queue_packets(sc.queue_reverse.as_ref().unwrap_or(&sc.queue));
+    let packets_in_flight = pps * path_s
+        + bottleneck_q.min(pps.max(1.0) * d)
+        + udp_overloaded_hosts * t.access_queue_packets as f64;
+    let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
+    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate);
+    let peak_bytes = BASE_BYTES
+        + packets_in_flight * size_of::<Packet>() as f64
+        + open * (size_of::<Conn>() + 64) as f64
+        + users * USER_BYTES
+        + rows_per_chunk * ROW_BYTES;
+    Estimate {
+        events,
+        wall_s: events / EVENTS_PER_SECOND,
+        peak_bytes,
+        packets_in_flight,
+        connections_open: open,
+        users,
+        rows_per_chunk,
+        connections_total,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(traffic: &str, extra: &str) -> Scenario {
+        let json = format!(
+            r#"{{"seed": 1, "duration_s": 100.0, "warmup_s": 0.0,
+            "topology": {{"bottleneck_mbps": 10.0, "bottleneck_delay_ms": 1.0,
+              "access_mbps": 100.0, "access_delay_ms": 1.0, "access_queue_packets": 100000,
+              "left_hosts": 3, "right_hosts": 3}},
+            "queue": {{"kind": "droptail", "limit": 100}},
+            "tcp": {tcp},
+            "traffic": [{traffic}] {extra}}}"#,
+            tcp = serde_json::to_string(&crate::tcp::config::TcpConfig::freebsd_228()).unwrap()
+        );
+        Scenario::from_json(&json).unwrap()
+    }
+
+    /// Ten million browsing users hold gigabytes of connection state: far beyond what a few
+    /// users cost, and growing with the population.
+    #[test]
+    fn memory_grows_with_the_population() {
+        let small = estimate(&scenario(r#"{"kind": "mah", "users": 100}"#, ""));
+        let huge = estimate(&scenario(r#"{"kind": "mah", "users": 10000000}"#, ""));
+        assert!(small.peak_bytes < 300e6, "{small:?}");
+        assert!(huge.peak_bytes > 10e9, "{huge:?}");
+    }
+
+    /// A UDP flood faster than its hosts' links fills their access queues: the estimate counts
+    /// them (3 hosts × 100,000 packets), and the packets sent per second are capped by the
+    /// links.
+    #[test]
+    fn a_udp_flood_fills_the_access_queues() {
+        let e = estimate(&scenario(
+            r#"{"kind": "udp_cbr", "flows": 3, "rate_mbps": 10000.0, "packet_bytes": 100}"#,
+            "",
+        ));
+        assert!(e.packets_in_flight >= 300_000.0, "{e:?}");
+        // 3 hosts × 100 Mb/s of 100-byte packets, 4 events each, plus the sends of all
+        // 3 × 10 Gb/s, for 100 s.
+        let pkts = 3.0 * 100e6 / 800.0;
+        let sends = 3.0 * 10e9 / 800.0;
+        let expected = (pkts * 4.0 + sends) * 100.0;
+        assert!((e.events / expected - 1.0).abs() < 0.05, "{e:?}");
+    }
+
+    /// A 1 µs sampling period over 100 s is 2·10^8 samples: events and rows show it.
+    #[test]
+    fn periods_count_their_events() {
+        let e = estimate(&scenario(
+            r#"{"kind": "bulk", "flows": 2}"#,
+            r#", "measure": {"queue_sample_ms": 0.001, "queue_window_ms": 0.001}"#,
+        ));
+        assert!(e.events > 2e8, "{e:?}");
+        assert!(e.rows_per_chunk > 2e6, "{e:?}");
+    }
+}

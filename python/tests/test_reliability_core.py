@@ -1,0 +1,167 @@
+"""Issue 17's findings in the core and the run guard, each through the CLI as a user meets
+it: a clean one-line refusal (exit 2, the field, its value and the bound) where the
+scenario was valid-looking but beyond what the simulator can hold, and a run that stops
+within a second of a signal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BASE, cli, edit, write_scenario
+
+BULK = 'kind = "bulk"\nflows = 6\nstart_jitter_s = 0.5'
+
+# (id, edits, words the one error line must contain)
+REFUSED = [
+    # 1. Rates that pass "> 0" but round to 0 b/s divided by zero in the core.
+    (
+        "bottleneck-rounds-to-zero",
+        [("bottleneck_mbps = 10.0", "bottleneck_mbps = 1e-9")],
+        ["topology.bottleneck_mbps = 0.000000001", "1 b/s"],
+    ),
+    (
+        "access-rounds-to-zero",
+        [("access_mbps = 100.0", "access_mbps = 1e-9")],
+        ["topology.access_mbps = 0.000000001"],
+    ),
+    # 2. Times beyond 64-bit nanoseconds: a run that never ends, a delay that wraps.
+    (
+        "duration-overflows",
+        [("duration_s = 5.0", "duration_s = 1e11")],
+        ["duration_s = 100000000000", "10^7 s"],
+    ),
+    (
+        "delay-wraps",
+        [("access_delay_ms = 1.0", "access_delay_ms = 1e14")],
+        ["topology.access_delay_ms", "1e10] ms"],
+    ),
+    # 3. Unbounded memory or time from valid-looking input.
+    (
+        "packmime-rate-vanishes",
+        [(BULK, 'kind = "packmime"\nrate = 1e-5')],
+        ["traffic[0].rate = 0.00001", "[0.01, 1e6]"],
+    ),
+    (
+        "ten-million-users",
+        [(BULK, 'kind = "mah"\nusers = 10000000')],
+        ["this run needs about", "GB of memory", "--max-memory-gb"],
+    ),
+    (
+        "interval-1e-9",
+        [("[rtt]", "[measure]\ninterval_s = 1e-9\n\n[rtt]")],
+        ["measure.interval_s = 0.000000001"],
+    ),
+    (
+        "queue-sample-1e-9",
+        [("[rtt]", "[measure]\nqueue_sample_ms = 1e-9\nqueue_window_ms = 1e-9\n\n[rtt]")],
+        ["measure.queue_sample_ms = 0.000000001"],
+    ),
+    (
+        "rem-interval-1e-9",
+        [('kind = "droptail"\nlimit = 50', 'kind = "rem"\nlimit = 50\ninterval_ms = 1e-9')],
+        ["queue.interval_ms = 0.000000001"],
+    ),
+    (
+        "pie-t-update-1e-9",
+        [('kind = "droptail"\nlimit = 50', 'kind = "pie"\nlimit = 50\nt_update_ms = 1e-9')],
+        ["queue.t_update_ms = 0.000000001"],
+    ),
+    (
+        "access-queue-unbounded",
+        [("access_queue_packets = 10000", "access_queue_packets = 100000000")],
+        ["topology.access_queue_packets = 100000000", "1..=1000000"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("edits", "words"), [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
+def test_beyond_what_the_simulator_holds_is_refused_in_one_line(tmp_path, edits, words):
+    text = BASE
+    for old, new in edits:
+        text = edit(text, old, new)
+    f = write_scenario(tmp_path, text)
+    t0 = time.monotonic()
+    r = cli("run", f, "--out", tmp_path / "out")
+    assert time.monotonic() - t0 < 30
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.strip()
+    assert "\n" not in line and line.startswith("error: "), line
+    for w in words:
+        assert w in line, line
+    assert "internal error" not in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_chunks_of_a_nanosecond_are_refused(tmp_path):
+    r = cli("run", write_scenario(tmp_path), "--out", tmp_path / "o", "--chunk-s", "1e-9")
+    assert r.returncode == 2
+    assert "chunk_s = 1e-09: expected simulated seconds in" in r.stderr
+
+
+def test_the_memory_budget_is_a_flag_and_an_environment_variable(tmp_path):
+    f = write_scenario(tmp_path)
+    r = cli("run", f, "--out", tmp_path / "o", "--max-memory-gb", "0.01")
+    assert r.returncode == 2 and "more than the budget of 0.01 GB" in r.stderr, r.stderr
+    env = {**os.environ, "AQMLAB_MAX_MEMORY_GB": "0.01"}
+    r = subprocess.run(
+        [sys.executable, "-m", "aqmlab", "run", str(f), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode == 2 and "AQMLAB_MAX_MEMORY_GB" in r.stderr, r.stderr
+    r = cli("run", f, "--out", tmp_path / "o", "-q", "--max-memory-gb", "8")
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_billion_repetitions_are_refused_before_planning(tmp_path):
+    f = write_scenario(tmp_path)
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(f'[sweep]\nname = "s"\nscenario = "{f.name}"\nrepetitions = 1000000000\n')
+    t0 = time.monotonic()
+    r = cli("sweep", sweep, "--out", tmp_path / "study")
+    assert time.monotonic() - t0 < 30
+    assert r.returncode == 2 and "expected at most 1000000" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_a_run_deep_in_the_core_within_a_second(tmp_path, sig):
+    # One long chunk of simulated time: before, the core ran it to its end before Python
+    # saw the signal.
+    text = edit(BASE, "duration_s = 5.0", "duration_s = 3000.0")
+    text = edit(text, BULK, 'kind = "udp_cbr"\nflows = 3\nrate_mbps = 1000.0\npacket_bytes = 40')
+    f = write_scenario(tmp_path, text)
+    env = {k: v for k, v in os.environ.items() if k != "AQMLAB_DEBUG"}
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aqmlab",
+            "run",
+            str(f),
+            "--out",
+            str(tmp_path / "o"),
+            "--chunk-s",
+            "3000",
+            "-q",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    time.sleep(4.0)  # well into the run (imports take about a second)
+    assert p.poll() is None
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    assert time.monotonic() - t0 < 1.0, err
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not Path(tmp_path / "o").exists()
