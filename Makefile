@@ -18,7 +18,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
 # Build/dev tools (runtime deps come from python/pyproject.toml through maturin develop).
 # ruff is pinned: a new release may change formatting or rules and fail CI by itself.
-DEV_TOOLS := "maturin>=1.8,<2" "pytest>=8,<10" "ruff==0.17.6"
+DEV_TOOLS := "maturin>=1.8,<2" "pytest>=8,<10" "ruff==0.17.6" "hypothesis>=6.100,<7"
 
 RUST_SRC := $(shell find crates -name '*.rs' -o -name 'Cargo.toml') Cargo.toml Cargo.lock
 PY_META  := python/pyproject.toml
@@ -30,7 +30,7 @@ STAMP_NS2   := $(VENV)/.stamp-ns2
 MAIN_STUDY  := results/main
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
-	test-validation
+	test-validation test-fuzz fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -87,7 +87,7 @@ run: bootstrap ## main job: 7 queue managers at 90/98 % load, Web traffic -> res
 	$(BIN)/aqmlab sweep examples/sweeps/main.toml --out $(MAIN_STUDY); status=$$?; \
 	  [ $$status -le 1 ] && $(BIN)/aqmlab report $(MAIN_STUDY) && exit $$status
 
-test: bootstrap lint-rust test-rust lint-py test-py test-validation ## every check: Rust fmt/clippy/tests, ruff, pytest, validation (fast)
+test: bootstrap lint-rust test-rust lint-py test-py test-fuzz test-validation ## every check: Rust fmt/clippy/tests, ruff, pytest, fuzzing (slice), validation (fast)
 
 lint-rust: ## cargo fmt --check and clippy -D warnings
 	cargo fmt --all --check
@@ -97,8 +97,8 @@ test-rust: ## core unit and integration tests
 	cargo test --release --quiet -p aqmlab
 
 lint-py: $(STAMP_TOOLS) ## ruff check and ruff format --check
-	$(BIN)/ruff check python validation
-	$(BIN)/ruff format --check python validation
+	$(BIN)/ruff check python validation fuzz
+	$(BIN)/ruff format --check python validation fuzz
 
 test-py: bootstrap $(STAMP_CHROMIUM) ## pytest (through the real core; the report's in Chromium)
 	cd python && ../$(BIN)/python -m pytest -q
@@ -107,6 +107,12 @@ test-validation: bootstrap $(STAMP_NS2) ## the fast subset of the validation aga
 	$(BIN)/python -m pytest -q -p no:cacheprovider validation/tests
 	$(BIN)/python -m validation --out out/validation
 
+test-fuzz: bootstrap ## the fuzzer's bounded slice (Hypothesis-driven generated scenarios)
+	$(BIN)/python -m pytest -q -p no:cacheprovider fuzz/tests
+
+fuzz: bootstrap ## a long fuzzing campaign (10,000 scenarios) -> docs/reliability.md
+	$(BIN)/python -m fuzz --count 10000 --write-docs
+
 validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs/validation.md
 	$(BIN)/python -m validation --all --out out/validation --write-docs
 
@@ -114,8 +120,8 @@ lint: lint-rust lint-py ## all linters
 
 fmt: $(STAMP_TOOLS) ## format Rust and Python sources in place
 	cargo fmt --all
-	$(BIN)/ruff format python validation
-	$(BIN)/ruff check --fix python validation
+	$(BIN)/ruff format python validation fuzz
+	$(BIN)/ruff check --fix python validation fuzz
 
 clean: ## remove .venv, build outputs and results
 	rm -rf $(VENV) results python/src/aqmlab/_core*.so

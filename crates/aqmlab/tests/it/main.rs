@@ -6,6 +6,7 @@ mod common;
 mod delay_emulation;
 mod ecn;
 mod framing;
+mod fuzz_scenarios;
 mod mixes;
 mod sack;
 mod tcp_traces;

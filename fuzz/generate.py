@@ -1,0 +1,196 @@
+"""Scenarios from a random source: mostly valid, sometimes at or past a boundary.
+
+One function of a `random.Random`, so that a campaign is reproducible by (seed, index) and
+Hypothesis can drive the same generator (`st.randoms`) and shrink what it finds. Values are
+drawn from lists that mix ordinary settings with the edges of what the integer
+representation holds (`crates/aqmlab/src/bounds.rs`) and with plainly wrong ones; a run must
+either finish, or be refused with one clean line.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+# (ordinary values, boundary and wrong values): a boundary value is drawn with probability
+# EDGE, so that most scenarios run and every rule is still visited.
+EDGE = 0.03
+
+RATE_MBPS = ([1.0, 2.0, 10.0, 100.0], [1e-6, 1e-9, 0.064, 1e7, 1e8, 0.0, -1.0])
+DELAY_MS = ([0.0, 1.0, 5.0, 25.0], [1e-3, 1e-7, 1e6, 1e10, 1e14, -1.0])
+HOSTS = ([1, 2, 3, 8], [0, 1000, 2_000_000])
+ACCESS_Q = ([10000, 100000, 50], [0, 1, 10_000_000])
+DURATION_S = ([0.5, 1.0, 2.0], [1e-7, 1e-3, 0.0, 1e5, 1e11, -2.0])
+LIMIT = ([100, 200, 480], [0, 1, 2, 20, 10**7])
+SAMPLE_MS = ([3.0, 1.0, 10.0], [1e-9, 1e-4, 0.0, 1e4])
+INTERVAL_S = ([1.0, 0.1, 0.5], [1e-9, 1e-4, 0.0, 1e8])
+USERS = ([1, 5, 20, 60], [0, 10**7])
+PM_RATE = ([5.0, 20.0, 60.0], [1e-5, 0.01, 1e6, 0.0])
+UDP_MBPS = ([0.5, 1.0, 5.0], [1e-9, 1e4, 1e8, 0.0])
+QUEUES = ["droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel"]
+RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
+TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
+PRESETS = ["freebsd-2.2.8", "freebsd-4.x", "ns2-weigle2005", "ns2.35-fulltcp"]
+
+
+def pick(r: random.Random, values: tuple[list, list]) -> Any:
+    ordinary, edges = values
+    return r.choice(edges if r.random() < EDGE else ordinary)
+
+
+def queue(r: random.Random) -> dict[str, Any]:
+    kind = r.choice(QUEUES)
+    q: dict[str, Any] = {"kind": kind}
+    q["limit"] = pick(r, LIMIT)
+    if kind == "red" and r.random() < 0.5:
+        q.update(min_th=r.choice([5.0, 30.0]), max_th=r.choice([15.0, 90.0, 4.0]))
+    if kind == "ared":
+        q["target_delay_ms"] = pick(r, ([5.0, 20.0], [1e-9, 0.0, 1e9]))
+    if kind == "gred_i":
+        q["min_th"] = r.choice([1.0, 5.0, 30.0])
+    if kind == "pi":
+        q["q_ref"] = r.choice([10.0, 50.0, 0.0])
+    if kind == "rem":
+        q["b_ref"] = r.choice([10.0, 50.0])
+        if r.random() < 0.3:
+            q["interval_ms"] = pick(r, ([2.0, 10.0], [1e-9, 1e-3, 1e9]))
+    if kind == "pie" and r.random() < 0.3:
+        q["t_update_ms"] = pick(r, ([15.0, 30.0], [1e-9, 1e-3, 1e9]))
+    if kind in ("codel", "fq_codel") and r.random() < 0.3:
+        q["target_ms"] = pick(r, ([5.0, 1.0], [1e-9, 200.0]))
+    if kind in ("red", "gred_i", "ared") and r.random() < 0.3:
+        q["ecn"] = r.choice(["off", "rfc3168", "new_gentle", "mark_p"])
+    if kind in ("pi", "codel", "pie", "fq_codel") and r.random() < 0.3:
+        q["ecn"] = True
+    if kind == "rem" and r.random() < 0.3:
+        q["mark"] = True
+    return q
+
+
+def rtt(r: random.Random) -> dict[str, Any]:
+    kind = r.choice(RTTS)
+    if kind == "constant":
+        return {"kind": kind, "rtt_ms": pick(r, ([10.0, 100.0], [0.0, 1e10, 1e14]))}
+    if kind == "uniform":
+        lo = r.choice([1.0, 10.0])
+        return {
+            "kind": kind,
+            "min_ms": lo,
+            "max_ms": pick(r, ([lo + 10, lo + 200], [lo, 1e12])),
+        }
+    if kind == "empirical":
+        pts = [[5.0, 0.0], [50.0, 0.5], [r.choice([200.0, 400.0, 1e12]), 1.0]]
+        if r.random() < EDGE:
+            pts[2][1] = 0.9  # the last probability must be 1
+        return {"kind": kind, "points": pts}
+    if kind == "matrix":
+        return {
+            "kind": kind,
+            "rtt_ms": [[r.choice([10.0, 60.0]) for _ in range(2)] for _ in range(2)],
+        }
+    return {"kind": "none"}
+
+
+def traffic(r: random.Random) -> dict[str, Any]:
+    kind = r.choice(TRAFFIC)
+    side = r.choice(["left", "right"])
+    if kind == "bulk":
+        t = {
+            "kind": kind,
+            "flows": pick(r, ([1, 4, 10], [0, 10**6])),
+            "client_side": side,
+        }
+        if r.random() < 0.5:
+            t["bytes"] = pick(r, ([20_000, 200_000], [0, 1, 10**12]))
+        t["start_jitter_s"] = r.choice([0.0, 0.2])
+        return t
+    if kind == "mah":
+        return {
+            "kind": kind,
+            "users": pick(r, USERS),
+            "client_side": side,
+            "start_spread_s": r.choice([0.0, 0.5]),
+        }
+    if kind == "browsers":
+        return {
+            "kind": kind,
+            "users": pick(r, USERS),
+            "client_side": side,
+            "start_spread_s": r.choice([0.0, 0.5]),
+            "parallel": r.choice([[2, 4], [1], [0], [65]]) if r.random() < EDGE else [2, 4],
+        }
+    if kind == "packmime":
+        return {
+            "kind": kind,
+            "rate": pick(r, PM_RATE),
+            "client_side": side,
+            "http11": r.random() < 0.5,
+            "packmime_rtt": r.random() < 0.5,
+        }
+    if kind == "udp_cbr":
+        t = {
+            "kind": kind,
+            "flows": pick(r, ([1, 2], [0, 10**5])),
+            "packet_bytes": pick(r, ([1000, 200], [0, 1, 40, 10**6])),
+            "client_side": side,
+        }
+        if r.random() < 0.5:
+            t["rate_mbps"] = pick(r, UDP_MBPS)
+        else:
+            t["share"] = pick(r, ([0.1, 0.5], [0.0, 1.0, 2.0]))
+        return t
+    t = {
+        "kind": "ftp",
+        "size": {"kind": "constant", "bytes": r.choice([10_000, 100_000])},
+        "client_side": side,
+    }
+    if r.random() < 0.5:
+        t["sessions"] = pick(r, ([1, 5], [0, 10**7]))
+        t["think_mean_s"] = r.choice([0.0, 0.5])
+    else:
+        t["rate"] = pick(r, ([2.0, 10.0], [1e-9, 0.0, 1e7]))
+    return t
+
+
+def scenario(r: random.Random) -> dict[str, Any]:
+    """One scenario document (as a TOML file would give it)."""
+    duration = pick(r, DURATION_S)
+    doc: dict[str, Any] = {
+        "name": "fuzz",
+        "seed": r.randrange(0, 2**32),
+        "duration_s": duration,
+        "warmup_s": r.choice([0.0, 0.25]) if r.random() > EDGE else pick(r, DURATION_S),
+        "topology": {
+            "bottleneck_mbps": pick(r, RATE_MBPS),
+            "bottleneck_delay_ms": pick(r, DELAY_MS),
+            "access_mbps": pick(r, ([100.0, 10.0, 1000.0], RATE_MBPS[1])),
+            "access_delay_ms": pick(r, DELAY_MS),
+            "access_queue_packets": pick(r, ACCESS_Q),
+            "left_hosts": pick(r, HOSTS),
+            "right_hosts": pick(r, HOSTS),
+        },
+        "queue": queue(r),
+        "tcp": {"preset": r.choice(PRESETS)},
+        "rtt": rtt(r),
+        "traffic": [traffic(r) for _ in range(r.choice([1, 1, 2]))],
+    }
+    tcp = doc["tcp"]
+    if r.random() < 0.3:
+        tcp["recovery"] = r.choice(["reno", "newreno", "sack"])
+    if r.random() < 0.2:
+        tcp["ecn"] = True
+    if r.random() < 0.1:
+        tcp["min_rto_s"] = pick(r, ([0.2, 1.0], [1e-9, 0.0, 1e9]))
+    if r.random() < 0.3:
+        doc["queue_reverse"] = queue(r)
+    if r.random() < 0.3:
+        doc["measure"] = {
+            "queue_sample_ms": pick(r, SAMPLE_MS),
+            "interval_s": pick(r, INTERVAL_S),
+        }
+        doc["measure"]["queue_window_ms"] = max(100.0, doc["measure"]["queue_sample_ms"])
+    if r.random() < 0.1:
+        doc["topology"]["host_jitter_us"] = pick(r, ([0.0, 100.0], [0.5, 1e7]))
+    if r.random() < 0.1:
+        doc["topology"]["loss_rate"] = r.choice([0.0, 0.01, 0.5, 1.0])
+    return doc
