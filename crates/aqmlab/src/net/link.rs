@@ -119,9 +119,11 @@ impl Link {
     /// (one packet at 64 kb/s is a tenth of a 2-s period).
     pub fn bytes_sent_until(&self, now: Time) -> f64 {
         let mut b = self.tx_bytes as f64;
-        if self.in_service.is_some() && self.tx_end > now && self.tx_len > 0 {
-            let done = self.tx_len - (self.tx_end - now).min(self.tx_len);
-            b += self.tx_size as f64 * done as f64 / self.tx_len as f64;
+        if self.in_service.is_some() && self.tx_len > 0 {
+            // A packet whose serialization ended at `now` but whose end has not been
+            // processed yet (another event at the same instant came first) counts whole.
+            let left = self.tx_end.saturating_sub(now).min(self.tx_len);
+            b += self.tx_size as f64 * (self.tx_len - left) as f64 / self.tx_len as f64;
         }
         b
     }
@@ -249,6 +251,22 @@ mod tests {
         let mut l = Link::new(rate, 0, q, 0.0, Rng::stream(0, StreamKind::Test, 1), false);
         l.cut_through = true;
         l
+    }
+
+    /// Bytes sent by an instant: completed packets, the one in service pro rata, and whole
+    /// once its serialization has ended even if its end is not processed yet. Over any
+    /// period the difference is at most rate × period.
+    #[test]
+    fn bytes_sent_count_the_packet_in_service_pro_rata() {
+        let mut l = cut_through_8mbps();
+        l.tx_bytes = 3000;
+        assert_eq!(l.bytes_sent_until(5 * MS), 3000.0);
+        l.in_service = Some(0);
+        (l.tx_size, l.tx_len, l.tx_end) = (1000, MS, 6 * MS);
+        assert_eq!(l.bytes_sent_until(5 * MS), 3000.0);
+        assert_eq!(l.bytes_sent_until(5 * MS + MS / 4), 3250.0);
+        assert_eq!(l.bytes_sent_until(6 * MS), 4000.0);
+        assert_eq!(l.bytes_sent_until(7 * MS), 4000.0);
     }
 
     /// A cut-through link's FIFO: back-to-back starts, the occupancy a stored queue would

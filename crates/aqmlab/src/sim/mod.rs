@@ -685,20 +685,7 @@ impl Simulation {
     /// Runs every event up to `t` (capped at the end of the run). A bottleneck's end of
     /// serialization (`tx_due`) runs after the listed events of the same nanosecond.
     pub fn run_until(&mut self, t: Time) {
-        while !self.run_for(t, u64::MAX) {}
-    }
-
-    /// Like `run_until`, but returns after at most `max_events` events, so that a caller can
-    /// look up between slices (the Python layer checks for signals: a run stops within a
-    /// fraction of a second of Ctrl-C or SIGTERM). Returns whether `t` (or the end) was
-    /// reached.
-    pub fn run_for(&mut self, t: Time, max_events: u64) -> bool {
-        let mut left = max_events;
         loop {
-            if left == 0 {
-                return false;
-            }
-            left -= 1;
             // `end` can move earlier while running (max_exchanges): read at every step.
             let until = t.min(self.end);
             let dir = (self.tx_due[1] < self.tx_due[0]) as usize;
@@ -714,7 +701,6 @@ impl Simulation {
             }
         }
         self.sched.advance_to(t.min(self.end));
-        true
     }
 
     pub fn now(&self) -> Time {
