@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.time() - t0
     counts = collections.Counter(o.kind for o in outcomes)
     bad = [o for o in outcomes if o.kind in campaign.BAD]
+    peak = max((o.peak_rss_mb for o in outcomes), default=0.0)
+    print(f"largest peak resident memory of a worker: {peak:.0f} MB")
     print(
         f"{len(outcomes)} scenarios (seed {a.seed}) in {wall:.0f} s: "
         + ", ".join(f"{k} {counts.get(k, 0)}" for k in campaign.GOOD + campaign.BAD)
@@ -70,7 +72,10 @@ def write_docs(a, outcomes, counts, wall) -> None:
     body = (
         f"{marker}\n`python -m fuzz --count {a.count} --seed {a.seed} --workers {a.workers}`: "
         f"{len(outcomes)} scenarios in {wall / 60:.0f} min on {a.workers} workers "
-        f"({time.strftime('%Y-%m-%d')}); {reruns} finished runs were run twice and compared.\n\n"
+        f"({time.strftime('%Y-%m-%d')}); {reruns} finished runs were run twice and compared; "
+        f"the largest peak resident memory of a worker (any run's peak is below it) was "
+        f"{max((o.peak_rss_mb for o in outcomes), default=0.0):.0f} MB, under the guard's "
+        f"budget of {campaign.BUDGET_GB:g} GB.\n\n"
         f"| outcome | scenarios |\n| --- | --- |\n{rows}\n"
     )
     path.write_text(head + body)

@@ -41,6 +41,9 @@ class Outcome:
     detail: str = ""
     wall_s: float = 0.0
     scenario: dict[str, Any] = field(default_factory=dict)
+    # The worker's peak resident memory so far (MB, `getrusage`): workers are reused, so the
+    # largest value of a campaign bounds the peak of every run in it.
+    peak_rss_mb: float = 0.0
 
 
 def _init_worker() -> None:
@@ -56,6 +59,12 @@ def _init_worker() -> None:
 
 def run_scenario(index: int, doc: dict[str, Any], rerun: bool) -> Outcome:
     """In a worker: runs `doc` (again, if `rerun`, comparing digests) and classifies it."""
+    o = _classify(index, doc, rerun)
+    o.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return o
+
+
+def _classify(index: int, doc: dict[str, Any], rerun: bool) -> Outcome:
     from aqmlab import _core, runner
     from aqmlab import scenario as sc
     from aqmlab.errors import ScenarioError

@@ -40,14 +40,15 @@ field = "queue.limit"
 values = [15, 60]
 """
 
-# Runs long enough that a test can signal the sweep while they execute.
+# Runs of tens of seconds each (a 600-s run takes only 0.4 s): every test stops the sweep
+# long before one ends, so none may finish while a test is still signalling.
 SLOW = """\
 [sweep]
 name = "slow"
 scenario = "base.toml"
 repetitions = 2
 seed = 3
-set = { duration_s = 600.0 }
+set = { duration_s = 30000.0 }
 
 [[axis]]
 name = "limit"
