@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use crate::config::ConfigError;
+use crate::config::error::ConfigError;
 
 /// The longest time a scenario may name, in seconds (about 116 days). Sums and small
 /// multiples of such times (a duration plus delays, an RTO times its backoff of at most 64)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from aqmlab.directions import WEB_KINDS, studied_direction
 from aqmlab.mix_metrics import (
     LOSS_RUN_SCOPES,
     flow_throughputs,
@@ -58,7 +59,6 @@ __all__ = [
     "with_retransmission_class",
 ]
 
-WEB_KINDS = ("mah", "browsers", "unc", "packmime")
 # Sources whose runs get the mix metrics in `aqmlab run`'s summary.
 MIX_KINDS = ("udp_cbr", "ftp")
 RETX_CLASSES = ("none", "SYN", "FIN", "data", "combined")
@@ -82,20 +82,6 @@ def ecdf_at(values, x, total: int | None = None, presorted: bool = False) -> np.
     if n == 0:
         return np.full_like(x, np.nan)
     return np.searchsorted(v, x, side="right") / n
-
-
-def studied_direction(scenario: Mapping[str, Any]) -> str:
-    """`"reverse"` (right → left) when the first Web source (else the first source) has its
-    clients on the left (the default), `"forward"` when they are on the right: the direction
-    that carries the responses. Downloads travel server → client; an `upload` bulk source's
-    data go the other way."""
-    traffic = list(scenario.get("traffic") or [])
-    web = [t for t in traffic if t.get("kind") in WEB_KINDS]
-    entry = (web or traffic or [{}])[0]
-    left = entry.get("client_side", "left") == "left"
-    if entry.get("direction") == "upload":
-        left = not left
-    return "reverse" if left else "forward"
 
 
 def retransmission_class(exchanges: pl.DataFrame) -> pl.Series:

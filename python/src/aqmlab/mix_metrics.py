@@ -21,6 +21,8 @@ from typing import Any
 
 import polars as pl
 
+from aqmlab.directions import studied_direction
+
 __all__ = [
     "LOSS_RUN_SCOPES",
     "flow_throughputs",
@@ -227,8 +229,6 @@ def mix_metrics(results, direction: str | None = None) -> dict[str, Any]:
     direction's queue: share of runs of length 1, 2, ≥ 3 and the mean), queueing
     delay percentiles, and Jain's index over the long-lived TCP flows (`jain_tcp`) and over
     the UDP flows (`jain_udp`)."""
-    from aqmlab.metrics import studied_direction
-
     summary = results.summary
     d = direction or studied_direction(summary.get("scenario") or {})
     block = _core(summary).get(d) or {}

@@ -26,7 +26,7 @@
 //! Sources: ARED paper (2001) as restated in Linux `include/net/red.h`; ns-2.35
 //! `queue/red.cc`. See docs/queues.md.
 
-use super::red::{RedParams, RedState};
+use super::red_params::{RedParams, RedState};
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]

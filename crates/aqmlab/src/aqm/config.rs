@@ -19,7 +19,7 @@ use super::pie::{Pie, PieEstimator, PieParams};
 use super::red::{auto, EcnPolicy, Red, RedParams};
 use super::rem::{Rem, RemParams};
 use super::{Aqm, DropTail, QueueUnit};
-use crate::config::ConfigError;
+use crate::config::error::ConfigError;
 use crate::units::{millis, secs, BitsPerSec, Time};
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -13,6 +13,7 @@ pub mod fq_codel;
 pub mod pi;
 pub mod pie;
 pub mod red;
+pub mod red_params;
 pub mod rem;
 pub mod replay;
 

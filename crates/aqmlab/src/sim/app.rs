@@ -1,22 +1,10 @@
 //! The application on a connection: what each end writes, and when it pauses or closes.
 
+use super::app_action::AppAction;
 use super::bulk_app::BulkApp;
 use super::web_app::WebApp;
 use crate::tcp::Outbox;
 use crate::units::Time;
-
-/// What the application does next on one endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppAction {
-    None,
-    Write(u64),
-    WriteClose(u64),
-    Close,
-    /// Pause until the absolute time (client think gap).
-    WakeAt(Time),
-    /// Pause for a duration (server service delay).
-    WakeAfter(Time),
-}
 
 #[derive(Clone, Debug)]
 pub enum App {

@@ -4,7 +4,7 @@
 //! An upload reverses the roles of the bytes: the client writes them and closes. A transfer
 //! without a size is greedy: it never ends.
 
-use super::app::AppAction;
+use super::app_action::AppAction;
 use crate::config::Direction;
 use crate::tcp::Outbox;
 

@@ -6,6 +6,7 @@
 //! (unfinished connections are reported as such) and returns the last records.
 
 mod app;
+mod app_action;
 mod browsers;
 mod bulk_app;
 pub mod estimate;
@@ -40,7 +41,8 @@ use crate::rng::{Rng, StreamKind};
 use crate::tcp::{Endpoint, Outbox};
 use crate::units::{millis, secs, BitsPerSec, Time};
 
-use app::{App, AppAction};
+use app::App;
+use app_action::AppAction;
 use browsers::BrowserSource;
 use bulk_app::BulkApp;
 use flow_losses::NO_TIME;
@@ -53,9 +55,8 @@ use records::{
 use sources::{MahSource, OpenRequest, PackMimeSource};
 use web_app::WebApp;
 
-pub use ftp::validate_ftp;
 pub use monitor::DirectionSummary;
-pub use udp_cbr::{validate_udp_cbr, UdpSummary};
+pub use udp_cbr::UdpSummary;
 
 /// Simulation events. Components are named by index; payloads stay small and `Copy`.
 #[derive(Clone, Copy, Debug)]

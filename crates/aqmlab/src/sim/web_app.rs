@@ -12,7 +12,7 @@
 //! and the connection is closed"), the last exchange ends when the client reads the end of the
 //! stream (the server's FIN, in order) and closes its socket.
 
-use super::app::AppAction;
+use super::app_action::AppAction;
 use super::one_or_more::OneOrMore;
 use crate::config::ResponseEnd;
 use crate::tcp::Outbox;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::config::error::ConfigError;
 use crate::units::{Time, MS, SEC};
 
 /// Loss-recovery algorithm: Reno (RFC 5681 §3.2, 4.4BSD), NewReno (RFC 6582) or SACK

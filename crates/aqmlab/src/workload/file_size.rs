@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::config::error::ConfigError;
 use crate::rng::Rng;
 use crate::workload::dist::EmpiricalCdf;
 

@@ -2,48 +2,21 @@
 //! user's TOML into this, applying presets and units). `validate` checks every field and
 //! names the first bad one; nothing runs on an invalid scenario.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
+
+pub mod error;
+mod ftp;
+mod udp_cbr;
+
+pub use error::ConfigError;
+pub(crate) use error::{integer_in, non_negative};
+use error::{positive, probability};
+pub(crate) use udp_cbr::flow_rate_bps;
 
 use crate::aqm::config::AqmConfig;
 use crate::net::framing::FramingConfig;
 use crate::tcp::config::TcpConfig;
 use crate::workload::file_size::FileSize;
-
-/// A configuration problem: which field, its value, and what is allowed.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConfigError {
-    pub field: String,
-    pub value: String,
-    pub allowed: String,
-}
-
-impl ConfigError {
-    pub fn new(
-        field: impl Into<String>,
-        value: impl fmt::Display,
-        allowed: impl Into<String>,
-    ) -> Self {
-        ConfigError {
-            field: field.into(),
-            value: value.to_string(),
-            allowed: allowed.into(),
-        }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} = {}: expected {}",
-            self.field, self.value, self.allowed
-        )
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -488,41 +461,6 @@ impl Default for MeasureConfig {
     }
 }
 
-/// `v` within `range` (an integer field with bounds), else the error naming them.
-pub(crate) fn integer_in(
-    field: impl Into<String>,
-    v: impl Into<u64>,
-    range: std::ops::RangeInclusive<u64>,
-) -> Result<(), ConfigError> {
-    let v = v.into();
-    if range.contains(&v) {
-        Ok(())
-    } else {
-        let (lo, hi) = range.into_inner();
-        Err(ConfigError::new(
-            field,
-            v,
-            format!("an integer in {lo}..={hi}"),
-        ))
-    }
-}
-
-fn positive(field: &str, v: f64) -> Result<(), ConfigError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(ConfigError::new(field, v, "a number > 0"))
-    }
-}
-
-pub(crate) fn non_negative(field: &str, v: f64) -> Result<(), ConfigError> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        Err(ConfigError::new(field, v, "a number ≥ 0"))
-    }
-}
-
 /// The keys `browsers` and `unc` users share.
 fn validate_browsing(
     p: &str,
@@ -545,14 +483,6 @@ fn validate_browsing(
         ));
     }
     non_negative(&format!("{p}.start_spread_s"), start_spread_s)
-}
-
-fn probability(field: &str, v: f64) -> Result<(), ConfigError> {
-    if (0.0..1.0).contains(&v) {
-        Ok(())
-    } else {
-        Err(ConfigError::new(field, v, "a probability in [0, 1)"))
-    }
 }
 
 impl Scenario {
@@ -723,8 +653,8 @@ impl Scenario {
                             })?;
                     }
                 },
-                TrafficConfig::UdpCbr { .. } => crate::sim::validate_udp_cbr(self, i, tr)?,
-                TrafficConfig::Ftp { .. } => crate::sim::validate_ftp(&p, tr)?,
+                TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
+                TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
                 TrafficConfig::Packmime {
                     rate,
                     response_cap_bytes,
@@ -832,26 +762,5 @@ impl Scenario {
                 Ok(())
             },
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Both bounds are allowed, one past either is refused with the field, the value and the
-    /// range in the message.
-    #[test]
-    fn integer_in_accepts_the_bounds_and_names_the_range() {
-        assert!(integer_in("traffic[0].users", 1u32, 1..=64).is_ok());
-        assert!(integer_in("traffic[0].users", 64u32, 1..=64).is_ok());
-        let e = integer_in("traffic[0].users", 0u32, 1..=64).unwrap_err();
-        assert_eq!(
-            (e.field.as_str(), e.value.as_str(), e.allowed.as_str()),
-            ("traffic[0].users", "0", "an integer in 1..=64")
-        );
-        let e = integer_in("topology.left_hosts", 1_000_001u32, 1..=1_000_000).unwrap_err();
-        assert_eq!(e.value, "1000001");
-        assert_eq!(e.allowed, "an integer in 1..=1000000");
     }
 }

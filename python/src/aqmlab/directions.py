@@ -1,0 +1,24 @@
+"""Which bottleneck direction a scenario's results are read in: the one that carries its Web
+responses (or its first source's data). Shared by the run metrics (`aqmlab.metrics`) and the
+traffic-mix metrics (`aqmlab.mix_metrics`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+WEB_KINDS = ("mah", "browsers", "unc", "packmime")
+
+
+def studied_direction(scenario: Mapping[str, Any]) -> str:
+    """`"reverse"` (right → left) when the first Web source (else the first source) has its
+    clients on the left (the default), `"forward"` when they are on the right: the direction
+    that carries the responses. Downloads travel server → client; an `upload` bulk source's
+    data go the other way."""
+    traffic = list(scenario.get("traffic") or [])
+    web = [t for t in traffic if t.get("kind") in WEB_KINDS]
+    entry = (web or traffic or [{}])[0]
+    left = entry.get("client_side", "left") == "left"
+    if entry.get("direction") == "upload":
+        left = not left
+    return "reverse" if left else "forward"
