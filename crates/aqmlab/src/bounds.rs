@@ -84,7 +84,7 @@ fn check_scalar(path: &str, key: &str, x: Option<f64>) -> Result<(), ConfigError
     let Some(x) = x else { return Ok(()) };
     if let Some(scale) = time_scale(key) {
         let (lo, hi) = (MIN_TIME_S / scale, MAX_TIME_S / scale);
-        if x != 0.0 && x > 0.0 && !(lo..=hi).contains(&x) {
+        if x > 0.0 && !(lo..=hi).contains(&x) {
             let unit = &key[key.rfind('_').map_or(0, |i| i + 1)..];
             return Err(ConfigError::new(
                 path,

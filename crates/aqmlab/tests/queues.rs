@@ -132,8 +132,8 @@ fn fq_codel_overflow_drops_half_of_the_fattest_flow_from_its_head() {
     assert_eq!(st.get(id).seq, 5);
 }
 
-#[test]
-fn codel_drop_times_through_the_queue() {
+/// CoDel (target 5 ms, interval 100 ms) with 60 packets of 1,000 bytes queued at time 0.
+fn codel_holding_60_packets() -> (Queue, PacketStore) {
     let aqm = Aqm::Codel(Codel::new(CodelParams {
         target: 5 * MS,
         interval: 100 * MS,
@@ -147,6 +147,12 @@ fn codel_drop_times_through_the_queue() {
         let id = st.alloc(pkt(s, 1000, 0));
         q.enqueue(0, id, &mut st);
     }
+    (q, st)
+}
+
+#[test]
+fn codel_drop_times_through_the_queue() {
+    let (mut q, mut st) = codel_holding_60_packets();
     // The link takes one packet every 10 ms; all were queued at 0, so every sojourn is above
     // target. First above at 10 ms → first_above_time = 110 ms → drop at 110 ms (count 1,
     // drop_next 210); then drops at the first dequeue at or after 210, 210 + 100/√2 = 280.7,
@@ -236,19 +242,7 @@ fn every_drop_is_counted_once_and_freed() {
 /// over its arrivals leaves them out (the summary's rate was 1.125 on such a run before).
 #[test]
 fn drops_of_packets_queued_before_the_measured_period_are_told_apart() {
-    let aqm = Aqm::Codel(Codel::new(CodelParams {
-        target: 5 * MS,
-        interval: 100 * MS,
-        mtu: 1500,
-        ecn: false,
-        limit: 1000,
-    }));
-    let mut q = Queue::new(aqm, rng());
-    let mut st = PacketStore::default();
-    for s in 0..60 {
-        let id = st.alloc(pkt(s, 1000, 0));
-        q.enqueue(0, id, &mut st);
-    }
+    let (mut q, mut st) = codel_holding_60_packets();
     q.stats.measured_from = 50 * MS;
     let arrivals_before = q.stats.arrivals;
     for k in 1..=40u64 {

@@ -273,8 +273,9 @@ def run(
     else the machine's available memory) is refused before it starts (`aqmlab.budget`).
     """
     resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
-    budget.check(sc.to_json(resolved), max_memory_gb)
-    sim = _make_simulation(resolved)
+    text = sc.to_json(resolved)
+    budget.check(text, max_memory_gb)
+    sim = _make_simulation(text)
     end = sim.end_time()
     step = chunk_s if chunk_s is not None else min(5.0, max(1.0, end / 50.0))
     # Each chunk drains the core's records into Python: a chunk shorter than 1 ms of
@@ -368,9 +369,9 @@ def read_summary(directory: Path) -> dict[str, Any]:
     return summary
 
 
-def _make_simulation(resolved: Mapping[str, Any]) -> _core.Simulation:
+def _make_simulation(scenario_json: str) -> _core.Simulation:
     try:
-        return _core.Simulation(sc.to_json(resolved))
+        return _core.Simulation(scenario_json)
     except ValueError as e:
         raise sc.ScenarioError(str(e)) from None
 

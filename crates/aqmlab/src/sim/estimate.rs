@@ -29,7 +29,8 @@ const EVENTS_PER_PACKET: f64 = 4.0;
 /// Events of a connection besides its packets: open, timers, application wake-ups, close.
 const EVENTS_PER_CONNECTION: f64 = 30.0;
 /// Events per second the engine handles on one core, on the low side of the measured range
-/// (about 5-14 M/s in `docs/performance.md`'s runs), so that wall time is not underestimated.
+/// (about 4 M/s on the PackMime example, 13-14 M/s on a UDP flood: docs/reliability.md), so
+/// that wall time is not underestimated.
 const EVENTS_PER_SECOND: f64 = 4e6;
 /// A record row as the Python layer holds it between the core and Parquet (a dozen columns
 /// of boxed values), bytes; records are drained once per chunk of at most 5 simulated s.

@@ -9,5 +9,6 @@ mod framing;
 mod fuzz_scenarios;
 mod mixes;
 mod sack;
+mod slicing;
 mod tcp_traces;
 mod web;
