@@ -1,6 +1,6 @@
 """Running generated scenarios in isolated worker processes and classifying what happened.
 
-Each worker runs one scenario at a time through `aqmlab.runner.run`, under a time bound
+Each worker runs one scenario at a time through `aqmlab.runs.runner.run`, under a time bound
 (SIGALRM: the core checks for signals between slices of events, so even a run deep in the
 core stops within a fraction of a second) and an address-space limit (a run that allocates
 past it aborts its worker, which the parent sees as a crash). The resource guard runs with a
@@ -65,9 +65,10 @@ def run_scenario(index: int, doc: dict[str, Any], rerun: bool) -> Outcome:
 
 
 def _classify(index: int, doc: dict[str, Any], rerun: bool) -> Outcome:
-    from aqmlab import _core, runner
+    from aqmlab import _core
     from aqmlab import scenario as sc
     from aqmlab.errors import ScenarioError
+    from aqmlab.runs import runner
 
     t0 = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="aqmlab-fuzz-"))

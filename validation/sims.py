@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from aqmlab import runner
+from aqmlab.runs import runner
 
 # Two cores: never more than two simulations at once (ns-2 and aqmlab alike).
 WORKERS = int(os.environ.get("AQMLAB_E2E_WORKERS", "2"))

@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 from conftest import BASE
 
-from aqmlab import catalog, runner
-from aqmlab.study import Study
+from aqmlab.runs import runner
+from aqmlab.study import Study, catalog
 
 BASE_FILE = "base.toml"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 import aqmlab
-from aqmlab import hurst
+from aqmlab.analysis import hurst
 
 MAH = Path(__file__).resolve().parents[2] / "examples" / "web" / "mah.toml"
 

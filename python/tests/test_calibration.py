@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,9 @@ from conftest import cli
 
 import aqmlab
 from aqmlab import _core
-from aqmlab import calibration as cal
 from aqmlab import scenario as sc
+from aqmlab.runs import calibrate as making
+from aqmlab.scenario import calibration as cal
 
 WEB = """\
 name = "web"
@@ -53,25 +55,25 @@ def write(tmp_path: Path, population: str = "load = 0.5", text: str = WEB) -> Pa
 
 def test_fit_through_origin_by_hand():
     # y = 2x exactly: slope 2, R² 1.
-    assert cal.fit_through_origin([1, 2, 3], [2, 4, 6]) == pytest.approx((2.0, 1.0))
+    assert making.fit_through_origin([1, 2, 3], [2, 4, 6]) == pytest.approx((2.0, 1.0))
     # x = 1, 2; y = 1, 3: slope = (1 + 6) / (1 + 4) = 1.4; residuals -0.4, 0.2;
     # SS_res = 0.2, SS_tot = 2 about the mean 2: R² = 0.9.
-    assert cal.fit_through_origin([1, 2], [1, 3]) == pytest.approx((1.4, 0.9))
+    assert making.fit_through_origin([1, 2], [1, 3]) == pytest.approx((1.4, 0.9))
 
 
 def test_fit_with_intercept_by_hand():
-    slope, icpt, r2 = cal.fit_intercept([1, 2, 3], [3, 5, 7])
+    slope, icpt, r2 = making.fit_intercept([1, 2, 3], [3, 5, 7])
     assert (slope, icpt, r2) == pytest.approx((2.0, 1.0, 1.0))
     # x = 0, 1, 2, 3; y = 0, 2, 2, 4: slope 1.2, intercept 0.2, R² = 1 - 0.8/8 = 0.9.
-    assert cal.fit_intercept([0, 1, 2, 3], [0, 2, 2, 4]) == pytest.approx((1.2, 0.2, 0.9))
+    assert making.fit_intercept([0, 1, 2, 3], [0, 2, 2, 4]) == pytest.approx((1.2, 0.2, 0.9))
     with pytest.raises(ValueError):
-        cal.fit_intercept([1, 1], [1, 2])
+        making.fit_intercept([1, 1], [1, 2])
 
 
 def test_target_populations_span_the_load_range():
-    pops = cal.target_populations("packmime", 0.1, 10.0, 5)
+    pops = making.target_populations("packmime", 0.1, 10.0, 5)
     assert pops == pytest.approx([22, 44, 66, 88, 110])
-    users = cal.target_populations("mah", 2.0, 1.0, 5)  # 0.11 .. 0.55 users -> distinct ints
+    users = making.target_populations("mah", 2.0, 1.0, 5)  # 0.11 .. 0.55 users -> distinct ints
     assert users == [1, 2, 3, 4, 5]
 
 
@@ -93,7 +95,7 @@ def test_uncongested_copy(tmp_path):
     base = sc.load(write(tmp_path, "rate = 5.0"), overrides=["max_exchanges=10"], loads=False)
     base["traffic"].append({"kind": "bulk", "flows": 2})
     base["queue_reverse"] = {"kind": "droptail", "limit": 3}
-    u = cal.uncongested(base, 0, 7.0, duration_s=20.0)
+    u = making.uncongested(base, 0, 7.0, duration_s=20.0)
     assert u["traffic"] == [{"kind": "packmime", "rate": 7.0}]
     assert u["topology"]["bottleneck_mbps"] == 10.0
     assert u["queue"] == {"kind": "droptail", "limit": cal.BIG_QUEUE}
@@ -236,7 +238,7 @@ def test_bad_loads(tmp_path):
 def _core_has_packmime() -> bool:
     try:
         _core.validate_scenario(
-            json.dumps(sc.resolve(sc.tomllib.loads(WEB.format(population="rate = 1.0"))))
+            json.dumps(sc.resolve(tomllib.loads(WEB.format(population="rate = 1.0"))))
         )
     except ValueError:
         return False
@@ -264,8 +266,8 @@ def test_end_to_end_calibration_and_load(tmp_path):
     resolved = sc.load(f)
     rate = resolved["traffic"][0]["rate"]
     assert rate == pytest.approx(0.5 / c.slope_mbps)
-    u = cal.uncongested(resolved, 0, rate, duration_s=1000.0, warmup_s=5.0)
-    load, _ = cal.measure_load(u, "reverse")
+    u = making.uncongested(resolved, 0, rate, duration_s=1000.0, warmup_s=5.0)
+    load, _ = making.measure_load(u, "reverse")
     assert abs(load / 1.0 - 0.5) <= 0.03, (load, c)
     # The run records what it used.
     out = tmp_path / "res"
@@ -290,10 +292,10 @@ def test_pilot_grows_until_it_offers_one_percent(tmp_path, monkeypatch):
     def fake_all(jobs, direction, workers):
         return [(slope * j["traffic"][0]["rate"], 0.0, 0.0) for j in jobs]
 
-    monkeypatch.setattr(cal, "measure_loads", fake_measure)
-    monkeypatch.setattr(cal, "_run_all", fake_all)
+    monkeypatch.setattr(making, "measure_loads", fake_measure)
+    monkeypatch.setattr(making, "_run_all", fake_all)
     scenario = sc.load(write(tmp_path), loads=False)
-    c = cal.calibrate_entry(scenario, 0)
+    c = making.calibrate_entry(scenario, 0)
     assert pilots == [10.0, 100.0, 1000.0]  # 0.02 % and 0.2 % are too little; 2 % is enough
     assert max(p["load_fraction"] for p in c.points) == pytest.approx(cal.MAX_LOAD)
     assert c.slope_mbps == pytest.approx(slope)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pytest
 from conftest import BASE
@@ -12,7 +13,7 @@ from aqmlab import scenario as sc
 
 
 def _json(**overrides) -> str:
-    s = sc.resolve(sc.tomllib.loads(BASE), overrides=[f"{k}={v}" for k, v in overrides.items()])
+    s = sc.resolve(tomllib.loads(BASE), overrides=[f"{k}={v}" for k, v in overrides.items()])
     return sc.to_json(s)
 
 

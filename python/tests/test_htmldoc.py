@@ -6,7 +6,7 @@ import re
 import polars as pl
 from matplotlib.figure import Figure
 
-from aqmlab.htmldoc import HtmlDocument, format_cell
+from aqmlab.report.html import HtmlDocument, format_cell
 
 
 def test_cells():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from aqmlab import hurst
+from aqmlab.analysis import hurst
 
 N = 2**14
 SEEDS = (1, 2, 3)

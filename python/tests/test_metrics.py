@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from aqmlab import metrics as mt
+from aqmlab.analysis import metrics as mt
 
 NAN = math.nan
 

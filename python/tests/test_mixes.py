@@ -14,8 +14,8 @@ import pytest
 from conftest import BASE, cli, edit, write_scenario
 
 import aqmlab
-from aqmlab import metrics as mt
 from aqmlab import scenario as sc
+from aqmlab.analysis import metrics as mt
 
 MIXES = Path(__file__).resolve().parents[2] / "examples" / "mixes"
 GREEDY = sorted(MIXES.glob("greedy_udp_*.toml"))
@@ -139,7 +139,7 @@ def test_study_d_example_reports_goodput_udp_loss_and_loss_runs(study_d):
 
 
 def test_study_d_plots_show_the_loss_runs_and_delays(study_d, tmp_path: Path):
-    from aqmlab import plots
+    from aqmlab.report import plots
 
     files = {f.name for f in plots.write_plots(study_d, tmp_path)}
     assert {"consecutive_losses.png", "queue_delay_cdf.png"} <= files

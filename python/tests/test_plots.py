@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from aqmlab import plots
-from aqmlab.runner import Results
+from aqmlab.report import plots
+from aqmlab.runs.runner import Results
 
 RNG = np.random.default_rng(3)
 

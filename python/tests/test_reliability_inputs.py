@@ -21,9 +21,9 @@ import pytest
 from conftest import BASE, cli, edit, looks_complete, write_scenario
 from sweep_support import done_ids, sweep_cli, wait_for, worker_pids, write_sweep
 
-from aqmlab import calibration as cal
-from aqmlab import catalog, sweep, sweepexec
 from aqmlab import scenario as sc
+from aqmlab.scenario import calibration as cal
+from aqmlab.study import catalog, execute, sweep
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -431,7 +431,7 @@ def named_semaphores(monkeypatch) -> set[str]:
 
 
 def test_a_closed_local_backend_holds_no_named_semaphore(named_semaphores: set[str]):
-    backend = sweepexec.LocalBackend(1)
+    backend = execute.LocalBackend(1)
     assert named_semaphores  # spawn-context queues use named semaphores
     backend.stop()
     backend.close()

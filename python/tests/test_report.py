@@ -14,8 +14,7 @@ import pytest
 from conftest import cli
 from report_support import image_sources, make_bulk_study, make_web_study, tables
 
-from aqmlab import study_layout, study_plots
-from aqmlab.report import write_report
+from aqmlab.report import study_layout, study_plots, write_report
 from aqmlab.scenario import ScenarioError
 from aqmlab.study import Study
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from conftest import missing_figures, table_rows
 
-from aqmlab import rthist, sweepfile
 from aqmlab import scenario as sc
+from aqmlab.analysis import rthist
 from aqmlab.reproduce import reproduce, scaling, study_b, study_dir
-from aqmlab.study import Study
+from aqmlab.study import Study, sweepfile
 
 B = study_dir("B")
 
@@ -117,7 +117,7 @@ def test_two_way_load_counts_requests_and_acks():
 
 
 def json_calibration() -> dict:
-    from aqmlab import calibration as cal
+    from aqmlab.scenario import calibration as cal
 
     out = {}
     for c in cal.load_file(B / "base.calibration.json").values():

@@ -12,9 +12,9 @@ import pytest
 from reproduce_support import axis, smoke_reproduction, table
 
 import aqmlab
-from aqmlab import runner
 from aqmlab import scenario as sc
 from aqmlab.reproduce import packmime_rtt, study_dir
+from aqmlab.runs import runner
 
 C = study_dir("C")
 LOADS = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.05]  # §V.D

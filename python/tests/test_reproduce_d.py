@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import missing_figures, table_rows
 
-from aqmlab import sweepfile
 from aqmlab.reproduce import reproduce, scaling, study_d, study_dir
-from aqmlab.study import Study
+from aqmlab.study import Study, sweepfile
 
 
 def _plan(tmp_path: Path, part: str, scale: str = "full") -> list[sweepfile.PlannedRun]:

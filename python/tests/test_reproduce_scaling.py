@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from aqmlab import scenario as sc
-from aqmlab import sweepfile
 from aqmlab.reproduce import scaling
+from aqmlab.study import sweepfile
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

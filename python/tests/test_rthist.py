@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from aqmlab import rthist
-from aqmlab.rthist import EDGES, ResponseTimeHist
+from aqmlab.analysis import rthist
+from aqmlab.analysis.rthist import EDGES, ResponseTimeHist
 
 
 def test_cdf_is_exact_at_the_edges():

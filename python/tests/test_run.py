@@ -170,7 +170,7 @@ def test_sink_streams_typed_batches(tmp_path: Path):
     """The Parquet path with records, independent of what the engine emits yet."""
     import pyarrow.parquet as pq
 
-    from aqmlab.runner import _Sink
+    from aqmlab.runs.runner import _Sink
 
     def batch(start: int, n: int):
         return {
@@ -201,7 +201,7 @@ def test_sink_streams_typed_batches(tmp_path: Path):
 
 
 def test_sink_files_do_not_depend_on_chunking(tmp_path: Path):
-    from aqmlab.runner import _Sink
+    from aqmlab.runs.runner import _Sink
 
     def write(directory: Path, cuts: list[int]) -> bytes:
         directory.mkdir()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -107,7 +108,7 @@ def test_resolve_is_idempotent(tmp_path: Path):
 
 
 def test_validate_names_the_field():
-    s = sc.resolve(sc.tomllib.loads(BASE), overrides=["rtt.max_ms=1"])
+    s = sc.resolve(tomllib.loads(BASE), overrides=["rtt.max_ms=1"])
     with pytest.raises(sc.ScenarioError) as e:
         sc.validate(s)
     assert str(e.value).startswith("rtt.max_ms = 1: expected")

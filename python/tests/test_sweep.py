@@ -23,8 +23,7 @@ from sweep_support import (
     write_sweep,
 )
 
-from aqmlab import catalog, sweepexec, sweepfile
-from aqmlab.study import Study
+from aqmlab.study import Study, catalog, execute, sweepfile
 
 SMALL = """\
 [sweep]
@@ -200,7 +199,7 @@ def test_a_run_failing_in_the_worker_reports_its_error(tmp_path):
     messages = []
     bad = tomllib.loads(BASE)
     bad["topology"]["bottleneck_mbps"] = -1.0
-    res = sweepexec.execute_run("abc", bad, str(tmp_path / "abc"), messages.append)
+    res = execute.execute_run("abc", bad, str(tmp_path / "abc"), messages.append)
     assert res["ok"] is False and "bottleneck_mbps" in res["error"]
     assert messages[0]["run_id"] == "abc" and messages[0]["end_s"] == bad["duration_s"]
     assert not (tmp_path / "abc").exists()

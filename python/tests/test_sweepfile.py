@@ -9,7 +9,8 @@ import pytest
 from conftest import BASE, cli
 from sweep_support import write_sweep
 
-from aqmlab import ScenarioError, sweepfile
+from aqmlab import ScenarioError
+from aqmlab.study import sweepfile
 
 GRID = """\
 [sweep]

@@ -6,8 +6,8 @@ import io
 
 import polars as pl
 
-from aqmlab import catalog, sweepprogress
-from aqmlab.sweepprogress import SweepProgress, format_duration
+from aqmlab.study import catalog, progress
+from aqmlab.study.progress import SweepProgress, format_duration
 
 
 class Clock:
@@ -25,7 +25,7 @@ class Tty(io.StringIO):
 
 def _progress(monkeypatch, stream, **kw) -> tuple[SweepProgress, Clock]:
     clock = Clock()
-    monkeypatch.setattr(sweepprogress.time, "monotonic", clock)
+    monkeypatch.setattr(progress.time, "monotonic", clock)
     p = SweepProgress(
         total=5,
         done=1,

@@ -1,4 +1,4 @@
-"""The UNC HTTP model's files (`kind = "unc"`, aqmlab.unc_model): reading UNC's CDF format,
+"""The UNC HTTP model's files (`kind = "unc"`, aqmlab.scenario.unc_model): reading UNC's CDF format,
 thinning without moving the law, and users that draw from the files (synthetic files here:
 UNC's own may not be redistributed)."""
 
@@ -14,7 +14,7 @@ from conftest import BASE, edit, write_scenario
 
 import aqmlab
 from aqmlab import scenario as sc
-from aqmlab import unc_model
+from aqmlab.scenario import unc_model
 
 
 def write_cdf(path: Path, points, gz: bool = False) -> Path:

@@ -43,8 +43,8 @@ import numpy as np
 import polars as pl
 
 from aqmlab import scenario as sc
-from aqmlab import sweepfile
 from aqmlab.reproduce import scaling
+from aqmlab.study import sweepfile
 from validation import ns2, sims
 from validation.results import Row, row_maker
 from validation.sims import TOL_QUANTILE, TOL_QUEUE  # TOL_QUEUE also for ARED max_p

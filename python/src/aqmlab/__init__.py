@@ -13,6 +13,13 @@ Python API::
     study = aqmlab.Study.open("results/small")   # a study directory of `aqmlab sweep`
     study.runs()            # polars: one row per finished run (axis labels, metrics)
     study.table("exchanges")  # a record table over every finished run
+
+    from aqmlab import study_plots   # a study's figures (aqmlab.report.study_plots)
+
+The code is in folders by concern: `scenario` (files, overrides, calibrations), `runs` (one
+run: runner, results, memory budget, calibrating), `study` (sweep files, execution, progress,
+catalog, `Study`), `analysis` (metrics), `report` (figures, HTML), `reproduce` (the four
+studies), and `cli`.
 """
 
 from aqmlab import _core
@@ -20,7 +27,7 @@ from aqmlab._core import Simulation, tcp_preset, tcp_presets
 
 __version__ = _core.version()
 
-from aqmlab.runner import Progress, Results, run
+from aqmlab.runs import Progress, Results, run
 from aqmlab.scenario import ScenarioError, resolve, validate
 from aqmlab.scenario import load as load_scenario
 from aqmlab.study import Study
@@ -35,7 +42,17 @@ __all__ = [
     "load_scenario",
     "resolve",
     "run",
+    "study_plots",
     "tcp_preset",
     "tcp_presets",
     "validate",
 ]
+
+
+def __getattr__(name: str):
+    # `from aqmlab import study_plots` without importing matplotlib with `import aqmlab`.
+    if name == "study_plots":
+        from aqmlab.report import study_plots
+
+        return study_plots
+    raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")

@@ -247,7 +247,7 @@ def _num(v: Any, unit: str, fmt: str = ".2f") -> str:
 
 
 def format_summary(results) -> str:
-    from aqmlab import metrics
+    from aqmlab.analysis import metrics
 
     s = results.summary
     core = s.get("summary") or {}
@@ -307,7 +307,7 @@ def format_summary(results) -> str:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from aqmlab import runner
+    from aqmlab.runs import runner
 
     out = args.out
     if out is None:
@@ -349,8 +349,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _calibrate_missing(args: argparse.Namespace) -> None:
-    from aqmlab import calibration as cal
     from aqmlab import scenario as sc
+    from aqmlab.runs.calibrate import calibrate
+    from aqmlab.scenario import calibration as cal
 
     resolved = sc.load(args.scenario, overrides=args.overrides, seed=args.seed, loads=False)
     path = Path(args.calibration) if args.calibration else cal.default_path(args.scenario)
@@ -358,13 +359,12 @@ def _calibrate_missing(args: argparse.Namespace) -> None:
     if not todo:
         return
     log = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr))
-    cal.calibrate(
-        args.scenario, out=path, overrides=args.overrides, seed=args.seed, only=todo, log=log
-    )
+    calibrate(args.scenario, out=path, overrides=args.overrides, seed=args.seed, only=todo, log=log)
 
 
 def _write_plots(results, out: Path, direction: str | None, quiet: bool = False) -> None:
-    from aqmlab import metrics, plots
+    from aqmlab.analysis import metrics
+    from aqmlab.report import plots
 
     files = plots.write_plots(results, out, direction=direction)
     if not quiet:
@@ -373,7 +373,7 @@ def _write_plots(results, out: Path, direction: str | None, quiet: bool = False)
 
 
 def _cmd_plots(args: argparse.Namespace) -> int:
-    from aqmlab import runner
+    from aqmlab.runs import runner
 
     results = runner.Results.open(args.results)
     out = Path(args.out) if args.out else Path(args.results) / "plots"
@@ -382,12 +382,12 @@ def _cmd_plots(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from aqmlab import calibration as cal
+    from aqmlab.runs.calibrate import calibrate
 
     if args.points < 2:
         raise ValueError(f"--points {args.points}: expected at least 2")
     log = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr))
-    path, done = cal.calibrate(
+    path, done = calibrate(
         args.scenario,
         points=args.points,
         duration_s=args.duration,
@@ -422,7 +422,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from aqmlab import sweep
+    from aqmlab.study import sweep
 
     resume = f"aqmlab sweep {args.sweep}" + (f" --out {args.out}" if args.out else "")
     try:
@@ -463,7 +463,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from aqmlab import reproduce, sweep
+    from aqmlab import reproduce
+    from aqmlab.study import sweep
 
     resume = f"aqmlab reproduce {args.study} --scale {args.scale}" + (
         f" --out {args.out}" if args.out else ""
@@ -555,7 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "max_memory_gb", None) is not None:
             # Through the environment, so that a sweep's worker processes see it too.
-            from aqmlab import budget
+            from aqmlab.runs import budget
 
             budget.memory_budget(args.max_memory_gb)  # checks the value
             os.environ[budget.ENV] = repr(args.max_memory_gb)

@@ -7,8 +7,16 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ScenarioError", "check_plain_name", "make_dirs", "os_problem"]
+__all__ = [
+    "ScenarioError",
+    "check_plain_name",
+    "make_dirs",
+    "one_line",
+    "os_problem",
+    "show_value",
+]
 
 
 class ScenarioError(ValueError):
@@ -67,3 +75,27 @@ def check_plain_name(name: str, field: str, hint: str = "") -> str:
             f"(letters, digits, -, _ and ., not starting with .){' ' + hint if hint else ''}"
         )
     return name
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one line: its message with whitespace collapsed, prefixed by its type
+    unless it is a plain value/runtime/OS error (a core panic arrives as RuntimeError). An
+    OS error is "PATH: problem", not Python's "[Errno N] Problem: 'PATH'"."""
+    if isinstance(error, OSError) and error.strerror and error.filename is not None:
+        where = os.fsdecode(error.filename)
+        if error.filename2 is not None:
+            where += f" -> {os.fsdecode(error.filename2)}"
+        return f"{where}: {os_problem(error)}"
+    msg = " ".join(str(error).split()) or type(error).__name__
+    if not isinstance(error, ValueError | RuntimeError | OSError):
+        msg = f"{type(error).__name__}: {msg}"
+    return msg
+
+
+def show_value(value: Any) -> str:
+    """A value as the user wrote it in TOML (strings quoted, booleans lower case)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from aqmlab import calibration as cal
 from aqmlab import scenario as sc
-from aqmlab.htmldoc import HtmlDocument
+from aqmlab.report.html import HtmlDocument
 from aqmlab.reproduce import scaling
+from aqmlab.scenario import calibration as cal
 
 __all__ = ["STUDIES", "ReproduceOutcome", "reproduce", "study_dir", "study_module"]
 
@@ -87,8 +87,7 @@ def reproduce(
     """Runs (or resumes) every part of `study` at `scale` into `out` (default
     `results/study-<X>-<scale>`) and writes `out/report.html` with its figures in
     `out/figures/`. With `report_only`, only the report is rewritten from finished runs."""
-    from aqmlab import sweep
-    from aqmlab.study import Study
+    from aqmlab.study import Study, sweep
 
     key = _key(study)
     mod = study_module(key)

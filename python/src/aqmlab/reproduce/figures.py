@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from aqmlab import metrics as mt
+from aqmlab.analysis import metrics as mt
 
 __all__ = [
     "cdf_panels",

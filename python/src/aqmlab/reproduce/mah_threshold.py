@@ -30,8 +30,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from aqmlab import runner
 from aqmlab import scenario as sc
+from aqmlab.runs import runner
 
 __all__ = ["TABLE2", "USERS_PER_10MBPS", "request_rate", "table2_rate"]
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab.htmldoc import HtmlDocument
+from aqmlab.report.html import HtmlDocument
 from aqmlab.reproduce.runs import Part, calibration_rows
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab import metrics as mt
+from aqmlab.analysis import metrics as mt
 from aqmlab.study import Study
 
 __all__ = ["Part", "calibration_rows", "label_order", "pct"]

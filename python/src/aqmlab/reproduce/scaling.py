@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab import scenario as sc
-from aqmlab import sweepfile
+from aqmlab.study import sweepfile
 
 __all__ = ["FULL", "derive", "scales", "to_toml"]
 

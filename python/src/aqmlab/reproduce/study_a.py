@@ -11,8 +11,8 @@ from typing import Any
 
 import polars as pl
 
-from aqmlab import metrics as mt
-from aqmlab.htmldoc import HtmlDocument
+from aqmlab.analysis import metrics as mt
+from aqmlab.report.html import HtmlDocument
 from aqmlab.reproduce import figures
 from aqmlab.reproduce.report_common import curve, describe_runs, metric_rows, show_calibration
 from aqmlab.reproduce.runs import Part

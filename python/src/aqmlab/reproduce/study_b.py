@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab import plots, rthist
-from aqmlab.htmldoc import HtmlDocument
+from aqmlab.analysis import rthist
+from aqmlab.report import plots
+from aqmlab.report.html import HtmlDocument
 from aqmlab.study import Study
 
 __all__ = [

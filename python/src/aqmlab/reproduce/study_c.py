@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab import plots
-from aqmlab.htmldoc import HtmlDocument
+from aqmlab.report import plots
+from aqmlab.report.html import HtmlDocument
 from aqmlab.reproduce import figures
 from aqmlab.reproduce.report_common import Curve, curve, describe_runs, show_calibration
 from aqmlab.reproduce.runs import Part

@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab import mix_metrics, plots
-from aqmlab.htmldoc import HtmlDocument
+from aqmlab.analysis import mixes
+from aqmlab.report import plots
+from aqmlab.report.html import HtmlDocument
 from aqmlab.study import Study
 
 __all__ = ["CITATION", "PARTS", "TITLE", "Cell", "collect", "report", "summary_table"]
@@ -118,7 +119,7 @@ def _queue_trace(c: Cell) -> tuple[np.ndarray, np.ndarray]:
 
 def _loss_runs(c: Cell, scope: str) -> pl.DataFrame:
     runs = c.table("loss_runs")
-    return mix_metrics.loss_run_distribution(runs, scope) if runs.height else runs
+    return mixes.loss_run_distribution(runs, scope) if runs.height else runs
 
 
 class _Report:

@@ -30,8 +30,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from aqmlab import runner
 from aqmlab import scenario as sc
+from aqmlab.runs import runner
 
 __all__ = ["DaskBackend", "LocalBackend", "SchedulerError", "execute_run"]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from aqmlab.directions import studied_direction
+from aqmlab.analysis.directions import studied_direction
 
 __all__ = [
     "LOSS_RUN_SCOPES",

@@ -5,7 +5,7 @@ Study directory::
     DIR/sweep.toml        the sweep file as given
     DIR/plan.json         every run: id, rep, seed, axis labels, resolved scenario
     DIR/calibration.json  calibrations of the `load =` entries (when there are any)
-    DIR/catalog.duckdb    runs table and views (aqmlab.catalog)
+    DIR/catalog.duckdb    runs table and views (aqmlab.study.catalog)
     DIR/runs/<run_id>/    what `aqmlab run --out` writes: summary.json + <table>.parquet
 
 Resuming is running the same command again: a run whose directory holds summary.json is
@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from aqmlab import catalog, runner, sweepexec, sweepfile
 from aqmlab import scenario as sc
 from aqmlab.errors import check_plain_name, make_dirs
-from aqmlab.sweepprogress import SweepProgress, format_duration
+from aqmlab.runs import runner
+from aqmlab.study import catalog, execute, sweepfile
+from aqmlab.study.progress import SweepProgress, format_duration
 
 __all__ = ["PLAN_FILE", "SWEEP_FILE", "SweepInterrupted", "SweepOutcome", "run_sweep"]
 
@@ -167,7 +168,7 @@ def run_sweep(
     if jobs is not None and jobs < 1:
         raise sc.ScenarioError(f"--jobs {jobs}: expected at least 1")
     if scheduler is not None:
-        sweepexec.check_address(scheduler)
+        execute.check_address(scheduler)
 
     def note(msg: str) -> None:
         if not quiet:
@@ -176,13 +177,13 @@ def run_sweep(
 
     backend: Any = None
     if scheduler is not None:  # before calibrating: a bad address fails in seconds
-        backend = sweepexec.DaskBackend(scheduler)
+        backend = execute.DaskBackend(scheduler)
     try:
         runs = sweepfile.plan(
             sweep,
             out_dir / CALIBRATION_FILE,
             calibration_source=Path(calibration) if calibration is not None else None,
-            workers=jobs or sweepexec.default_jobs(),
+            workers=jobs or execute.default_jobs(),
             log=note,
         )
         dropped = _runs_no_longer_planned(out_dir, runs)
@@ -204,7 +205,7 @@ def run_sweep(
                 1 for r in runs if r.error is None and not catalog.is_done(out_dir, r.run_id)
             )
             if todo_count:
-                backend = sweepexec.LocalBackend(jobs)
+                backend = execute.LocalBackend(jobs)
         return _execute(sweep, runs, out_dir, backend, stream, quiet, interval_s, note)
     finally:
         if backend is not None:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import polars as pl
 
-from aqmlab import study_layout as lay
-from aqmlab import study_plots as sp
-from aqmlab import study_summary as ss
-from aqmlab.htmldoc import HtmlDocument
+from aqmlab.report import study_layout as lay
+from aqmlab.report import study_plots as sp
+from aqmlab.report import study_summary as ss
+from aqmlab.report.html import HtmlDocument
 from aqmlab.study import Study
 
 __all__ = ["FIGURE_DIR", "REPORT_FILE", "build_report", "write_report"]

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from aqmlab import _core
+import aqmlab._core as _core
 from aqmlab.errors import ScenarioError
 
 ENV = "AQMLAB_MAX_MEMORY_GB"

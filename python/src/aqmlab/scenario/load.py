@@ -3,7 +3,7 @@
 The user writes TOML (documented in docs/scenario.md). This module
 
 - reads it (`load`), or takes an already parsed document (`resolve`);
-- applies ``--set key.path=value`` overrides (values parsed as TOML, bare words as strings);
+- applies ``--set key.path=value`` overrides (`aqmlab.scenario.overrides`);
 - expands ``[tcp] preset = "..."`` into every TCP parameter, then applies the other ``[tcp]``
   keys on top;
 - loads an empirical RTT distribution from ``[rtt] file = "..."`` (relative to the scenario
@@ -16,10 +16,8 @@ Every problem raises `ScenarioError` with one line: the field, the value and wha
 
 from __future__ import annotations
 
-import copy
 import json
 import math
-import os
 import re
 import tomllib
 import warnings
@@ -27,8 +25,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from aqmlab import _core, unc_model
-from aqmlab.errors import ScenarioError, os_problem
+import aqmlab._core as _core
+import aqmlab.scenario.calibration as cal
+import aqmlab.scenario.unc_model as unc_model
+from aqmlab.errors import ScenarioError, os_problem, show_value
+from aqmlab.scenario.overrides import apply_overrides, show_path
 
 DEFAULT_PRESET = "freebsd-2.2.8"
 DEFAULT_SEED = 1
@@ -37,42 +38,17 @@ DEPRECATED_PRESETS = {"ns2-fulltcp": "ns2-weigle2005"}
 
 __all__ = [
     "DEFAULT_PRESET",
-    "ScenarioError",
-    "apply_overrides",
+    "DEFAULT_SEED",
     "load",
     "load_cdf",
     "load_rtt_cdf",
     "load_with_calibration",
-    "one_line",
+    "read_toml",
     "resolve",
     "resolve_with_calibration",
-    "set_value",
     "to_json",
     "validate",
 ]
-
-
-def one_line(error: BaseException) -> str:
-    """An exception as one line: its message with whitespace collapsed, prefixed by its type
-    unless it is a plain value/runtime/OS error (a core panic arrives as RuntimeError). An
-    OS error is "PATH: problem", not Python's "[Errno N] Problem: 'PATH'"."""
-    if isinstance(error, OSError) and error.strerror and error.filename is not None:
-        where = os.fsdecode(error.filename)
-        if error.filename2 is not None:
-            where += f" -> {os.fsdecode(error.filename2)}"
-        return f"{where}: {os_problem(error)}"
-    msg = " ".join(str(error).split()) or type(error).__name__
-    if not isinstance(error, ValueError | RuntimeError | OSError):
-        msg = f"{type(error).__name__}: {msg}"
-    return msg
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -140,105 +116,13 @@ def load_with_calibration(
     )
 
 
-# --- overrides -----------------------------------------------------------------------------
-
-_SEGMENT = re.compile(r"([A-Za-z0-9_\-]+)((?:\[\d+\])*)")
-
-
-def _parse_key_path(key: str, where: str | None = None) -> list[str | int]:
-    """``traffic[0].flows`` or ``traffic.0.flows`` → ["traffic", 0, "flows"]."""
-    where = where or f"--set {key}"
-    parts: list[str | int] = []
-    if not key or key.startswith(".") or key.endswith(".") or ".." in key:
-        raise ScenarioError(f"{where}: expected a dotted key path like topology.bottleneck_mbps")
-    for piece in key.split("."):
-        m = _SEGMENT.fullmatch(piece)
-        if not m:
-            raise ScenarioError(f"{where}: bad key segment {piece!r}")
-        name, idx = m.groups()
-        parts.append(int(name) if name.isdigit() else name)
-        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", idx))
-    return parts
-
-
-def _parse_value(text: str) -> Any:
-    """A TOML value (``10``, ``1.5``, ``true``, ``"x"``, ``[1, 2]``, ``{a = 1}``); anything
-    that is not TOML is taken as a bare string."""
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
-def _show_path(parts: list[str | int]) -> str:
-    out = ""
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        else:
-            out += f".{p}" if out else p
-    return out
-
-
-def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
-    """Applies ``key.path=value`` assignments to a copy of `doc`. Intermediate tables are
-    created as needed; a key that the scenario format does not know is reported later, with
-    its full path, by validation."""
-    doc = copy.deepcopy(doc)
-    for item in overrides:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep:
-            raise ScenarioError(f"--set {item}: expected key.path=value")
-        set_value(doc, key, _parse_value(raw.strip()))
-    return doc
-
-
-def set_value(doc: dict[str, Any], key: str, value: Any, where: str | None = None) -> None:
-    """Sets the dotted path `key` (``traffic.0.load`` or ``traffic[0].load``) of `doc` to
-    `value`, in place, creating intermediate tables as needed. Errors name `where` (default
-    ``--set KEY``); a key the scenario format does not know is left to validation."""
-    where = where or f"--set {key}"
-    parts = _parse_key_path(key, where)
-    node: Any = doc
-    for i, part in enumerate(parts[:-1]):
-        here = _show_path(parts[: i + 1])
-        nxt = parts[i + 1]
-        if isinstance(part, int):
-            if not isinstance(node, list):
-                raise ScenarioError(f"{where}: {_show_path(parts[:i])} is not a list")
-            if part >= len(node):
-                raise ScenarioError(
-                    f"{where}: {here} is out of range "
-                    f"({_show_path(parts[:i])} has {len(node)} entries)"
-                )
-            node = node[part]
-        else:
-            if not isinstance(node, dict):
-                raise ScenarioError(f"{where}: {_show_path(parts[:i])} is not a table")
-            if part not in node:
-                node[part] = [] if isinstance(nxt, int) else {}
-            node = node[part]
-        if not isinstance(node, dict | list):
-            raise ScenarioError(f"{where}: {here} = {_fmt(node)} is a value, not a table or list")
-    last = parts[-1]
-    if isinstance(last, int):
-        if not isinstance(node, list) or last >= len(node):
-            raise ScenarioError(f"{where}: {_show_path(parts)} is out of range")
-        node[last] = copy.deepcopy(value)
-    else:
-        if not isinstance(node, dict):
-            raise ScenarioError(f"{where}: {_show_path(parts[:-1])} is not a table")
-        node[last] = copy.deepcopy(value)
-
-
 # --- empirical RTT -------------------------------------------------------------------------
 
 
 def load_rtt_cdf(path: str | Path, shown: str | None = None) -> list[tuple[float, float]]:
     """Reads an empirical RTT CDF: two columns ``rtt_ms, cdf`` separated by a comma, a
     semicolon or blanks; an optional header line; ``#`` starts a comment."""
-    return load_cdf(path, f"rtt.file = {_fmt(shown or str(path))}", "rtt_ms")
+    return load_cdf(path, f"rtt.file = {show_value(shown or str(path))}", "rtt_ms")
 
 
 def load_cdf(path: str | Path, field: str, value: str) -> list[tuple[float, float]]:
@@ -291,16 +175,17 @@ def _first_content_line(text: str) -> int:
 def _resolve_tcp(doc: dict[str, Any]) -> None:
     tcp = doc.get("tcp", {})
     if not isinstance(tcp, dict):
-        raise ScenarioError(f"tcp = {_fmt(tcp)}: expected a table")
+        raise ScenarioError(f"tcp = {show_value(tcp)}: expected a table")
     tcp = dict(tcp)
     name = tcp.pop("preset", DEFAULT_PRESET)
     if not isinstance(name, str):
         raise ScenarioError(
-            f"tcp.preset = {_fmt(name)}: expected one of {', '.join(_core.tcp_presets())}"
+            f"tcp.preset = {show_value(name)}: expected one of {', '.join(_core.tcp_presets())}"
         )
     if name in DEPRECATED_PRESETS:
         warnings.warn(
-            f"tcp.preset = {_fmt(name)} is the former name of {_fmt(DEPRECATED_PRESETS[name])} "
+            f"tcp.preset = {show_value(name)} is the former name of "
+            f"{show_value(DEPRECATED_PRESETS[name])} "
             "(Weigle et al. 2005's ns-2 settings); ns-2.35's own defaults are "
             '"ns2.35-fulltcp"',
             FutureWarning,
@@ -321,7 +206,9 @@ def _resolve_rtt(doc: dict[str, Any], base_dir: Path) -> None:
     rtt = dict(rtt)
     file = rtt.pop("file")
     if not isinstance(file, str) or not file:
-        raise ScenarioError(f"rtt.file = {_fmt(file)}: expected a path to a (rtt_ms, cdf) file")
+        raise ScenarioError(
+            f"rtt.file = {show_value(file)}: expected a path to a (rtt_ms, cdf) file"
+        )
     if "points" in rtt:
         raise ScenarioError("rtt.file: give either rtt.file or rtt.points, not both")
     p = Path(file)
@@ -346,13 +233,15 @@ def _resolve_file_sizes(doc: dict[str, Any], base_dir: Path) -> None:
         file = law.pop("file")
         where = f"traffic[{i}].size.file"
         if not isinstance(file, str) or not file:
-            raise ScenarioError(f"{where} = {_fmt(file)}: expected a path to a (bytes, cdf) file")
+            raise ScenarioError(
+                f"{where} = {show_value(file)}: expected a path to a (bytes, cdf) file"
+            )
         if "points" in law:
             raise ScenarioError(f"{where}: give either file or points, not both")
         p = Path(file)
         if not p.is_absolute():
             p = base_dir / p
-        law["points"] = [list(pt) for pt in load_cdf(p, f"{where} = {_fmt(file)}", "bytes")]
+        law["points"] = [list(pt) for pt in load_cdf(p, f"{where} = {show_value(file)}", "bytes")]
         law.setdefault("source", file)
         traffic[i] = {**entry, "size": law}
 
@@ -360,7 +249,7 @@ def _resolve_file_sizes(doc: dict[str, Any], base_dir: Path) -> None:
 def _check_finite(value: Any, path: list[str | int]) -> None:
     """JSON has no NaN or infinity (TOML has); dates have no JSON form either."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise ScenarioError(f"{_show_path(path)} = {value}: expected a finite number")
+        raise ScenarioError(f"{show_path(path)} = {value}: expected a finite number")
     if isinstance(value, dict):
         for k, v in value.items():
             _check_finite(v, [*path, k])
@@ -369,7 +258,7 @@ def _check_finite(value: Any, path: list[str | int]) -> None:
             _check_finite(v, [*path, i])
     elif not isinstance(value, str | int | float | bool | type(None)):
         raise ScenarioError(
-            f"{_show_path(path)} = {value}: expected a number, string, boolean, table or list"
+            f"{show_path(path)} = {value}: expected a number, string, boolean, table or list"
         )
 
 
@@ -385,7 +274,7 @@ def resolve(
     """Turns a parsed scenario document into the core's scenario (a plain dict).
 
     A traffic entry's `load` is replaced by its population from the calibration file
-    `calibration` (see aqmlab.calibration); `loads=False` leaves `load` keys as they are.
+    `calibration` (see aqmlab.scenario.calibration); `loads=False` leaves `load` keys as they are.
     Resolving an already resolved scenario gives it back unchanged.
     """
     return resolve_with_calibration(
@@ -409,7 +298,7 @@ def resolve_with_calibration(
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-            raise ScenarioError(f"seed = {_fmt(seed)}: expected an integer in 0..2^64")
+            raise ScenarioError(f"seed = {show_value(seed)}: expected an integer in 0..2^64")
         out["seed"] = seed
     out.setdefault("seed", DEFAULT_SEED)
     _resolve_tcp(out)
@@ -419,8 +308,6 @@ def resolve_with_calibration(
     _check_finite(out, [])
     used: list[dict[str, Any]] = []
     if loads:
-        from aqmlab import calibration as cal
-
         used = cal.resolve_loads(out, calibration)
     return out, used
 

@@ -5,7 +5,7 @@ Tables:
 - `runs`: one row per planned run, in plan order: `run_id`, `status` (done, failed or
   pending), `rep`, `seed`, one column per axis (its label), `wall_time_s`, `error`,
   `scenario_hash`, `aqmlab_version`, `core_version`, `scenario` (the resolved scenario as
-  JSON), then the run's metrics: Study A's columns of `aqmlab.metrics.run_metrics`
+  JSON), then the run's metrics: Study A's columns of `aqmlab.analysis.metrics.run_metrics`
   (unprefixed: `median_response_s`, `utilization`, ... of the studied direction), the core
   summary flattened with dots (`forward.utilization`, `reverse.mean_queue_pkts`,
   `queue_forward.params.limit`, ...) and the engine counters (`engine.events`, ...).
@@ -33,10 +33,11 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from aqmlab import metrics as mt
-from aqmlab import runner
+import aqmlab._core as _core
+from aqmlab.analysis import metrics as mt
 from aqmlab.errors import ScenarioError
-from aqmlab.sweepfile import PlannedRun, Sweep
+from aqmlab.runs import runner
+from aqmlab.study.sweepfile import PlannedRun, Sweep
 
 __all__ = [
     "CATALOG_FILE",
@@ -88,8 +89,6 @@ def summary_problem(study_dir: Path, run_id: str) -> str | None:
 
 def base_row(run: PlannedRun, status: str, error: str | None = None) -> dict[str, Any]:
     """The columns every run has, whatever its status."""
-    from aqmlab import __version__, _core
-
     return {
         "run_id": run.run_id,
         "status": status,
@@ -99,7 +98,7 @@ def base_row(run: PlannedRun, status: str, error: str | None = None) -> dict[str
         "wall_time_s": None,
         "error": error,
         "scenario_hash": run.scenario_hash,
-        "aqmlab_version": __version__,
+        "aqmlab_version": _core.version(),
         "core_version": _core.version(),
         "scenario": json.dumps(run.scenario, ensure_ascii=False),
     }

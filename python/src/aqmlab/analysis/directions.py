@@ -1,6 +1,6 @@
 """Which bottleneck direction a scenario's results are read in: the one that carries its Web
-responses (or its first source's data). Shared by the run metrics (`aqmlab.metrics`) and the
-traffic-mix metrics (`aqmlab.mix_metrics`)."""
+responses (or its first source's data). Shared by the run metrics (`aqmlab.analysis.metrics`)
+and the traffic-mix metrics (`aqmlab.analysis.mixes`)."""
 
 from __future__ import annotations
 

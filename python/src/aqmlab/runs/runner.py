@@ -32,18 +32,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import _core, budget
+import aqmlab._core as _core
 from aqmlab import scenario as sc
 from aqmlab.errors import make_dirs, os_problem
+from aqmlab.runs import budget
+from aqmlab.runs.results import SUMMARY_FILE, Results, read_summary
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: stale directories are told by name only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Progress", "Results", "remove_stale", "run"]
-
-SUMMARY_FILE = "summary.json"
+__all__ = ["Progress", "Results", "read_summary", "remove_stale", "run"]
 
 _ARROW_TYPES = {
     "u64": pa.uint64(),
@@ -69,9 +69,7 @@ class Progress:
 
 
 def _version() -> str:
-    from aqmlab import __version__
-
-    return __version__
+    return _core.version()
 
 
 def _to_arrow(columns: Mapping[str, tuple[str, list]]) -> pa.Table:
@@ -270,7 +268,7 @@ def run(
     entry's `load` is resolved with the calibration file `calibration` (default: beside the
     scenario file); the calibrations used are recorded in the summary (`calibration`).
     A run whose estimated peak memory exceeds `max_memory_gb` (default: `AQMLAB_MAX_MEMORY_GB`,
-    else the machine's available memory) is refused before it starts (`aqmlab.budget`).
+    else the machine's available memory) is refused before it starts (`aqmlab.runs.budget`).
     """
     resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
     text = sc.to_json(resolved)
@@ -344,103 +342,11 @@ def run(
             os.close(lock)
 
 
-def read_summary(directory: Path) -> dict[str, Any]:
-    """`directory/summary.json`; a missing or unreadable one is a one-line `ScenarioError`
-    naming the file (and the line where it stops being JSON, never its content)."""
-    path = directory / SUMMARY_FILE
-    if not directory.is_dir():
-        problem = "no such directory" if not directory.exists() else "not a directory"
-        raise sc.ScenarioError(f"{directory}: not an aqmlab results directory ({problem})")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        msg = f"{directory}: not an aqmlab results directory (no {SUMMARY_FILE})"
-        raise sc.ScenarioError(msg) from None
-    except OSError as e:
-        raise sc.ScenarioError(f"{path}: cannot read ({os_problem(e, path)})") from None
-    except UnicodeDecodeError:
-        raise sc.ScenarioError(f"{path}: not UTF-8 text (damaged)") from None
-    try:
-        summary = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise sc.ScenarioError(f"{path}: line {e.lineno}: not valid JSON (damaged)") from None
-    if not isinstance(summary, dict):
-        raise sc.ScenarioError(f"{path}: expected a JSON object (damaged)")
-    return summary
-
-
 def _make_simulation(scenario_json: str) -> _core.Simulation:
     try:
         return _core.Simulation(scenario_json)
     except ValueError as e:
         raise sc.ScenarioError(str(e)) from None
-
-
-class Results:
-    """The outcome of a run: `summary` (dict) and one polars DataFrame per table, as
-    attributes (`results.connections`) or items (`results["queue"]`), loaded on first use."""
-
-    def __init__(
-        self,
-        summary: dict[str, Any],
-        directory: Path | None = None,
-        memory: Mapping[str, pa.Table] | None = None,
-    ) -> None:
-        self.summary = summary
-        self.directory = directory
-        self._memory = dict(memory or {})
-        self._frames: dict[str, Any] = {}
-
-    @classmethod
-    def open(cls, directory: str | os.PathLike) -> Results:
-        """Loads the results of an earlier run."""
-        d = Path(directory)
-        return cls(read_summary(d), directory=d)
-
-    @property
-    def tables(self) -> list[str]:
-        if self.directory is not None:
-            return sorted(p.stem for p in self.directory.glob("*.parquet"))
-        return sorted(self._memory)
-
-    def path(self, name: str) -> Path:
-        if self.directory is None:
-            raise ValueError("these results are in memory (run without out=...)")
-        return self.directory / f"{name}.parquet"
-
-    def arrow(self, name: str) -> pa.Table:
-        if self.directory is not None:
-            p = self.path(name)
-            if not p.is_file():
-                raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables) or 'none'}")
-            return pq.read_table(p)
-        if name not in self._memory:
-            raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables) or 'none'}")
-        return self._memory[name]
-
-    def __getitem__(self, name: str):
-        import polars as pl
-
-        if name not in self._frames:
-            if self.directory is not None:
-                if not self.path(name).is_file():
-                    raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables) or 'none'}")
-                self._frames[name] = pl.read_parquet(self.path(name))
-            else:
-                self._frames[name] = pl.from_arrow(self.arrow(name))
-        return self._frames[name]
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self[name]
-        except KeyError as e:
-            raise AttributeError(str(e)) from None
-
-    def __repr__(self) -> str:
-        where = str(self.directory) if self.directory is not None else "memory"
-        return f"Results({where}, tables={self.tables})"
 
 
 def _default_progress(stream=sys.stderr) -> Callable[[Progress], None]:

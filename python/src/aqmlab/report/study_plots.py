@@ -2,7 +2,7 @@
 matplotlib `Figure`; nothing is shown or written.
 
     from aqmlab.study import Study
-    from aqmlab import study_plots
+    from aqmlab.report import study_plots
     study = Study.open("results/main")
     study_plots.response_time_cdf(study, where={"load": "0.9"})   # one curve per scheme
     study_plots.metrics_vs_load(study)                            # utilization, loss, ... by load
@@ -34,9 +34,9 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from aqmlab import metrics as mt
-from aqmlab import study_layout as lay
-from aqmlab import study_summary as ss
+from aqmlab.analysis import metrics as mt
+from aqmlab.report import study_layout as lay
+from aqmlab.report import study_summary as ss
 
 __all__ = [
     "metrics_by_cell",

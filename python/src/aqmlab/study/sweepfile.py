@@ -30,9 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aqmlab import calibration as cal
+import aqmlab._core as _core
 from aqmlab import scenario as sc
-from aqmlab.errors import check_plain_name
+from aqmlab.errors import check_plain_name, show_value
+from aqmlab.runs.calibrate import calibrate_entry
+from aqmlab.scenario import calibration as cal
+from aqmlab.scenario.overrides import parse_key_path
 
 __all__ = [
     "RESERVED_COLUMNS",
@@ -139,7 +142,7 @@ class PlannedRun:
 
 
 def _fmt(value: Any) -> str:
-    return sc._fmt(value) if not isinstance(value, dict | list) else json.dumps(value)
+    return show_value(value) if not isinstance(value, dict | list) else json.dumps(value)
 
 
 def _is_int(v: Any) -> bool:
@@ -247,7 +250,7 @@ def parse_axis(i: int, raw: Any) -> Axis:
 
 
 def _check_field(path: str, where: str) -> None:
-    parts = sc._parse_key_path(path, where)
+    parts = parse_key_path(path, where)
     if parts == ["seed"]:
         raise sc.ScenarioError(
             f"{where}: the seed is set by the sweep (sweep.seed + rep); use `repetitions`"
@@ -461,7 +464,7 @@ def _calibrate(
     for key, (scenario, i) in needed.items():
         if log:
             log(f"calibration {key}: measuring traffic[{i}] ({scenario['traffic'][i]['kind']})")
-        done = cal.calibrate_entry(scenario, i, workers=workers, log=log)
+        done = calibrate_entry(scenario, i, workers=workers, log=log)
         cal.save_file(calibration_file, [done])
 
 
@@ -524,13 +527,11 @@ def plan(
 
 def plan_document(sweep: Sweep, runs: Sequence[PlannedRun]) -> dict[str, Any]:
     """plan.json: the sweep's header, its axes and every run."""
-    from aqmlab import __version__
-
     return {
         "format": "aqmlab-plan",
         "version": 1,
         "name": sweep.name,
-        "aqmlab": __version__,
+        "aqmlab": _core.version(),
         "repetitions": sweep.repetitions,
         "seed": sweep.seed,
         "seed_rule": "run seed = sweep seed + rep",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from aqmlab import study_layout
+from aqmlab.report import study_layout
 
 __all__ = [
     "Metric",

@@ -21,8 +21,9 @@ from typing import Any
 
 import polars as pl
 
-from aqmlab import catalog, runner
 from aqmlab import scenario as sc
+from aqmlab.runs import runner
+from aqmlab.study import catalog
 
 __all__ = ["Study"]
 
@@ -71,7 +72,7 @@ class Study:
     def runs(self, status: str | None = "done") -> pl.DataFrame:
         """One row per run with that `status` (done, failed, pending; None: all): `run_id,
         status, rep, seed`, the axis labels, `wall_time_s`, `error`, versions and the metrics
-        (see aqmlab.catalog). The resolved scenarios are in `scenario(run_id)`."""
+        (see aqmlab.study.catalog). The resolved scenarios are in `scenario(run_id)`."""
         if status is not None and status not in STATUSES:
             raise ValueError(f"status = {status!r}: expected one of {', '.join(STATUSES)} or None")
         df = self._runs.drop("scenario")

@@ -8,7 +8,7 @@
 - `format_metrics`: the row as aligned text.
 
 The metrics of traffic mixes (TCP goodput, UDP loss, runs of consecutive losses, queueing
-delay distribution, per-flow throughput, Jain's index) live in `aqmlab.mix_metrics` and are
+delay distribution, per-flow throughput, Jain's index) live in `aqmlab.analysis.mixes` and are
 re-exported here.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab.directions import WEB_KINDS, studied_direction
-from aqmlab.mix_metrics import (
+from aqmlab.analysis.directions import WEB_KINDS, studied_direction
+from aqmlab.analysis.mixes import (
     LOSS_RUN_SCOPES,
     flow_throughputs,
     format_mix_metrics,

@@ -38,8 +38,8 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from aqmlab import hurst
-from aqmlab import metrics as mt
+from aqmlab.analysis import hurst
+from aqmlab.analysis import metrics as mt
 from aqmlab.errors import make_dirs
 
 __all__ = [

@@ -1,0 +1,43 @@
+"""Scenarios: TOML in, the core's JSON out (docs/scenario.md).
+
+- `load`: reading a file, presets, RTT and size distributions, the seed, validation;
+- `overrides`: ``--set key.path=value``;
+- `calibration`: stored load calibrations, and a `load` turned into a population;
+- `unc_model`: the UNC workload's tables.
+
+Every problem is a `ScenarioError` with one line: the field, the value and what is allowed.
+"""
+
+from aqmlab.errors import ScenarioError, one_line
+from aqmlab.scenario.load import (
+    DEFAULT_PRESET,
+    DEFAULT_SEED,
+    load,
+    load_cdf,
+    load_rtt_cdf,
+    load_with_calibration,
+    read_toml,
+    resolve,
+    resolve_with_calibration,
+    to_json,
+    validate,
+)
+from aqmlab.scenario.overrides import apply_overrides, set_value
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "DEFAULT_SEED",
+    "ScenarioError",
+    "apply_overrides",
+    "load",
+    "load_cdf",
+    "load_rtt_cdf",
+    "load_with_calibration",
+    "one_line",
+    "read_toml",
+    "resolve",
+    "resolve_with_calibration",
+    "set_value",
+    "to_json",
+    "validate",
+]
