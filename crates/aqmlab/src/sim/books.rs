@@ -1,0 +1,301 @@
+//! Record keeping: a connection's row, its exchanges' rows and the summary's counters when
+//! it ends; the batches of records handed out (`drain`); the closing of the books at the end
+//! of a run (`finish`); the run's totals (`Summary`) and the engine's counters
+//! (`EngineStats`).
+
+use serde::Serialize;
+
+use super::app::App;
+use super::monitor::DirectionSummary;
+use super::udp_cbr::UdpSummary;
+use super::Simulation;
+use crate::measure::Table;
+use crate::units::Time;
+
+/// Engine counters, for progress displays and benchmarks.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineStats {
+    pub events: u64,
+    pub sim_time_s: f64,
+    pub bottleneck_packets: u64,
+    pub peak_packets_in_flight: u64,
+    pub connections_opened: u64,
+    pub active_connections: u64,
+    /// Packets that reached their destination host, and those that arrived for a connection
+    /// that had already ended.
+    pub delivered_packets: u64,
+    pub stale_packets: u64,
+    /// Events waiting in the scheduler (including stale timer events not yet popped).
+    pub pending_events: u64,
+}
+
+/// Whole-run totals after the warm-up.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub measured_s: f64,
+    /// The bottleneck disciplines and the parameters in force, per direction.
+    pub queue_forward: serde_json::Value,
+    pub queue_reverse: serde_json::Value,
+    pub forward: DirectionSummary,
+    pub reverse: DirectionSummary,
+    pub connections_started: u64,
+    pub connections_completed: u64,
+    pub connections_aborted: u64,
+    pub connections_unfinished: u64,
+    pub bytes_written: u64,
+    pub bytes_delivered: u64,
+    /// Request/response exchanges started after the warm-up: completed, and still open when
+    /// the run (or their connection) ended.
+    pub exchanges_completed: u64,
+    pub exchanges_unfinished: u64,
+    /// Aggregate TCP goodput: application bytes delivered in order (each byte once, however
+    /// often it was sent) at times after the warm-up, every connection and both directions;
+    /// and the same per bottleneck direction the bytes crossed, in Mb/s of measured time.
+    pub tcp_goodput_bytes: u64,
+    pub tcp_goodput_mbps: f64,
+    pub tcp_goodput_forward_mbps: f64,
+    pub tcp_goodput_reverse_mbps: f64,
+    /// Runs of consecutive losses of each TCP connection's packets at the bottleneck queues
+    /// (on arrival, after the warm-up), summed over the connections (index = run length).
+    pub tcp_loss_runs: Vec<u64>,
+    /// UDP CBR totals (all zero without `udp_cbr` sources).
+    pub udp: UdpSummary,
+}
+
+impl Simulation {
+    /// Books a connection that ended (or is still open at the end of the run): the summary's
+    /// counters, its loss runs, its exchanges, and its row when connections are kept
+    /// (`measure.connections`: the row is not built at all otherwise).
+    pub(super) fn record(&mut self, slot: u32, closed: Option<Time>) {
+        let c = &self.conns[slot as usize];
+        let completed = c.app.transfer_complete() && !c.aborted;
+        if c.start >= self.warmup {
+            let sm = &mut self.summary;
+            if c.aborted {
+                sm.connections_aborted += 1;
+            } else if completed {
+                sm.connections_completed += 1;
+            } else if closed.is_none() {
+                sm.connections_unfinished += 1;
+            }
+            sm.bytes_written += c.app.bytes_expected();
+            sm.bytes_delivered += c.app.bytes_received();
+        }
+        if self.sc.measure.connections {
+            self.record_connection(slot, closed, completed);
+        }
+        self.record_flow_losses(slot);
+        self.record_exchanges(slot);
+    }
+
+    /// The connection's row, but for its bottleneck drops (`record_flow_losses`).
+    fn record_connection(&mut self, slot: u32, closed: Option<Time>, completed: bool) {
+        let c = &self.conns[slot as usize];
+        let r = &mut self.conn_rows;
+        let s = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
+        r.conn_id.push(c.id);
+        r.source.push(c.source as u64);
+        r.flow.push(c.identity);
+        r.client_side
+            .push(if c.client_left { "left" } else { "right" });
+        r.client_host.push(c.client_host as u64);
+        r.server_host.push(c.server_host as u64);
+        r.base_rtt_ms.push(c.base_rtt as f64 * 1e-6);
+        r.start_s.push(c.start as f64 * 1e-9);
+        r.established_s.push(s(c.established));
+        r.first_byte_s.push(s(c.first_byte));
+        r.last_byte_s.push(s(c.last_byte));
+        r.closed_s.push(s(closed));
+        r.request_bytes.push(c.app.request_bytes());
+        r.response_bytes.push(c.app.response_bytes());
+        r.bytes_delivered.push(c.app.bytes_received());
+        r.bytes_delivered_measured.push(c.delivered_measured);
+        r.completed.push(completed);
+        r.aborted.push(c.aborted);
+        let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
+        r.syn_retransmits
+            .push(a.syn_retransmits + b.syn_retransmits);
+        r.fin_retransmits
+            .push(a.fin_retransmits + b.fin_retransmits);
+        r.data_retransmits
+            .push(a.data_retransmits + b.data_retransmits);
+        r.timeouts.push(a.timeouts + b.timeouts);
+        r.fast_retransmits
+            .push(a.fast_retransmits + b.fast_retransmits);
+        r.segments_sent.push(a.segments + b.segments);
+        let m = [c.ep[0].min_rtt_sample, c.ep[1].min_rtt_sample]
+            .into_iter()
+            .filter(|&x| x > 0)
+            .min();
+        r.min_rtt_sample_ms
+            .push(m.map_or(f64::NAN, |x| x as f64 * 1e-6));
+        r.ecn.push(c.ep[0].ecn.ok && c.ep[1].ecn.ok);
+        r.ecn_reductions
+            .push(c.ep[0].ecn.reductions + c.ep[1].ecn.reductions);
+        r.ce_received
+            .push(c.ep[0].ecn.ce_received + c.ep[1].ecn.ce_received);
+    }
+
+    /// One row per exchange of a Web connection; an exchange without an end is unfinished.
+    fn record_exchanges(&mut self, slot: u32) {
+        let c = &self.conns[slot as usize];
+        let App::Web(w) = &c.app else { return };
+        let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
+        let r = &mut self.exch_rows;
+        let secs = |t: Option<Time>| t.map_or(f64::NAN, |t| t as f64 * 1e-9);
+        let eof = secs(w.eof());
+        for (i, e) in w.exchanges().iter().enumerate() {
+            let (start, end) = (w.start(i), w.response_end(i));
+            r.conn_id.push(c.id);
+            r.source.push(c.source as u64);
+            r.user.push(c.user.map_or(c.identity, |u| u as u64));
+            r.index.push(i as u64);
+            r.client_side
+                .push(if c.client_left { "left" } else { "right" });
+            r.persistent.push(w.persistent());
+            r.start_s.push(secs(start));
+            r.end_s.push(secs(w.end(i)));
+            r.close_s.push(eof);
+            r.response_time_s.push(match (start, end) {
+                (Some(s), Some(e)) => (e - s) as f64 * 1e-9,
+                _ => f64::NAN,
+            });
+            r.request_bytes.push(e.request);
+            r.response_bytes.push(e.response);
+            r.completed.push(end.is_some());
+            r.base_rtt_ms.push(c.base_rtt as f64 * 1e-6);
+            r.syn_retransmits
+                .push(a.syn_retransmits + b.syn_retransmits);
+            r.fin_retransmits
+                .push(a.fin_retransmits + b.fin_retransmits);
+            r.data_retransmits
+                .push(a.data_retransmits + b.data_retransmits);
+            r.timeouts.push(a.timeouts + b.timeouts);
+            // An exchange that never started (its connection failed first) starts at the
+            // connection's start for the books.
+            if start.unwrap_or(c.start) >= self.warmup {
+                if end.is_some() {
+                    self.summary.exchanges_completed += 1;
+                } else {
+                    self.summary.exchanges_unfinished += 1;
+                }
+            }
+        }
+    }
+
+    /// Records produced since the last drain, one batch per table.
+    pub fn drain(&mut self) -> Vec<Table> {
+        vec![
+            self.conn_rows.take(),
+            self.exch_rows.take(),
+            self.bneck_rows.take(),
+            self.queue_rows.take(),
+            self.arrival_rows.take(),
+            self.udp_rows.take(),
+            self.loss_run_rows.take(),
+            self.queue_delay_rows.take(),
+        ]
+    }
+
+    /// Ends the run: reports connections still open as unfinished and returns the last records.
+    pub fn finish(&mut self) -> Vec<Table> {
+        if !self.finished_books {
+            self.finished_books = true;
+            for slot in 0..self.conns.len() as u32 {
+                if self.tags[slot as usize].active {
+                    self.record(slot, None);
+                }
+            }
+            let now = self.sched.now();
+            for dir in 0..2 {
+                let link = &self.links[self.bottleneck(dir) as usize];
+                self.monitors[dir].close(
+                    now,
+                    link,
+                    &mut self.bneck_rows,
+                    &mut self.queue_rows,
+                    &mut self.arrival_rows,
+                );
+            }
+            self.summary.measured_s = (now.saturating_sub(self.warmup)) as f64 * 1e-9;
+            self.summary.forward = self.monitors[0].summary.clone();
+            self.summary.queue_forward = self.links[self.topo.forward() as usize]
+                .queue
+                .aqm
+                .params_json();
+            self.summary.queue_reverse = self.links[self.topo.reverse() as usize]
+                .queue
+                .aqm
+                .params_json();
+            self.summary.reverse = self.monitors[1].summary.clone();
+            self.close_mix_metrics();
+        }
+        self.drain()
+    }
+
+    /// End of run: goodput, UDP flows, and the loss-run and queueing-delay distributions.
+    fn close_mix_metrics(&mut self) {
+        let measured = self.summary.measured_s;
+        let mbps = |bytes: u64| {
+            if measured > 0.0 {
+                bytes as f64 * 8.0 / measured * 1e-6
+            } else {
+                0.0
+            }
+        };
+        let sm = &mut self.summary;
+        sm.tcp_goodput_bytes = self.goodput[0] + self.goodput[1];
+        sm.tcp_goodput_mbps = mbps(sm.tcp_goodput_bytes);
+        sm.tcp_goodput_forward_mbps = mbps(self.goodput[0]);
+        sm.tcp_goodput_reverse_mbps = mbps(self.goodput[1]);
+        for (dir, scope) in [(0, "queue_forward"), (1, "queue_reverse")] {
+            let runs = if dir == 0 {
+                &self.summary.forward.drop_runs
+            } else {
+                &self.summary.reverse.drop_runs
+            };
+            self.loss_run_rows.push_histogram(scope, -1, runs);
+            let link = &self.links[self.bottleneck(dir) as usize];
+            self.monitors[dir].write_delay_rows(link, &mut self.queue_delay_rows);
+        }
+        self.loss_run_rows
+            .push_histogram("tcp_all", -1, &self.tcp_loss_runs);
+        self.summary.tcp_loss_runs = self.tcp_loss_runs.clone();
+        let (mut rows, mut runs) = (
+            std::mem::take(&mut self.udp_rows),
+            std::mem::take(&mut self.loss_run_rows),
+        );
+        if !self.udp.is_empty() {
+            self.close_udp(&mut rows, &mut runs);
+        }
+        self.udp_rows = rows;
+        self.loss_run_rows = runs;
+    }
+
+    /// Whole-run totals (after `finish`), as a struct.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// Whole-run totals as JSON.
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string(&self.summary).expect("summary serializes")
+    }
+
+    pub fn engine_stats(&self) -> EngineStats {
+        EngineStats {
+            events: self.sched.executed() + self.tx_done_events,
+            sim_time_s: self.sched.now() as f64 * 1e-9,
+            bottleneck_packets: self.links[self.topo.forward() as usize].tx_packets
+                + self.links[self.topo.reverse() as usize].tx_packets,
+            peak_packets_in_flight: self.pkts.peak() as u64,
+            connections_opened: self.next_conn_id,
+            active_connections: self.tags.iter().filter(|t| t.active).count() as u64,
+            delivered_packets: self.delivered_packets,
+            stale_packets: self.stale_packets,
+            pending_events: (self.sched.pending()
+                + self.tx_due.iter().filter(|&&t| t != Time::MAX).count())
+                as u64,
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! A TCP connection's life: opened (paths, delay-box delays, timer phases, a slot), driven
+//! by the segments delivered to it, its application's actions and wake-ups, its segments put
+//! on the wire, and retired (booked, slot freed) when both ends are done.
+
+use super::app::App;
+use super::app_action::AppAction;
+use super::events::{Ev, MAX_SLOTS};
+use super::flow_losses;
+use super::trace::TraceEntry;
+use super::{Conn, Simulation};
+use crate::config::DelayPlacement;
+use crate::packet::{Packet, Proto};
+use crate::rng::{Rng, StreamKind};
+use crate::units::Time;
+
+impl Simulation {
+    /// The delay-box RTT of flow `identity` of `source` between two hosts, from the flow's own
+    /// stream.
+    pub(super) fn sample_rtt(
+        &self,
+        source: u32,
+        identity: u64,
+        client_host: u32,
+        server_host: u32,
+    ) -> Time {
+        let mut rng = Rng::substream(self.sc.seed, StreamKind::DelayBox, source as u64, identity);
+        let side_index = |h: u32| {
+            if self.topo.is_left(h) {
+                h
+            } else {
+                h - self.topo.left
+            }
+        };
+        self.rtt
+            .sample(&mut rng, side_index(client_host), side_index(server_host))
+    }
+
+    /// The delay-box delays of the packets a connection's client and server send, for a
+    /// connection whose extra round-trip time is `extra` (`[delay_box] placement`).
+    pub(super) fn one_way_delays(&self, extra: Time) -> [Time; 2] {
+        match self.sc.delay_box.placement {
+            DelayPlacement::Split | DelayPlacement::Inbound => [extra / 2, extra / 2],
+            DelayPlacement::ClientOutbound => [extra, 0],
+            DelayPlacement::ClientInbound => [0, extra],
+        }
+    }
+
+    /// Opens a connection from `client_host` to `server_host`. Its delay-box RTT (unless the
+    /// source chose one) and timer phase come from streams of the connection's identity
+    /// `(source, identity)`, so they do not depend on the order in which connections happen
+    /// to open (common random numbers).
+    pub(super) fn open(
+        &mut self,
+        source: u32,
+        identity: u64,
+        client_host: u32,
+        server_host: u32,
+        app: App,
+        user: Option<u32>,
+        extra_rtt: Option<Time>,
+        primary: bool,
+    ) {
+        let now = self.sched.now();
+        let seed = self.sc.seed;
+        let extra = match extra_rtt {
+            Some(e) => e,
+            None => self.sample_rtt(source, identity, client_host, server_host),
+        };
+        // ns-2 gives each agent its own tick clock (a random phase per endpoint); BSD's clock
+        // is global (phase 0), and its connections need no stream.
+        let phases = match self.sc.tcp.timer_model {
+            crate::tcp::config::TimerModel::Bsd => [0, 0],
+            crate::tcp::config::TimerModel::Ns2 => {
+                let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
+                let tick = self.sc.tcp.tick();
+                [clock.below(tick), clock.below(tick)]
+            },
+        };
+        let (to_server, delay_to_server) = self.path_id(client_host, server_host);
+        let (to_client, delay_to_client) = self.path_id(server_host, client_host);
+        let paths = [to_server, to_client];
+        // Propagation RTT of the topology (no serialization) plus the delay box.
+        let base_rtt = delay_to_server + delay_to_client + extra;
+        let id = self.next_conn_id;
+        self.next_conn_id += 1;
+        let conn = Conn {
+            id,
+            ep: [
+                self.ep_template.fresh_with_phase(phases[0]),
+                self.ep_template.fresh_with_phase(phases[1]),
+            ],
+            paths,
+            flow_delay: self.one_way_delays(extra),
+            flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
+            app,
+            source,
+            identity,
+            user,
+            notified: false,
+            primary,
+            client_host,
+            server_host,
+            client_left: self.topo.is_left(client_host),
+            base_rtt,
+            start: now,
+            established: None,
+            first_byte: None,
+            last_byte: None,
+            aborted: false,
+            delivered_measured: 0,
+            losses: Default::default(),
+        };
+        let slot = if let Some(s) = self.free_slots.pop() {
+            let gen = self.tags[s as usize].gen.wrapping_add(1);
+            self.conns[s as usize] = conn;
+            self.tags[s as usize] = flow_losses::ConnTag {
+                gen,
+                active: true,
+                ..Default::default()
+            };
+            s
+        } else {
+            assert!(self.conns.len() < MAX_SLOTS, "too many open connections");
+            self.conns.push(conn);
+            self.tags.push(flow_losses::ConnTag {
+                active: true,
+                ..Default::default()
+            });
+            (self.conns.len() - 1) as u32
+        };
+        if now >= self.warmup {
+            self.summary.connections_started += 1;
+        }
+        let c = &mut self.conns[slot as usize];
+        c.ep[1].listen(now);
+        self.out.clear();
+        c.ep[0].connect(now, &self.sc.tcp, &mut self.out);
+        self.after_call(slot, 0);
+    }
+
+    pub(super) fn deliver(&mut self, pkt: &Packet) {
+        let slot = pkt.conn;
+        self.delivered_packets += 1;
+        if pkt.proto == Proto::Udp {
+            self.deliver_udp(pkt);
+            return;
+        }
+        if !self.tags[slot as usize].is(pkt.gen) {
+            self.stale_packets += 1;
+            return; // a late packet of a connection that has ended
+        }
+        let c = &mut self.conns[slot as usize];
+        let side = pkt.to_server as usize;
+        self.out.clear();
+        c.ep[side].on_segment(self.sched.now(), &self.sc.tcp, pkt, &mut self.out);
+        self.after_call(slot, side);
+    }
+
+    /// A paused application resumes (client think gap, server service delay).
+    pub(super) fn on_app_wake(&mut self, slot: u32, side: u8, gen: u32) {
+        let now = self.sched.now();
+        if !self.tags[slot as usize].is(gen) {
+            return;
+        }
+        let c = &mut self.conns[slot as usize];
+        let side = side as usize;
+        let action = c.app.on_wake(side, now);
+        self.out.clear();
+        self.perform(slot, side, action);
+        self.after_call(slot, side);
+    }
+
+    /// Carries out an application action on endpoint `side`; false when there is nothing
+    /// more to do now.
+    fn perform(&mut self, slot: u32, side: usize, action: AppAction) -> bool {
+        let now = self.sched.now();
+        let cfg = &self.sc.tcp;
+        let gen = self.tags[slot as usize].gen;
+        let c = &mut self.conns[slot as usize];
+        match action {
+            AppAction::None => return false,
+            AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
+            // ns-2 (`fin_when_idle`): one `sendmsg(n, "MSG_EOF")`. BSD: write(2), whose
+            // tcp_output sends what it may, then close(2).
+            AppAction::WriteClose(b) if cfg.fin_when_idle => {
+                c.ep[side].write_close(now, cfg, b, &mut self.out)
+            },
+            AppAction::WriteClose(b) => {
+                c.ep[side].write(now, cfg, b, &mut self.out);
+                self.transmit(slot, side);
+                self.out.clear();
+                let c = &mut self.conns[slot as usize];
+                c.ep[side].close(now, &self.sc.tcp, &mut self.out);
+            },
+            AppAction::Close => c.ep[side].close(now, cfg, &mut self.out),
+            AppAction::WakeAt(t) => {
+                self.sched.at(
+                    t,
+                    Ev::AppWake {
+                        slot,
+                        side: side as u8,
+                        gen,
+                    },
+                );
+                return false;
+            },
+            AppAction::WakeAfter(d) => {
+                self.sched.at(
+                    now + d,
+                    Ev::AppWake {
+                        slot,
+                        side: side as u8,
+                        gen,
+                    },
+                );
+                return false;
+            },
+        }
+        true
+    }
+
+    /// After an endpoint call: transmit its segments, let the application react (which may
+    /// produce more segments), re-arm timers, tell the owning user when the responses are in,
+    /// and retire the connection when both ends are done.
+    pub(super) fn after_call(&mut self, slot: u32, side: usize) {
+        let now = self.sched.now();
+        loop {
+            self.transmit(slot, side);
+            let c = &mut self.conns[slot as usize];
+            if self.out.aborted {
+                c.aborted = true;
+                self.notify_user(slot);
+                self.retire(slot);
+                return;
+            }
+            if self.out.established && side == 0 && c.established.is_none() {
+                c.established = Some(now);
+            }
+            if self.out.delivered > 0 && side == c.app.receiver_side() && c.first_byte.is_none() {
+                c.first_byte = Some(now);
+            }
+            if self.out.delivered > 0 && now >= self.warmup {
+                c.delivered_measured += self.out.delivered;
+                // Bytes reaching the client crossed server → client: right → left (reverse)
+                // when the client is on the left.
+                let reverse = (side == 0) == c.client_left;
+                self.goodput[reverse as usize] += self.out.delivered;
+            }
+            let before = Self::completed_exchanges(&c.app);
+            let action = c.app.on_event(side, &self.out, now);
+            let after = Self::completed_exchanges(&c.app);
+            if after > before {
+                self.count_completed(slot, before, after);
+                if before == 0 && self.conns[slot as usize].primary {
+                    self.notify_primary(slot);
+                }
+            }
+            let c = &mut self.conns[slot as usize];
+            if c.last_byte.is_none() && c.app.transfer_complete() {
+                c.last_byte = Some(now);
+                if !c.app.ends_at_close() {
+                    self.notify_user(slot);
+                }
+            }
+            if self.out.peer_closed && side == 0 && self.conns[slot as usize].app.ends_at_close() {
+                // The client read the end of the stream and closed (often in the same segment
+                // as the last byte): for a source whose responses end at the close (Study A),
+                // the user's connection is over now.
+                self.notify_user(slot);
+            }
+            self.out.clear();
+            if !self.perform(slot, side, action) {
+                break;
+            }
+        }
+        let c = &self.conns[slot as usize];
+        if c.ep[side].is_done() && c.ep[1 - side].is_done() {
+            self.retire(slot);
+            return;
+        }
+        // Only this endpoint was called (the application acts on the side it was called for),
+        // so only its deadline can have changed; the other's line stays untouched.
+        self.arm_timer(slot, side);
+    }
+
+    fn completed_exchanges(app: &App) -> usize {
+        match app {
+            App::Web(w) => w.completed(),
+            App::Bulk(_) => 0,
+        }
+    }
+
+    /// Exchanges `[from, to)` of a connection completed now; counts those started after the
+    /// warm-up and stops the run at `max_exchanges`.
+    fn count_completed(&mut self, slot: u32, from: usize, to: usize) {
+        let App::Web(w) = &self.conns[slot as usize].app else {
+            return;
+        };
+        let n = (from..to)
+            .filter(|&i| w.start(i).is_some_and(|t| t >= self.warmup))
+            .count() as u64;
+        self.exchanges_done += n;
+        if let Some(max) = self.sc.max_exchanges {
+            if self.exchanges_done >= max && self.end > self.sched.now() {
+                self.end = self.sched.now();
+            }
+        }
+    }
+
+    /// Puts the outbox's segments on the wire from endpoint `side` of `slot`.
+    fn transmit(&mut self, slot: u32, side: usize) {
+        if self.out.segs.is_empty() {
+            return;
+        }
+        let c = &self.conns[slot as usize];
+        let hdr = self.sc.tcp.header_bytes;
+        let padded = self.sc.tcp.sack_variant != crate::tcp::config::SackVariant::Ns2;
+        let route = c.paths[side];
+        let first_link = self.paths[route as usize].links[0];
+        let template = Packet {
+            conn: slot,
+            route,
+            to_server: side == 0,
+            flow_delay: c.flow_delay[side],
+            flow_hash: c.flow_hash,
+            gen: self.tags[slot as usize].gen,
+            ..Default::default()
+        };
+        for i in 0..self.out.segs.len() {
+            let s = self.out.segs[i];
+            let p = Packet {
+                flags: s.flags,
+                size: s.len + hdr + s.option_bytes(padded),
+                len: s.len,
+                seq: s.seq,
+                ack: s.ack,
+                retransmit: s.retransmit,
+                ecn: s.ecn,
+                sack: s.sack,
+                sack_n: s.sack_n,
+                sack_permitted: s.sack_permitted,
+                ..template
+            };
+            if let Some(tr) = &mut self.trace {
+                let c = &self.conns[slot as usize];
+                let (conn, ep) = (c.id, &c.ep[side]);
+                let t = self.sched.now();
+                tr.push(TraceEntry {
+                    t,
+                    conn,
+                    side: side as u8,
+                    seq: s.seq,
+                    ack: s.ack,
+                    len: s.len,
+                    flags: s.flags,
+                    retransmit: s.retransmit,
+                    ecn: s.ecn,
+                    sack: s.sack,
+                    sack_n: s.sack_n,
+                    cwnd: ep.cwnd(),
+                    ssthresh: ep.ssthresh(),
+                });
+            }
+            let id = self.pkts.alloc(p);
+            self.send_on(first_link, id);
+        }
+        self.out.segs.clear();
+    }
+
+    /// Writes the connection's record and frees its slot.
+    fn retire(&mut self, slot: u32) {
+        let now = self.sched.now();
+        self.record(slot, Some(now));
+        self.tags[slot as usize].active = false;
+        self.free_slots.push(slot);
+        // A user whose connection ended without delivering (e.g. the server closed early)
+        // must not wait forever.
+        self.notify_user(slot);
+    }
+}

@@ -1,0 +1,153 @@
+//! The events of a run and their packing for the event list.
+//!
+//! `Ev` says what happens (components named by index, small `Copy` payloads); `PackedEv` is
+//! the 64-bit form the scheduler holds. `Simulation::dispatch` (`mod.rs`) routes each event
+//! to its handler.
+
+use crate::net::link::LinkId;
+use crate::packet::PktId;
+
+/// Simulation events. Components are named by index; payloads stay small and `Copy`.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Ev {
+    /// A packet reaches the node at the end of its current link.
+    Arrive(PktId),
+    /// A TCP timer of endpoint `side` (0 client, 1 server) of connection slot `slot`.
+    Timer { slot: u32, side: u8, gen: u32 },
+    /// A traffic source starts flow `flow` (a bulk flow, a Mah user's page, PackMime's next
+    /// connection).
+    Start { source: u32, flow: u32 },
+    /// The application on endpoint `side` of a connection resumes (think gap, server delay).
+    AppWake { slot: u32, side: u8, gen: u32 },
+    /// A queue discipline's periodic update.
+    QueueTick(LinkId),
+    /// UDP CBR flow `.0` sends its next packet.
+    CbrSend(u32),
+    /// Queue sampling for the monitors.
+    Sample,
+    /// End of a reporting interval.
+    Interval,
+    /// End of the warm-up period: metrics start here.
+    Warmup,
+    /// Timer deadlines due before the next sweep get their events (`Simulation::arm_at`).
+    TimerSweep,
+}
+
+/// An `Ev` packed into 64 bits for the event list, whose entries (time and event) are then 16
+/// bytes instead of 24: the list moves each event about once and holds tens of thousands, so
+/// entry size is memory traffic. Bits 60–63: the variant; 32–59: a second field (a timer's
+/// or wake-up's `slot << 1 | side`, a start's source); 0–31: the first (link, packet, flow,
+/// generation). Slots stay below 2^27 and sources below 2^28 (checked where they are made).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PackedEv(u64);
+
+pub(super) const MAX_SLOTS: usize = 1 << 27;
+pub(super) const MAX_SOURCES: usize = 1 << 28;
+
+impl PackedEv {
+    #[inline(always)]
+    fn new(tag: u64, hi: u32, lo: u32) -> Self {
+        PackedEv(tag << 60 | (hi as u64) << 32 | lo as u64)
+    }
+
+    #[inline(always)]
+    pub(super) fn unpack(self) -> Ev {
+        let lo = self.0 as u32;
+        let hi = (self.0 >> 32) as u32 & ((1 << 28) - 1);
+        match self.0 >> 60 {
+            0 => Ev::Arrive(lo),
+            1 => Ev::Timer {
+                slot: hi >> 1,
+                side: (hi & 1) as u8,
+                gen: lo,
+            },
+            2 => Ev::Start {
+                source: hi,
+                flow: lo,
+            },
+            3 => Ev::AppWake {
+                slot: hi >> 1,
+                side: (hi & 1) as u8,
+                gen: lo,
+            },
+            4 => Ev::QueueTick(lo),
+            5 => Ev::CbrSend(lo),
+            6 => Ev::Sample,
+            7 => Ev::Interval,
+            8 => Ev::Warmup,
+            _ => Ev::TimerSweep,
+        }
+    }
+}
+
+impl From<Ev> for PackedEv {
+    #[inline(always)]
+    fn from(e: Ev) -> Self {
+        match e {
+            Ev::Arrive(p) => PackedEv::new(0, 0, p),
+            Ev::Timer { slot, side, gen } => {
+                debug_assert!((slot as usize) < MAX_SLOTS && side < 2);
+                PackedEv::new(1, slot << 1 | side as u32, gen)
+            },
+            Ev::Start { source, flow } => {
+                debug_assert!((source as usize) < MAX_SOURCES);
+                PackedEv::new(2, source, flow)
+            },
+            Ev::AppWake { slot, side, gen } => {
+                debug_assert!((slot as usize) < MAX_SLOTS && side < 2);
+                PackedEv::new(3, slot << 1 | side as u32, gen)
+            },
+            Ev::QueueTick(l) => PackedEv::new(4, 0, l),
+            Ev::CbrSend(f) => PackedEv::new(5, 0, f),
+            Ev::Sample => PackedEv::new(6, 0, 0),
+            Ev::Interval => PackedEv::new(7, 0, 0),
+            Ev::Warmup => PackedEv::new(8, 0, 0),
+            Ev::TimerSweep => PackedEv::new(9, 0, 0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Time;
+
+    #[test]
+    fn packed_events_round_trip() {
+        let top = (MAX_SLOTS - 1) as u32;
+        for e in [
+            Ev::Arrive(7),
+            Ev::Timer {
+                slot: top,
+                side: 1,
+                gen: u32::MAX,
+            },
+            Ev::Timer {
+                slot: 0,
+                side: 0,
+                gen: 0,
+            },
+            Ev::Start {
+                source: (MAX_SOURCES - 1) as u32,
+                flow: u32::MAX,
+            },
+            Ev::AppWake {
+                slot: top,
+                side: 0,
+                gen: 12345,
+            },
+            Ev::QueueTick(3),
+            Ev::CbrSend(u32::MAX),
+            Ev::Sample,
+            Ev::Interval,
+            Ev::Warmup,
+            Ev::TimerSweep,
+        ] {
+            assert_eq!(
+                format!("{:?}", PackedEv::from(e).unpack()),
+                format!("{e:?}")
+            );
+        }
+        assert_eq!(std::mem::size_of::<(Time, PackedEv)>(), 16);
+    }
+}

@@ -1,0 +1,241 @@
+//! Packets on the network: a packet offered to a link (queued at a bottleneck, or scheduled
+//! straight through a cut-through access link), the bottlenecks' serialization, a packet's
+//! arrival at the next node or at its destination host, and the table of paths between hosts.
+//!
+//! The hot path of every run: each packet passes here once per hop.
+
+use std::hash::Hasher;
+
+use super::events::Ev;
+use super::Simulation;
+use crate::net::link::{Link, LinkId};
+use crate::net::queue::Offer;
+use crate::packet::{Packet, PktId, Proto};
+use crate::units::Time;
+
+/// Hasher for the path table's `(host, host)` keys: one multiply-rotate per word (the
+/// Fx scheme of rustc). Keys come from the scenario, not from an adversary, so SipHash's
+/// flood resistance buys nothing, and the table is looked up twice per connection.
+#[derive(Default)]
+pub(super) struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Simulation {
+    #[inline]
+    pub(super) fn send_on(&mut self, link: LinkId, id: PktId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        if l.cut_through {
+            self.send_cut_through(link, id);
+            return;
+        }
+        let mut owner = None;
+        if let Some(m) = l.monitor {
+            let p = self.pkts.get(id);
+            if p.proto == Proto::Tcp && now >= self.warmup {
+                owner = Some((p.conn, p.gen));
+            }
+            self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
+        }
+        let offer = l.queue.enqueue(now, id, &mut self.pkts);
+        if l.in_service.is_none() {
+            self.start_tx(link);
+        }
+        if let Some((slot, gen)) = owner {
+            self.count_flow_offer(slot, gen, offer);
+        }
+    }
+
+    /// A packet offered to a cut-through (drop-tail, unmonitored) link: unless the queue is
+    /// full, its serialization is scheduled behind everything accepted before it and its
+    /// arrival at the far end is scheduled now (or it is lost on the link). Losses on the link
+    /// are decided in FIFO order, as at the start of serialization.
+    #[inline]
+    fn send_cut_through(&mut self, link: LinkId, id: PktId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        let waiting = l.waiting_at(now);
+        if let Offer::Dropped(_) = l.queue.offer_fifo(now, id, &mut self.pkts, waiting) {
+            return;
+        }
+        let p = self.pkts.get(id);
+        let end = if l.emulated_host {
+            emulated_host_end(l, now, p.size)
+        } else {
+            l.schedule_fifo(now, p.size).1
+        };
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(self.pkts.get_mut(id));
+        let p = self.pkts.get(id);
+        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
+            l.lost += 1;
+            self.pkts.free(id);
+        } else {
+            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
+            let mut at = end + l.delay + extra;
+            if l.ticked_box {
+                // The host's delay box (links 2h and 2h + 1 belong to host h) releases the
+                // packet at a tick of its clock.
+                let clock = self.delay_clock.as_ref().expect("a ticked box has a clock");
+                at = clock.exit(link / 2, end + l.delay, p.flow_delay);
+            }
+            self.sched.at(at, Ev::Arrive(id));
+        }
+    }
+
+    #[inline]
+    fn start_tx(&mut self, link: LinkId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        if let Some(id) = l.queue.dequeue(now, &mut self.pkts) {
+            let size = self.pkts.get(id).size;
+            let tx = l.tx_time(size);
+            l.in_service = Some(id);
+            l.tx_size = size;
+            l.tx_len = tx;
+            l.busy_time += tx;
+            l.tx_end = now + tx;
+            let dir = l
+                .monitor
+                .expect("a link with serialization events is a bottleneck")
+                as usize;
+            self.tx_due[dir] = now + tx;
+            // `run_until` hands the end back to `bottleneck(dir)`: the monitor's index.
+            debug_assert_eq!(self.bottleneck(dir), link);
+        }
+    }
+
+    #[inline]
+    pub(super) fn on_tx_done(&mut self, link: LinkId) {
+        let now = self.sched.now();
+        let l = &mut self.links[link as usize];
+        let id = l
+            .in_service
+            .take()
+            .expect("end of serialization without a packet in service");
+        self.tx_due[l.monitor.expect("a bottleneck") as usize] = Time::MAX;
+        let p = self.pkts.get(id);
+        l.tx_packets += 1;
+        l.tx_bytes += p.size as u64;
+        let scripted = !l.scripted.is_empty() && l.scripted_drop(self.pkts.get_mut(id));
+        let p = self.pkts.get(id);
+        if scripted || (l.loss > 0.0 && l.loss_rng.bernoulli(l.loss)) {
+            l.lost += 1;
+            self.pkts.free(id);
+            self.start_tx(link);
+        } else {
+            let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
+            let at = now + l.delay + extra;
+            self.start_tx(link);
+            if at == now {
+                // Zero propagation delay: the packet is at the next node now. Handling it here
+                // saves an event per hop; the order stays deterministic.
+                self.on_arrive(id);
+            } else {
+                self.sched.at(at, Ev::Arrive(id));
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn on_arrive(&mut self, id: PktId) {
+        let p = self.pkts.get_mut(id);
+        p.hop += 1;
+        let path = self.paths[p.route as usize];
+        let hop = p.hop;
+        if hop < path.len {
+            if hop + 1 == path.len && p.proto == Proto::Tcp {
+                // Onto the last link: the receiving endpoint will be needed in a few events.
+                let (slot, side) = (p.conn as usize, p.to_server as usize);
+                if let Some(c) = self.conns.get(slot) {
+                    prefetch(&c.ep[side]);
+                    prefetch(&c.app);
+                }
+            }
+            self.send_on(path.links[hop as usize], id);
+        } else {
+            // A copy without the SACK blocks unless it carries some: they fill the packet's
+            // second cache line, which most packets (no SACK) never need to load.
+            let mut pkt = Packet {
+                sack: Default::default(),
+                ..*p
+            };
+            if pkt.sack_n > 0 {
+                pkt.sack = p.sack;
+            }
+            self.pkts.free(id);
+            self.deliver(&pkt);
+        }
+    }
+
+    /// The id of the path from `src` to `dst` (made on first use) and its propagation delay.
+    pub(super) fn path_id(&mut self, src: u32, dst: u32) -> (u32, Time) {
+        if let Some(&id) = self.path_ids.get(&(src, dst)) {
+            return (id, self.path_delays[id as usize]);
+        }
+        let id = self.paths.len() as u32;
+        let path = self.topo.path(src, dst);
+        let delay = (0..path.len as usize)
+            .map(|i| self.links[path.links[i] as usize].delay)
+            .sum::<Time>();
+        self.paths.push(path);
+        self.path_delays.push(delay);
+        self.path_ids.insert((src, dst), id);
+        (id, delay)
+    }
+}
+
+/// End of serialization of a packet of `size` bytes accepted at `now` on a host's link with
+/// send jitter (the packet waits its jitter, never overtaking the one before) or a ticked delay
+/// box (no jitter: the plain FIFO). Out of line: the common path has neither.
+#[inline(never)]
+fn emulated_host_end(l: &mut Link, now: Time, size: u32) -> Time {
+    match &mut l.jitter {
+        Some(j) => {
+            let ready = j.ready(now);
+            l.schedule_fifo_from(now, ready, size).1
+        },
+        None => l.schedule_fifo(now, size).1,
+    }
+}
+
+/// Asks the processor to bring `x` into cache (a hint: no effect on results). Used for the
+/// receiving endpoint of a packet a few events before it arrives: with thousands of open
+/// connections its state has usually left the cache since its last packet.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = x as *const T as *const i8;
+        for off in (0..std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch never faults and has no effect on memory contents; the
+            // addresses lie within `x`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
