@@ -11,6 +11,11 @@
 #
 # Columns or fields that exist only in the new file are listed as additions; any difference in
 # one that both have fails the comparison. Needs `make bootstrap` (for `aqmlab validate`).
+#
+# The hash is XXH64 of an explicit byte encoding of the values (`Digest` in
+# crates/aqmlab/benches/throughput.rs): the same on every Rust toolchain, so a reference file
+# stays comparable after an upgrade. Files made before it (std's DefaultHasher) are not
+# comparable with files made after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AQMLAB=${AQMLAB:-.venv/bin/aqmlab}

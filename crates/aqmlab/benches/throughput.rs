@@ -7,13 +7,12 @@
 //! `AQMLAB_BENCH_DIGEST` prints a hash of all records (to check that outcomes are unchanged);
 //! `AQMLAB_BENCH_DIGEST=columns` also prints one hash per table column and per summary field,
 //! so that a change which adds columns or fields can show that every existing one is unchanged
-//! (`bench/digests.sh`).
+//! (`bench/digests.sh`). The digests are XXH64 (`Digest`): the same on every toolchain and
+//! platform, so a reference file made once stays comparable.
 //! Also printed: HTTP exchanges recorded per wall-second and the process's peak resident memory
 //! (Linux `VmHWM`), the figures issue 3's benchmark asks for.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use aqmlab::aqm::config::AqmConfig;
@@ -25,6 +24,7 @@ use aqmlab::measure::{Column, Table};
 use aqmlab::sim::Simulation;
 use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::secs;
+use xxhash_rust::xxh64::Xxh64;
 
 fn main() {
     let seconds: Option<f64> = std::env::var("AQMLAB_BENCH_SECONDS")
@@ -99,9 +99,13 @@ fn main() {
     let mut t = 0;
     // AQMLAB_BENCH_DIGEST: print a hash of every record and the summary, to check that a
     // change leaves the simulated outcomes bit for bit as they were.
-    let mut digest = std::env::var_os("AQMLAB_BENCH_DIGEST").map(|_| DefaultHasher::new());
+    let mut digest = std::env::var_os("AQMLAB_BENCH_DIGEST").map(|_| Digest::default());
     let per_column = std::env::var("AQMLAB_BENCH_DIGEST").is_ok_and(|v| v == "columns");
-    let mut columns: BTreeMap<String, DefaultHasher> = BTreeMap::new();
+    if digest.is_some() {
+        // XXH64 as specified: its reference value for the empty input.
+        assert_eq!(Digest::default().finish(), 0xef46_db37_51d8_e999);
+    }
+    let mut columns: BTreeMap<String, Digest> = BTreeMap::new();
     let mut exchanges = 0usize;
     while !sim.finished() {
         t += secs(10.0);
@@ -129,7 +133,7 @@ fn main() {
     exchanges += exchange_rows(&tables);
     if let Some(h) = digest.as_mut() {
         hash_tables(h, &tables);
-        sim.summary_json().hash(h);
+        h.str(&sim.summary_json());
     }
     if per_column {
         hash_columns(&mut columns, &tables);
@@ -192,28 +196,66 @@ fn peak_resident_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-fn hash_tables(h: &mut DefaultHasher, tables: &[Table]) {
+/// A running digest: XXH64 with seed 0 (xxHash's specification, from the `xxhash-rust` crate)
+/// of the values fed to it, each encoded explicitly rather than through `std::hash::Hash`
+/// (whose byte stream, like `DefaultHasher`'s algorithm, may change between Rust releases and
+/// depends on the platform's byte order): an integer or a float's bits as 8 little-endian
+/// bytes, a bool as one byte, a string as its length (8 bytes) and its UTF-8 bytes.
+struct Digest(Xxh64);
+
+impl Default for Digest {
+    fn default() -> Self {
+        Digest(Xxh64::new(0))
+    }
+}
+
+impl Digest {
+    fn u64(&mut self, x: u64) {
+        self.0.update(&x.to_le_bytes());
+    }
+
+    fn str(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.0.update(s.as_bytes());
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.digest()
+    }
+}
+
+fn hash_tables(h: &mut Digest, tables: &[Table]) {
     for t in tables {
-        t.name.hash(h);
+        h.str(t.name);
         for (name, col) in &t.columns {
-            name.hash(h);
+            h.str(name);
             hash_column(h, col);
         }
     }
 }
 
-fn hash_column(h: &mut DefaultHasher, col: &Column) {
+/// One batch of a column: a tag of its type, its row count, then its values.
+fn hash_column(h: &mut Digest, col: &Column) {
+    let tag = match col {
+        Column::U64(_) => b'u',
+        Column::I64(_) => b'i',
+        Column::F64(_) => b'f',
+        Column::Bool(_) => b'b',
+        Column::Str(_) => b's',
+    };
+    h.0.update(&[tag]);
+    h.u64(col.len() as u64);
     match col {
-        Column::U64(v) => v.hash(h),
-        Column::I64(v) => v.hash(h),
-        Column::F64(v) => v.iter().for_each(|x| x.to_bits().hash(h)),
-        Column::Bool(v) => v.hash(h),
-        Column::Str(v) => v.hash(h),
+        Column::U64(v) => v.iter().for_each(|&x| h.u64(x)),
+        Column::I64(v) => v.iter().for_each(|&x| h.u64(x as u64)),
+        Column::F64(v) => v.iter().for_each(|x| h.u64(x.to_bits())),
+        Column::Bool(v) => v.iter().for_each(|&x| h.0.update(&[x as u8])),
+        Column::Str(v) => v.iter().for_each(|s| h.str(s)),
     }
 }
 
 /// One running hash per `table.column`, over every batch drained.
-fn hash_columns(out: &mut BTreeMap<String, DefaultHasher>, tables: &[Table]) {
+fn hash_columns(out: &mut BTreeMap<String, Digest>, tables: &[Table]) {
     for t in tables {
         for (name, col) in &t.columns {
             hash_column(out.entry(format!("{}.{name}", t.name)).or_default(), col);
@@ -222,15 +264,16 @@ fn hash_columns(out: &mut BTreeMap<String, DefaultHasher>, tables: &[Table]) {
 }
 
 /// One hash per leaf of the summary (`summary.forward.loss_rate`, ...), by its JSON text.
-fn hash_json(out: &mut BTreeMap<String, DefaultHasher>, path: &str, v: &serde_json::Value) {
+fn hash_json(out: &mut BTreeMap<String, Digest>, path: &str, v: &serde_json::Value) {
     match v {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
                 hash_json(out, &format!("{path}.{k}"), x);
             }
         },
-        leaf => leaf
-            .to_string()
-            .hash(out.entry(path.to_string()).or_default()),
+        leaf => out
+            .entry(path.to_string())
+            .or_default()
+            .str(&leaf.to_string()),
     }
 }
