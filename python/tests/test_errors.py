@@ -111,9 +111,9 @@ CASES = [
     ),
     (
         "missing-required",
-        edit(BASE, "bottleneck_delay_ms = 1.0\n", ""),
+        edit(BASE, "limit = 50\n", ""),
         [],
-        ["topology.bottleneck_delay_ms", "missing"],
+        ["queue.limit", "missing"],
     ),
     ("non-finite", edit(BASE, "duration_s = 5.0", "duration_s = nan"), [], ["duration_s = nan"]),
     (

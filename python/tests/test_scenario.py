@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import BASE, edit, write_scenario
+from conftest import BASE, cli, edit, write_scenario
 
 import aqmlab
 from aqmlab import scenario as sc
@@ -120,3 +121,127 @@ def test_examples_are_valid():
     assert examples
     for p in examples:
         sc.validate(sc.load(p))
+
+
+# --- defaults a newcomer expects (docs/scenario.md, "A minimal scenario") -----------------
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "quickstart.toml"
+
+
+def test_a_minimal_dict_runs_with_the_documented_defaults():
+    res = aqmlab.run({"duration_s": 1.0})
+    s = res.summary["scenario"]
+    quick = tomllib.loads(QUICKSTART.read_text(encoding="utf-8"))
+    assert s["topology"] == quick["topology"]  # the quickstart's dumbbell
+    assert s["queue"] == {"kind": "droptail", "limit": 100}
+    assert s["traffic"] == [{"kind": "bulk", "flows": 40, "start_jitter_s": 1.0}]
+    assert s["tcp"] == aqmlab.tcp_preset(sc.DEFAULT_PRESET)
+    assert s["seed"] == sc.DEFAULT_SEED
+    assert res.summary["summary"]["connections_started"] == 40
+
+
+def test_a_minimal_toml_file_resolves_like_the_minimal_dict(tmp_path: Path):
+    p = write_scenario(tmp_path, "duration_s = 10.0\n")
+    assert sc.load(p) == sc.resolve({"duration_s": 10.0})
+    sc.validate(sc.load(p))
+
+
+def test_a_partial_topology_takes_the_other_keys_from_the_defaults(tmp_path: Path):
+    s = sc.resolve({"duration_s": 10.0, "topology": {"bottleneck_mbps": 100.0}})
+    assert s["topology"]["bottleneck_mbps"] == 100.0
+    assert s["topology"]["left_hosts"] == 8 and s["topology"]["access_mbps"] == 100.0
+    # An override on a minimal scenario lands on the defaults, never instead of them.
+    s = sc.resolve({"duration_s": 10.0}, overrides=["queue.limit=30", "topology.left_hosts=2"])
+    assert s["queue"] == {"kind": "droptail", "limit": 30}
+    assert s["topology"]["left_hosts"] == 2 and s["topology"]["right_hosts"] == 8
+    sc.validate(s)
+
+
+def test_duration_stays_required():
+    with pytest.raises(sc.ScenarioError, match=r"^duration_s: missing \(required\)$"):
+        sc.validate(sc.resolve({}))
+
+
+def test_defaults_change_nothing_in_a_scenario_that_gives_every_section():
+    files = sorted(ROOT.glob("examples/**/*.toml")) + sorted(
+        ROOT.glob("python/src/aqmlab/studies/*/*.toml")
+    )
+    scenarios = [p for p in files if "sweep" not in sc.read_toml(p)]
+    assert len(scenarios) >= 15
+    for p in scenarios:
+        doc = sc.read_toml(p)
+        assert sc.with_defaults(doc) == doc, p
+
+
+# --- switching a `kind` by an override ------------------------------------------------------
+
+
+def test_switching_the_queue_kind_drops_the_keys_the_new_kind_does_not_take():
+    s = sc.load(QUICKSTART, overrides=["queue.kind=red"])
+    assert s["queue"] == {"kind": "red", "limit": 100}  # `unit` dropped, `limit` kept
+    sc.validate(s)
+    s = sc.load(QUICKSTART, overrides=["queue.kind=red", "queue.min_th=5.0"])
+    assert s["queue"] == {"kind": "red", "limit": 100, "min_th": 5.0}
+
+
+def test_a_key_typed_in_the_same_command_is_kept_and_reported():
+    s = sc.load(QUICKSTART, overrides=["queue.unit=bytes", "queue.kind=red"])
+    assert s["queue"]["unit"] == "bytes"
+    with pytest.raises(sc.ScenarioError, match=r"^queue\.unit: unknown field"):
+        sc.validate(s)
+
+
+def test_switching_other_kinds():
+    s = sc.load(QUICKSTART, overrides=["rtt.kind=constant", "rtt.rtt_ms=50.0"])
+    assert s["rtt"] == {"kind": "constant", "rtt_ms": 50.0}
+    s = sc.load(QUICKSTART, overrides=["rtt.kind=none"])
+    assert s["rtt"] == {"kind": "none"}
+    s = sc.load(QUICKSTART, overrides=["traffic[0].kind=udp_cbr", "traffic[0].share=0.5"])
+    assert s["traffic"][0] == {
+        "kind": "udp_cbr",
+        "flows": 40,
+        "direction": "download",
+        "start_jitter_s": 1.0,
+        "share": 0.5,
+    }
+    sc.validate(s)
+    # A Web source keeps `load` (resolved by the calibration, not by the core).
+    s = sc.load(
+        QUICKSTART, overrides=["traffic[0].kind=packmime", "traffic[0].load=0.5"], loads=False
+    )
+    assert s["traffic"][0] == {"kind": "packmime", "load": 0.5}
+    # The reverse queue, and a table nested in a tagged one (an ftp source's size law).
+    s = sc.load(
+        QUICKSTART,
+        overrides=[
+            'queue_reverse={kind="codel", limit=200, target_ms=5.0}',
+            "queue_reverse.kind=pie",
+            'traffic[0]={kind="ftp", sessions=4, size={kind="pareto", mean_bytes=1e5, shape=1.5}}',
+            "traffic[0].size.kind=exponential",
+        ],
+    )
+    assert s["queue_reverse"] == {"kind": "pie", "limit": 200, "target_ms": 5.0}
+    assert s["traffic"][0]["size"] == {"kind": "exponential", "mean_bytes": 1e5}
+    sc.validate(s)
+
+
+def test_the_accepted_keys_come_from_the_core():
+    from aqmlab.scenario import overrides
+
+    assert overrides.kind_keys(["queue"], "droptail") == {"limit", "unit"}
+    assert {"min_th", "max_th", "w_q", "limit"} <= overrides.kind_keys(["queue"], "red")
+    assert overrides.kind_keys(["rtt"], "uniform") == {"min_ms", "max_ms"}
+    assert overrides.kind_keys(["rtt"], "none") == set()
+    assert overrides.kind_keys(["queue"], "fancy") is None  # validation names the kinds
+
+
+def test_cli_run_switches_the_queue_kind(tmp_path: Path):
+    out = tmp_path / "res"
+    proc = cli(
+        "run", QUICKSTART, "--set", "queue.kind=red", "--set", "duration_s=2.0",
+        "--set", "warmup_s=0.5", "--out", out, "-q",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["scenario"]["queue"] == {"kind": "red", "limit": 100}

@@ -414,3 +414,32 @@ def test_load_axes_are_calibrated_once_per_traffic_model(tmp_path):
     assert other.returncode == 0, other.stderr
     assert "measuring" not in other.stderr and "taken from" in other.stderr
     assert set(Study.open(tmp_path / "other").runs()["run_id"]) == set(runs["run_id"])
+
+
+def test_sweep_set_is_recorded_and_a_resume_must_give_the_same(tmp_path):
+    p = write_sweep(tmp_path, SMALL)
+    out = tmp_path / "study"
+    given = ["--set", "duration_s=2.0", "--set", "queue.kind=red"]
+    r = cli("sweep", p, "--out", out, "-q", "-j", "1", *given)
+    assert r.returncode == 0, r.stderr
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["cli_set"] == ["duration_s=2.0", "queue.kind=red"]
+    # After the file's `set` (duration 4.0), before the axis (the limit); the old kind's
+    # keys dropped.
+    assert [(r["scenario"]["duration_s"], r["scenario"]["queue"]) for r in plan["runs"]] == [
+        (2.0, {"kind": "red", "limit": limit}) for limit in (15, 60, 15, 60)
+    ]
+    done = {d.name: (d / "summary.json").stat().st_mtime_ns for d in (out / "runs").iterdir()}
+    r = cli("sweep", p, "--out", out, "-q", "-j", "1", "--set", "duration_s=2.0")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"error: --set: {out} was planned with --set duration_s=2.0 --set queue.kind=red, "
+        "this command gives --set duration_s=2.0; resume with the same --set, or give "
+        "another --out"
+    ]
+    r = cli("sweep", p, "--out", out, "-j", "1", "--set", "duration_s = 2.0", *given[2:])
+    assert r.returncode == 0, r.stderr
+    assert "4 done (0 run now, 4 already done)" in r.stdout
+    assert done == {
+        d.name: (d / "summary.json").stat().st_mtime_ns for d in (out / "runs").iterdir()
+    }

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
+from pathlib import Path
 
 import pytest
-from conftest import BASE, cli
+from conftest import BASE, cli, edit
 from sweep_support import write_sweep
 
 from aqmlab import ScenarioError
@@ -221,3 +223,153 @@ def test_cli_reports_a_malformed_sweep_in_one_line(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert "queue.bogus: unknown field" in lines[0]
     assert not (tmp_path / "study").exists()
+
+
+# --- the schema: every malformed field is one line with its path, value and what is allowed ---
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '[sweep]\nscenario = "base.toml"\nrepetitions = true\n',
+            "sweep.repetitions = true: expected an integer >= 1",
+        ),
+        (
+            '[sweep]\nscenario = "base.toml"\nrepetitions = 2.0\n',
+            "sweep.repetitions = 2.0: expected an integer >= 1",
+        ),
+        ("[sweep]\nscenario = 3\n", "sweep.scenario = 3: expected a file path"),
+        (
+            '[sweep]\nscenario = "base.toml"\nname = ""\n',
+            'sweep.name = "": expected a non-empty string',
+        ),
+        (
+            '[sweep]\nscenario = "base.toml"\nset = 3\n',
+            'sweep.set = 3: expected a table { "dotted.path" = value }',
+        ),
+        ("sweep = 3\n", "sweep = 3: expected the [sweep] table"),
+        ("[base]\nduration_s = 1.0\n", "sweep.toml: missing the [sweep] table"),
+        (
+            '[sweep]\nscenario = "base.toml"\n[scale.quick]\nrepetitions = 1\n',
+            "unknown top-level key 'scale'; allowed: [sweep], [base], [[axis]]",
+        ),
+        ('[sweep]\nscenario = "base.toml"\n[axis]\nname = "x"\n', "axis"),
+        (
+            '[sweep]\nscenario = "base.toml"\n[[axis]]\nname = "x y"\nfield = "queue.limit"\n'
+            "values = [1]\n",
+            'axis[0].name = "x y": expected a name (letters, digits, _ and -)',
+        ),
+        (
+            '[sweep]\nscenario = "base.toml"\n[[axis]]\nfield = "queue.limit"\nvalues = [1]\n',
+            "axis[0].name: missing, expected a name (letters, digits, _ and -)",
+        ),
+        (
+            '[sweep]\nscenario = "base.toml"\n[[axis]]\nname = "x"\nfield = "queue.limit"\n'
+            'values = [1, 2]\nlabels = ["a", 3]\n',
+            "axis[0].labels[1] = 3: expected a non-empty string",
+        ),
+        (
+            '[sweep]\nscenario = "base.toml"\n[[axis]]\nname = "x"\nfield = "queue.limit"\n'
+            "values = 5\n",
+            "values = 5: expected a list of values",
+        ),
+        (
+            '[sweep]\nscenario = "base.toml"\n[[axis]]\nname = "x"\nzip = { "queue.limit" = 5 }\n',
+            'zip."queue.limit" = 5: expected a list',
+        ),
+    ],
+)
+def test_schema_errors_name_the_field_its_value_and_what_is_allowed(tmp_path, body, message):
+    with pytest.raises(ScenarioError) as e:
+        sweepfile.read(write_sweep(tmp_path, body))
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+# --- `aqmlab validate SWEEPFILE`: the whole plan, nothing run ---------------------------------
+
+
+def test_validate_plans_a_sweep_file_without_running_it(tmp_path):
+    p = write_sweep(tmp_path, GRID)
+    r = cli("validate", p)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        f"ok: {p}: sweep grid: 6 cells × 2 repetitions = 12 runs, 0 failures planned"
+    ]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["base.toml", "sweep.toml"]
+    r = cli("validate", p, "--print")
+    plan = json.loads(r.stdout)
+    assert plan["format"] == "aqmlab-plan" and len(plan["runs"]) == 12
+
+
+def test_validate_reports_the_cells_that_would_fail(tmp_path):
+    body = '[sweep]\nscenario = "base.toml"\n\n[[axis]]\nname = "limit"\nfield = "queue.limit"\n'
+    p = write_sweep(tmp_path, body + "values = [20, -5]\n")
+    r = cli("validate", p)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("failed: limit=-5 rep=0: queue.limit")
+    assert lines[-1] == f"{p}: sweep sweep: 2 cells × 1 repetition = 2 runs, 1 failure planned"
+    r = cli("validate", p, "--set", "duration_s=-1.0")
+    assert r.returncode == 1 and r.stdout.splitlines()[-1].endswith("2 failures planned")
+
+
+def test_validate_a_malformed_sweep_file_is_one_line(tmp_path):
+    p = write_sweep(tmp_path, '[sweep]\nscenario = "base.toml"\nsets = {}\n')
+    r = cli("validate", p)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "error: sweep.sets: unknown key, allowed: name, scenario, repetitions, seed, set"
+    ]
+    r = cli("validate", write_sweep(tmp_path, GRID), "--seed", "3")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: --seed 3: a sweep sets its own seeds")
+
+
+def test_validate_counts_the_calibrations_a_sweep_would_measure(tmp_path):
+    base = edit(BASE, 'kind = "bulk"\nflows = 6\nstart_jitter_s = 0.5', 'kind = "mah"\nload = 0.5')
+    body = '[sweep]\nscenario = "base.toml"\n\n[[axis]]\nname = "limit"\nfield = "queue.limit"\n'
+    p = write_sweep(tmp_path, body + "values = [20, 40]\n", base)
+    r = cli("validate", p)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        f"ok: {p}: sweep sweep: 2 cells × 1 repetition = 2 runs, 0 failures planned, "
+        "1 calibration to measure"
+    ]
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["base.toml", "sweep.toml"]
+
+
+# --- `aqmlab sweep --set` ---------------------------------------------------------------------
+
+
+def test_cli_set_applies_after_the_file_set_and_before_the_axes(tmp_path):
+    cli_set = ["duration_s=2.0", "rtt.kind=constant", "rtt.rtt_ms=20.0"]
+    sweep = sweepfile.read(write_sweep(tmp_path, GRID), overrides=cli_set)
+    runs = sweepfile.plan(sweep, tmp_path / "calibration.json")
+    assert len(runs) == 12 and all(r.error is None for r in runs)
+    for r in runs:
+        assert r.scenario["duration_s"] == 2.0  # over the file's `set`
+        assert r.scenario["topology"]["bottleneck_mbps"] == 5.0  # the file's `set`
+        assert r.scenario["rtt"] == {"kind": "constant", "rtt_ms": 20.0}  # kind switched
+        assert r.scenario["traffic"][0]["flows"] == int(r.labels["flows"])  # the axis
+    assert sweepfile.plan_document(sweep, runs)["cli_set"] == cli_set
+
+
+def test_cli_set_that_every_cell_overwrites_is_an_error(tmp_path):
+    with pytest.raises(ScenarioError) as e:
+        sweepfile.read(write_sweep(tmp_path, GRID), overrides=["queue.limit=5"])
+    assert str(e.value) == (
+        "--set queue.limit=5: the axis 'queue' sets queue in every cell, "
+        "which replaces this value; change the axis instead"
+    )
+
+
+def test_validate_checks_every_scale_of_a_study_sweep_file():
+    root = Path(__file__).resolve().parents[2]
+    p = root / "python" / "src" / "aqmlab" / "studies" / "D" / "greedy.toml"
+    r = cli("validate", p)
+    assert r.returncode == 0, r.stderr
+    assert [line.split(": sweep ")[0] for line in r.stdout.splitlines()] == [
+        f"ok: {p} (scale {s})" for s in ("full", "quick", "smoke")
+    ]

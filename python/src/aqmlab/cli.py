@@ -5,15 +5,16 @@
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
-                 [--calibration FILE] [-q]
+                 [--set key.path=value ...] [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
     aqmlab reproduce A|B|C|D [--scale quick|full|smoke] [--out DIR] [--jobs N | --scheduler ADDR]
                      [--report-only]
-    aqmlab validate SCENARIO.toml [--seed N] [--set ...] [--print]
+    aqmlab validate SCENARIO.toml|SWEEP.toml [--seed N] [--set ...] [--print]
     aqmlab presets
 
 Every error is one line on stderr, ``error: ...``, and exit status 2 (130 when interrupted).
-``aqmlab sweep`` exits with 1 when some runs failed (the others are done and catalogued).
+``aqmlab sweep`` exits with 1 when some runs failed (the others are done and catalogued),
+``aqmlab validate SWEEP.toml`` when some cells would fail.
 Set ``AQMLAB_DEBUG=1`` to get the Python traceback instead.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Mapping, Sequence
@@ -92,18 +94,21 @@ def _parser() -> argparse.ArgumentParser:
             help="calibration file for `load` entries (default: <scenario stem>.calibration.json)",
         )
 
-    def scenario_args(s: argparse.ArgumentParser) -> None:
-        s.add_argument("scenario", help="scenario file (TOML, see docs/scenario.md)")
-        s.add_argument("--seed", type=int, default=None, help="random seed (overrides the file)")
+    def set_arg(s: argparse.ArgumentParser, what: str = "") -> None:
         s.add_argument(
             "--set",
             dest="overrides",
             action="append",
             default=[],
             metavar="KEY=VALUE",
-            help="override a scenario value, e.g. --set queue.limit=50 (repeatable; "
+            help=f"override a scenario value{what}, e.g. --set queue.limit=50 (repeatable; "
             "values are TOML, bare words are strings)",
         )
+
+    def scenario_args(s: argparse.ArgumentParser, what: str | None = None) -> None:
+        s.add_argument("scenario", help=what or "scenario file (TOML, see docs/scenario.md)")
+        s.add_argument("--seed", type=int, default=None, help="random seed (overrides the file)")
+        set_arg(s)
 
     r = sub.add_parser("run", help="run a scenario and write its results")
     scenario_args(r)
@@ -168,6 +173,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("sweep", help="sweep file (TOML, see docs/sweeps.md)")
     sw.add_argument("--out", default=None, help="study directory (default: results/<sweep name>)")
+    set_arg(
+        sw,
+        " of the base scenario, after the sweep's `set` and before the axes (recorded in "
+        "plan.json: a resume must give the same)",
+    )
     execution_args(sw)
     budget_arg(sw)
     sw.add_argument(
@@ -221,9 +231,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     progress_args(rp)
 
-    v = sub.add_parser("validate", help="check a scenario without running it")
-    scenario_args(v)
-    v.add_argument("--print", action="store_true", help="print the resolved scenario as JSON")
+    v = sub.add_parser(
+        "validate", help="check a scenario, or a sweep file's whole plan, without running it"
+    )
+    scenario_args(v, "scenario file or sweep file (TOML, see docs/scenario.md, docs/sweeps.md)")
+    v.add_argument(
+        "--print",
+        action="store_true",
+        help="print the resolved scenario as JSON (for a sweep file: its plan, as plan.json)",
+    )
     calibration_arg(v)
 
     sub.add_parser("presets", help="list the TCP presets and their parameters")
@@ -424,11 +440,21 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from aqmlab.study import sweep
 
-    resume = f"aqmlab sweep {args.sweep}" + (f" --out {args.out}" if args.out else "")
+    resume = " ".join(
+        shlex.quote(a)
+        for a in [
+            "aqmlab",
+            "sweep",
+            args.sweep,
+            *(["--out", args.out] if args.out else []),
+            *(x for item in args.overrides for x in ("--set", item)),
+        ]
+    )
     try:
         outcome = sweep.run_sweep(
             args.sweep,
             args.out,
+            overrides=args.overrides,
             scheduler=args.scheduler,
             jobs=args.jobs,
             calibration=args.calibration,
@@ -492,9 +518,74 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 1 if outcome.failed else 0
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# At most this many failing cells are listed one per line by `aqmlab validate SWEEP.toml`.
+MAX_FAILURES_SHOWN = 20
+
+
+def _validate_sweep(args: argparse.Namespace, scales: Sequence[str]) -> int:
+    """The whole plan of a sweep file (of each scale of a study's sweep file), checked
+    without running anything: 0 when every run would start, 1 when some cells would fail
+    (listed), 2 for a malformed file."""
+    import tempfile
+
+    from aqmlab.study import sweepfile
+
+    if args.seed is not None:
+        raise ScenarioError(
+            f"--seed {args.seed}: a sweep sets its own seeds (sweep.seed + rep); "
+            "change sweep.seed in the file"
+        )
+    source = Path(args.calibration) if args.calibration else None
+    status, plans = 0, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for scale in scales or [None]:
+            path = args.scenario
+            if scale is not None:  # a study's sweep file: each of its scales
+                from aqmlab.reproduce import scaling
+
+                path = scaling.derive(args.scenario, scale, Path(tmp) / f"{scale}.toml")
+            sw = sweepfile.read(path, overrides=args.overrides)
+            checked = sweepfile.check(sw, calibration_source=source)
+            runs, failures = checked.runs, checked.failures
+            status = max(status, 1 if failures else 0)
+            if args.print:
+                plans[scale] = sweepfile.plan_document(sw, runs)
+                continue
+            for r in failures[:MAX_FAILURES_SHOWN]:
+                where = " ".join([*(f"{k}={v}" for k, v in r.labels.items()), f"rep={r.rep}"])
+                print(f"failed: {where}: {r.error}")
+            if len(failures) > MAX_FAILURES_SHOWN:
+                print(f"... and {len(failures) - MAX_FAILURES_SHOWN} more failures")
+            cells = len(runs) // sw.repetitions
+            line = (
+                f"{args.scenario}{f' (scale {scale})' if scale else ''}: sweep {sw.name}: "
+                f"{_plural(cells, 'cell')} × {_plural(sw.repetitions, 'repetition')} = "
+                f"{_plural(len(runs), 'run')}, {_plural(len(failures), 'failure')} planned"
+            )
+            if checked.to_measure:
+                line += f", {_plural(len(checked.to_measure), 'calibration')} to measure"
+            print(line if failures else f"ok: {line}")
+    if args.print:
+        shown = plans.get(None, plans)
+        print(json.dumps(shown, indent=1, ensure_ascii=False))
+    return status
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from aqmlab import scenario as sc
 
+    doc = sc.read_toml(args.scenario)
+    if "sweep" in doc:
+        scales = []
+        if "scale" in doc:  # a study's sweep file (aqmlab reproduce): every scale
+            from aqmlab.reproduce import scaling
+
+            scales = scaling.scales(args.scenario)
+        return _validate_sweep(args, scales)
     resolved = sc.load(
         args.scenario, overrides=args.overrides, seed=args.seed, calibration=args.calibration
     )

@@ -1,7 +1,8 @@
 """Scenarios: TOML in, the core's JSON out (docs/scenario.md).
 
-- `load`: reading a file, presets, RTT and size distributions, the seed, validation;
-- `overrides`: ``--set key.path=value``;
+- `load`: reading a file, the defaults of omitted sections, presets, RTT and size
+  distributions, the seed, validation;
+- `overrides`: ``--set key.path=value`` (and switching a table's `kind`);
 - `calibration`: stored load calibrations, and a `load` turned into a population;
 - `unc_model`: the UNC workload's tables.
 
@@ -11,7 +12,10 @@ Every problem is a `ScenarioError` with one line: the field, the value and what 
 from aqmlab.errors import ScenarioError, one_line
 from aqmlab.scenario.load import (
     DEFAULT_PRESET,
+    DEFAULT_QUEUE,
     DEFAULT_SEED,
+    DEFAULT_TOPOLOGY,
+    DEFAULT_TRAFFIC,
     load,
     load_cdf,
     load_rtt_cdf,
@@ -21,14 +25,19 @@ from aqmlab.scenario.load import (
     resolve_with_calibration,
     to_json,
     validate,
+    with_defaults,
 )
-from aqmlab.scenario.overrides import apply_overrides, set_value
+from aqmlab.scenario.overrides import apply_overrides, assign, set_value
 
 __all__ = [
     "DEFAULT_PRESET",
+    "DEFAULT_QUEUE",
     "DEFAULT_SEED",
+    "DEFAULT_TOPOLOGY",
+    "DEFAULT_TRAFFIC",
     "ScenarioError",
     "apply_overrides",
+    "assign",
     "load",
     "load_cdf",
     "load_rtt_cdf",
@@ -40,4 +49,5 @@ __all__ = [
     "set_value",
     "to_json",
     "validate",
+    "with_defaults",
 ]

@@ -3,6 +3,8 @@
 The user writes TOML (documented in docs/scenario.md). This module
 
 - reads it (`load`), or takes an already parsed document (`resolve`);
+- fills the sections it omits with the defaults (`with_defaults`): a minimal scenario is
+  ``duration_s`` alone, the quickstart's network and traffic;
 - applies ``--set key.path=value`` overrides (`aqmlab.scenario.overrides`);
 - expands ``[tcp] preset = "..."`` into every TCP parameter, then applies the other ``[tcp]``
   keys on top;
@@ -16,6 +18,7 @@ Every problem raises `ScenarioError` with one line: the field, the value and wha
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -33,12 +36,30 @@ from aqmlab.scenario.overrides import apply_overrides, show_path
 
 DEFAULT_PRESET = "freebsd-2.2.8"
 DEFAULT_SEED = 1
+# What a scenario that omits them gets (docs/scenario.md, "A minimal scenario"): the
+# quickstart's dumbbell, drop-tail queue and greedy transfers. Only keys the core requires
+# are filled; the core's own defaults (loss_rate, framing, unit, ...) stay implicit, so a
+# scenario that gives these sections resolves exactly as it did before they had defaults.
+DEFAULT_TOPOLOGY = {
+    "bottleneck_mbps": 10.0,
+    "bottleneck_delay_ms": 1.0,
+    "access_mbps": 100.0,
+    "access_delay_ms": 1.0,
+    "access_queue_packets": 10000,
+    "left_hosts": 8,
+    "right_hosts": 8,
+}
+DEFAULT_QUEUE = {"kind": "droptail", "limit": 100}
+DEFAULT_TRAFFIC = [{"kind": "bulk", "flows": 40, "start_jitter_s": 1.0}]
 # Former preset names, still accepted with a warning, and the names they stand for.
 DEPRECATED_PRESETS = {"ns2-fulltcp": "ns2-weigle2005"}
 
 __all__ = [
     "DEFAULT_PRESET",
+    "DEFAULT_QUEUE",
     "DEFAULT_SEED",
+    "DEFAULT_TOPOLOGY",
+    "DEFAULT_TRAFFIC",
     "load",
     "load_cdf",
     "load_rtt_cdf",
@@ -48,6 +69,7 @@ __all__ = [
     "resolve_with_calibration",
     "to_json",
     "validate",
+    "with_defaults",
 ]
 
 
@@ -172,6 +194,23 @@ def _first_content_line(text: str) -> int:
 # --- resolution ----------------------------------------------------------------------------
 
 
+def with_defaults(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `doc` with the sections it omits filled: `topology` (each of its required
+    keys it lacks), `queue` and `traffic` (when absent) get `DEFAULT_TOPOLOGY`,
+    `DEFAULT_QUEUE` and `DEFAULT_TRAFFIC`. The seed and `[tcp]` are filled later (`resolve`);
+    every other section has the core's default. Values that are not tables are left for
+    validation to report."""
+    out = dict(doc)
+    topology = out.get("topology", {})
+    if isinstance(topology, Mapping):
+        missing = {k: v for k, v in DEFAULT_TOPOLOGY.items() if k not in topology}
+        if missing:
+            out["topology"] = {**topology, **missing}
+    out.setdefault("queue", copy.deepcopy(DEFAULT_QUEUE))
+    out.setdefault("traffic", copy.deepcopy(DEFAULT_TRAFFIC))
+    return out
+
+
 def _resolve_tcp(doc: dict[str, Any]) -> None:
     tcp = doc.get("tcp", {})
     if not isinstance(tcp, dict):
@@ -294,7 +333,7 @@ def resolve_with_calibration(
     """`resolve`, also returning the calibrations used (one dict per `load` entry)."""
     if not isinstance(doc, Mapping):
         raise ScenarioError(f"scenario: expected a table, got {type(doc).__name__}")
-    out = apply_overrides(dict(doc), overrides)
+    out = apply_overrides(with_defaults(doc), overrides)
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:

@@ -1,18 +1,38 @@
 """``--set key.path=value`` overrides: dotted key paths (``traffic[0].load`` or
 ``traffic.0.load``), values parsed as TOML (bare words as strings), applied to a scenario
-document before it is resolved."""
+document before it is resolved.
+
+Switching the `kind` of a table (``--set queue.kind=red``) drops the keys of the previous
+kind that the new one does not take, except keys named by the same command: those stay, and
+validation reports them if the new kind refuses them. Which keys a kind takes is asked of the
+core's own deserialiser (`kind_keys`), so the list never drifts from what validation accepts.
+"""
 
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+import aqmlab._core as _core
 from aqmlab.errors import ScenarioError, show_value
+from aqmlab.scenario.calibration import LOAD_KEYS, POPULATION
 
-__all__ = ["apply_overrides", "parse_key_path", "set_value", "show_path"]
+__all__ = [
+    "apply_overrides",
+    "assign",
+    "kind_keys",
+    "parse_key_path",
+    "parse_override",
+    "set_value",
+    "show_path",
+]
+
+KeyPath = list[str | int]
 
 
 _SEGMENT = re.compile(r"([A-Za-z0-9_\-]+)((?:\[\d+\])*)")
@@ -53,17 +73,23 @@ def show_path(parts: list[str | int]) -> str:
     return out
 
 
+def parse_override(item: str) -> tuple[str, Any]:
+    """``key.path=value`` → (key, value parsed as TOML); a malformed item or path is a
+    `ScenarioError` naming it."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep:
+        raise ScenarioError(f"--set {item}: expected key.path=value")
+    parse_key_path(key)
+    return key, _parse_value(raw.strip())
+
+
 def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
-    """Applies ``key.path=value`` assignments to a copy of `doc`. Intermediate tables are
-    created as needed; a key that the scenario format does not know is reported later, with
-    its full path, by validation."""
+    """Applies ``key.path=value`` assignments to a copy of `doc` (see `assign`). Intermediate
+    tables are created as needed; a key that the scenario format does not know is reported
+    later, with its full path, by validation."""
     doc = copy.deepcopy(doc)
-    for item in overrides:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep:
-            raise ScenarioError(f"--set {item}: expected key.path=value")
-        set_value(doc, key, _parse_value(raw.strip()))
+    assign(doc, [(*parse_override(item), None) for item in overrides])
     return doc
 
 
@@ -72,7 +98,117 @@ def set_value(doc: dict[str, Any], key: str, value: Any, where: str | None = Non
     `value`, in place, creating intermediate tables as needed. Errors name `where` (default
     ``--set KEY``); a key the scenario format does not know is left to validation."""
     where = where or f"--set {key}"
-    parts = parse_key_path(key, where)
+    _set(doc, parse_key_path(key, where), value, where)
+
+
+_MISSING = object()
+
+
+def _get(doc: Any, parts: Sequence[str | int]) -> Any:
+    node = doc
+    for part in parts:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return _MISSING
+            node = node[part]
+        else:
+            if not isinstance(node, dict) or part not in node:
+                return _MISSING
+            node = node[part]
+    return node
+
+
+def assign(
+    doc: dict[str, Any],
+    assignments: Iterable[tuple[str, Any, str | None]],
+    typed: Iterable[str] = (),
+) -> None:
+    """Sets each ``(key, value, where)`` of `assignments`, in order and in place (errors name
+    `where`, default ``--set KEY``). Then each table whose `kind` they changed keeps only the
+    keys its new kind takes (`kind_keys`) and the keys named by a path among the assignments
+    or in `typed` (paths set earlier by the same command): a key the user typed is never
+    dropped, and validation reports it if the new kind refuses it."""
+    named: list[KeyPath] = [parse_key_path(k, f"--set {k}") for k in typed]
+    switched: list[KeyPath] = []
+    for key, value, where in assignments:
+        where = where or f"--set {key}"
+        parts = parse_key_path(key, where)
+        before = _get(doc, parts) if parts[-1] == "kind" else _MISSING
+        _set(doc, parts, value, where)
+        named.append(parts)
+        if before is not _MISSING and before != value:
+            switched.append(parts[:-1])
+    for table in switched:
+        _drop_other_kinds_keys(doc, table, named)
+
+
+def _drop_other_kinds_keys(doc: dict[str, Any], table: KeyPath, named: list[KeyPath]) -> None:
+    node = _get(doc, table)
+    if not isinstance(node, dict) or not isinstance(node.get("kind"), str):
+        return
+    accepted = kind_keys(table, node["kind"], doc)
+    if accepted is None:
+        return  # an unknown kind: validation lists the kinds
+    n = len(table)
+    keep = {p[n] for p in named if len(p) > n and p[:n] == table}
+    for k in [k for k in node if k != "kind" and k not in accepted and k not in keep]:
+        del node[k]
+
+
+# Keys that the Python layer resolves before the core sees the scenario, by table and kind
+# (list indices shown as [0]).
+_RESOLVED_HERE: dict[tuple[str, str], frozenset[str]] = {
+    **{("traffic[0]", kind): frozenset(LOAD_KEYS) for kind in POPULATION},
+    ("rtt", "empirical"): frozenset({"file"}),
+    ("traffic[0].size", "empirical"): frozenset({"file"}),
+}
+# A key no table has: the core's "unknown field" error for it lists the keys the table takes.
+_PROBE = "__probe__"
+
+
+def kind_keys(table: Sequence[str | int], kind: str, doc: Any = None) -> frozenset[str] | None:
+    """The keys (besides `kind`) that the table at path `table` takes when its kind is `kind`,
+    as the core's deserialiser lists them, plus those the Python layer resolves (a Web
+    source's `load`, an empirical law's `file`); None when the core does not know the kind.
+    `doc` gives the kinds of the enclosing tables (an ftp source's `size` is read by the
+    source's kind)."""
+    # The smallest document holding the table: the core reads it up to the probe key and
+    # names the keys allowed there.
+    probe: Any = {_PROBE: 0, "kind": kind}
+    for i in range(len(table) - 1, -1, -1):
+        if isinstance(table[i], int):
+            probe = [probe]
+            continue
+        probe = {table[i]: probe}
+        outer = _get(doc, table[:i]) if doc is not None and i > 0 else None
+        if isinstance(outer, dict) and isinstance(outer.get("kind"), str):
+            probe["kind"] = outer["kind"]
+    shown = show_path([0 if isinstance(p, int) else p for p in table])
+    core = _core_kind_keys(json.dumps(probe), shown)
+    if core is None:
+        return None
+    return core | _RESOLVED_HERE.get((shown, kind), frozenset())
+
+
+@functools.lru_cache(maxsize=256)
+def _core_kind_keys(probe: str, shown: str) -> frozenset[str] | None:
+    try:
+        _core.validate_scenario(probe)
+    except ValueError as e:
+        msg = str(e)
+    else:  # pragma: no cover - a probe is never a whole scenario
+        return None
+    allowed = msg.removeprefix(f"{shown}.{_PROBE}: unknown field, ")
+    if allowed != msg:
+        return frozenset(re.findall(r"`([^`]+)`", allowed))
+    if msg.startswith(shown.split(".")[0].split("[")[0]):
+        return None  # the kind (or an enclosing table's) is refused
+    # The table was read without complaint and the core went on to the scenario's own
+    # missing keys: a kind without parameters (`rtt.kind = "none"`).
+    return frozenset()
+
+
+def _set(doc: dict[str, Any], parts: KeyPath, value: Any, where: str) -> None:
     node: Any = doc
     for i, part in enumerate(parts[:-1]):
         here = show_path(parts[: i + 1])

@@ -24,7 +24,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -32,6 +32,7 @@ from typing import IO, Any
 from aqmlab import scenario as sc
 from aqmlab.errors import check_plain_name, make_dirs
 from aqmlab.runs import runner
+from aqmlab.scenario.overrides import parse_key_path, parse_override, show_path
 from aqmlab.study import catalog, execute, sweepfile
 from aqmlab.study.progress import SweepProgress, format_duration
 
@@ -136,6 +137,35 @@ def _runs_no_longer_planned(out: Path, runs: list[sweepfile.PlannedRun]) -> int:
     return sum(1 for r in previous if isinstance(r, dict) and r.get("run_id") not in now)
 
 
+def _check_same_cli_set(out: Path, sweep: sweepfile.Sweep) -> None:
+    """A study resumes with the `--set` it was planned with (plan.json's `cli_set`): another
+    one would replan every run under a new id, and the finished runs would drop out of the
+    catalog. Changing the study is editing its sweep file (or another --out)."""
+    try:
+        before = json.loads((out / PLAN_FILE).read_text(encoding="utf-8")).get("cli_set", [])
+    except (OSError, ValueError, AttributeError):
+        return  # no previous plan (a damaged one is rewritten)
+    if not isinstance(before, list) or not all(isinstance(i, str) for i in before):
+        return
+
+    def normal(items: list[str]) -> list[tuple[str, Any]] | None:
+        try:
+            pairs = [parse_override(i) for i in items]
+        except sc.ScenarioError:
+            return None
+        return [(show_path(parse_key_path(k)), v) for k, v in pairs]
+
+    if normal(before) != normal(sweep.cli_overrides):
+
+        def shown(items: list[str]) -> str:
+            return " ".join(f"--set {i}" for i in items) if items else "no --set"
+
+        raise sc.ScenarioError(
+            f"--set: {out} was planned with {shown(before)}, this command gives "
+            f"{shown(sweep.cli_overrides)}; resume with the same --set, or give another --out"
+        )
+
+
 def _where(run: sweepfile.PlannedRun) -> str:
     return " ".join([*(f"{k}={v}" for k, v in run.labels.items()), f"rep={run.rep}"])
 
@@ -150,13 +180,16 @@ def run_sweep(
     stream: IO[str] | None = None,
     quiet: bool = False,
     interval_s: float = 10.0,
+    overrides: Sequence[str] = (),
 ) -> SweepOutcome:
     """Runs (or resumes) the sweep in `sweep_file` into the study directory `out` (default
     `results/<sweep name>`), on `jobs` local processes (default: one per core) or on the Dask
-    cluster whose scheduler is at `scheduler`. Progress goes to `stream` (default stderr).
-    Raises `SweepInterrupted` on Ctrl-C; failed runs are in the outcome (and the catalog)."""
+    cluster whose scheduler is at `scheduler`. `overrides` (``--set key.path=value``) change
+    the base scenario after the file's `set`, before the axes; a study resumes only with the
+    ones it was planned with. Progress goes to `stream` (default stderr). Raises
+    `SweepInterrupted` on Ctrl-C; failed runs are in the outcome (and the catalog)."""
     stream = stream if stream is not None else sys.stderr
-    sweep = sweepfile.read(sweep_file)
+    sweep = sweepfile.read(sweep_file, overrides=overrides)
     if out is None:
         # The study directory is made of the name: it must stay one directory in results/
         # (a name like "../x" or "/x" would write, and later remove, elsewhere).
@@ -165,6 +198,7 @@ def run_sweep(
     else:
         out_dir = Path(out)
     _check_study_dir(out_dir)
+    _check_same_cli_set(out_dir, sweep)
     if jobs is not None and jobs < 1:
         raise sc.ScenarioError(f"--jobs {jobs}: expected at least 1")
     if scheduler is not None:
