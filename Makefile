@@ -1,7 +1,8 @@
 # aqmlab: everything a developer or CI needs, from stock python3 (3.11+, with pip) and cargo.
 #   make run    bootstrap, then run the main job
-#   make test   bootstrap, then every check (Rust fmt/clippy/tests, ruff, pytest, the fast
-#               subset of the differential validation against ns-2.35)
+#   make test   bootstrap, then every check (Rust fmt/clippy/tests, ruff, pytest, the wheel
+#               installed in a fresh venv, the fast subset of the differential validation
+#               against ns-2.35)
 #   make validate  the whole differential validation; regenerates docs/validation.md
 # `make help` lists the targets. Bootstrap steps are stamped in .venv/ and redone only when
 # their inputs change.
@@ -28,9 +29,10 @@ STAMP_CORE  := $(VENV)/.stamp-core
 STAMP_CHROMIUM := $(VENV)/.stamp-chromium
 STAMP_NS2   := $(VENV)/.stamp-ns2
 MAIN_STUDY  := results/main
+DIST        := dist
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
-	test-validation test-fuzz fuzz
+	test-validation test-fuzz fuzz wheel test-wheel
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -80,14 +82,14 @@ $(STAMP_NS2): | $(BIN)/python
 	    "install Debian's ns2 package or set AQMLAB_NS2 to an ns-2.35 binary"; exit 2; \
 	fi
 
-# The main job: the sweep (calibration, then 14 runs; a rerun resumes and skips finished
+# The main job: the sweep (calibration, then 70 runs; a rerun resumes and skips finished
 # runs), then the report, written even when some runs failed (it lists them): the exit status
 # is the sweep's (1 when runs failed), or the report's own error.
 run: bootstrap ## main job: 7 queue managers at 90/98 % load, Web traffic -> results/main/report.html
 	$(BIN)/aqmlab sweep examples/sweeps/main.toml --out $(MAIN_STUDY); status=$$?; \
 	  [ $$status -le 1 ] && $(BIN)/aqmlab report $(MAIN_STUDY) && exit $$status
 
-test: bootstrap lint-rust test-rust lint-py test-py test-fuzz test-validation ## every check: Rust fmt/clippy/tests, ruff, pytest, fuzzing (slice), validation (fast)
+test: bootstrap lint-rust test-rust lint-py test-py test-wheel test-fuzz test-validation ## every check: Rust fmt/clippy/tests, ruff, pytest, the wheel, fuzzing (slice), validation (fast)
 
 lint-rust: ## cargo fmt --check and clippy -D warnings
 	cargo fmt --all --check
@@ -116,6 +118,20 @@ fuzz: bootstrap ## a long fuzzing campaign (10,000 scenarios) -> docs/reliabilit
 validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs/validation.md
 	$(BIN)/python -m validation --all --out out/validation --write-docs
 
+# The installable wheel: abi3 (one wheel for every CPython >= 3.11 on this platform), release
+# profile, into dist/ (the previous one removed). Installing it needs no Rust toolchain.
+wheel: $(STAMP_TOOLS) ## build the installable wheel (abi3, release) into dist/
+	rm -f $(DIST)/aqmlab-*.whl
+	cd python && ../$(BIN)/maturin build --release --quiet --out ../$(DIST)
+
+# Installs that wheel in a fresh virtual environment (its dependencies from the package
+# index) and runs a scenario, the Python API and a tiny reproduction with it, from outside
+# the checkout (python/tests/test_wheel.py). About a minute: after bootstrap the wheel's
+# build reuses the release build of the extension (seconds); pip's cache makes reruns fast.
+test-wheel: wheel ## install dist/'s wheel in a fresh venv and run aqmlab from it
+	cd python && AQMLAB_WHEEL="$$(ls ../$(DIST)/aqmlab-*.whl)" \
+	  ../$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_wheel.py
+
 lint: lint-rust lint-py ## all linters
 
 fmt: $(STAMP_TOOLS) ## format Rust and Python sources in place
@@ -124,5 +140,5 @@ fmt: $(STAMP_TOOLS) ## format Rust and Python sources in place
 	$(BIN)/ruff check --fix python validation fuzz
 
 clean: ## remove .venv, build outputs and results
-	rm -rf $(VENV) results python/src/aqmlab/_core*.so
+	rm -rf $(VENV) results $(DIST) python/src/aqmlab/_core*.so
 	cargo clean

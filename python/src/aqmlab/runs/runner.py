@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from tqdm import tqdm
 
 import aqmlab._core as _core
 from aqmlab import scenario as sc
@@ -349,15 +350,46 @@ def _make_simulation(scenario_json: str) -> _core.Simulation:
         raise sc.ScenarioError(str(e)) from None
 
 
-def _default_progress(stream=sys.stderr) -> Callable[[Progress], None]:
+class ProgressLine(tqdm):
+    """tqdm's line redrawn in place (the progress displays of a run and of a sweep), cut to
+    the terminal's width at each draw, or whole when the size is unknown (tqdm alone draws
+    nothing on a terminal of 0 columns and rows, as a pseudo-terminal given no size is). No
+    monitor thread."""
+
+    monitor_interval = 0
+
+    def refresh(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            size = os.get_terminal_size(self.fp.fileno())
+        except (AttributeError, OSError, ValueError):
+            size = os.terminal_size((0, 0))
+        # One column short of the width: a line that fills the last one wraps on some terminals.
+        self.ncols = size.columns - 1 if size.columns > 1 else None
+        self.nrows = size.lines if size.lines > 0 else None
+        return super().refresh(*args, **kwargs)
+
+
+def _default_progress(stream: IO[str] = sys.stderr) -> Callable[[Progress], None]:
+    """A bar redrawn in place on `stream` (a terminal): simulated seconds done, simulated
+    seconds per wall second and the time left at that rate; cleared when the run ends."""
+    bar: ProgressLine | None = None
+
     def show(p: Progress) -> None:
-        rate = p.sim_time_s / p.wall_time_s if p.wall_time_s > 0 else 0.0
-        stream.write(
-            f"\r  {p.sim_time_s:8.1f} / {p.end_time_s:.1f} s simulated "
-            f"({100 * p.fraction:5.1f}%), {rate:7.1f} sim s/wall s"
-        )
+        nonlocal bar
+        if bar is None:  # the rate counts from the first chunk's end
+            bar = ProgressLine(
+                total=p.end_time_s,
+                initial=p.sim_time_s,
+                file=stream,
+                unit=" sim s",
+                smoothing=0,  # the rate since the start, not a moving average
+                miniters=0,  # redrawn at most every 0.1 s (tqdm's mininterval), whatever the step
+                leave=False,
+                bar_format="  {n:.1f}/{total:.1f} s simulated {percentage:3.0f}% |{bar}| "
+                "{rate_noinv_fmt}, {remaining} left",
+            )
+        bar.update(p.sim_time_s - bar.n)
         if p.sim_time_s >= p.end_time_s:
-            stream.write("\r" + " " * 78 + "\r")
-        stream.flush()
+            bar.close()
 
     return show

@@ -1,9 +1,12 @@
 """The live progress display of a sweep, on stderr.
 
-A terminal gets one line redrawn in place; anything else (a log file, CI) gets a plain line
-every `interval_s` seconds. Either way a line is printed for each run that finishes or
+A terminal gets one line redrawn in place (tqdm, through `runs.runner.ProgressLine`: the line
+cut to the terminal's width, the lines that stay printed above it); anything else (a log
+file, CI) gets a plain line every `interval_s` seconds (by hand: tqdm has no such mode, it
+writes carriage returns). Either way a line is printed for each run that finishes or
 fails. The line holds runs done/failed/total, each running run's simulated-time fraction,
-events per second and an ETA.
+events per second and an ETA (computed here: tqdm's ETA counts items, not simulated
+seconds).
 
 ETA: simulated seconds still to do (whole durations of the runs not started, the rest of the
 running ones) divided by the simulated seconds per wall second achieved so far by this
@@ -17,6 +20,8 @@ import sys
 import time
 from dataclasses import dataclass
 from typing import IO, Any
+
+from aqmlab.runs.runner import ProgressLine
 
 __all__ = ["SweepProgress", "format_duration"]
 
@@ -67,7 +72,7 @@ class SweepProgress:
         self.t0 = time.monotonic()
         self.interval_s = interval_s
         self._last_draw = 0.0
-        self._drawn = False
+        self._bar: ProgressLine | None = None  # the terminal's line, from the first draw on
 
     # --- state ---
 
@@ -125,37 +130,36 @@ class SweepProgress:
 
     # --- drawing ---
 
-    def _clear(self) -> None:
-        if self.tty and self._drawn:
-            self.stream.write("\r\033[K")
-            self._drawn = False
-
     def say(self, text: str) -> None:
         """A line that stays (a finished or failed run, a note)."""
         if not self.enabled:
             return
-        self._clear()
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        if self._bar is None:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        else:  # above the line, which tqdm clears and redraws
+            self._bar.write(text, file=self.stream)
         self.draw(force=self.tty)
 
     def draw(self, force: bool = False) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
-        if self.tty:
-            if not force and now - self._last_draw < 0.2:
-                return
-            self.stream.write("\r\033[K" + self.line()[:200])
-            self._drawn = True
-        else:
-            if not force and now - self._last_draw < self.interval_s:
-                return
-            self.stream.write(self.line() + "\n")
+        if not force and now - self._last_draw < (0.2 if self.tty else self.interval_s):
+            return
         self._last_draw = now
-        self.stream.flush()
+        if not self.tty:
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+        elif self._bar is None:
+            self._bar = ProgressLine(
+                file=self.stream, bar_format="{desc}", desc=self.line(), leave=False
+            )
+        else:
+            self._bar.set_description_str(self.line())
 
     def close(self) -> None:
-        if self.enabled:
-            self._clear()
-            self.stream.flush()
+        """Clears the terminal's line."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
