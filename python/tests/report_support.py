@@ -1,5 +1,6 @@
 """Tiny studies for the report tests: Web traffic (two schemes × two loads × two repetitions,
-4 simulated seconds each) and greedy bulk transfers with one failing cell."""
+4 simulated seconds each; and with one repetition, at calibrated loads) and greedy bulk
+transfers with one failing cell."""
 
 from __future__ import annotations
 
@@ -62,6 +63,29 @@ values = [15.0, 30.0]
 labels = ["0.5", "1.0"]
 """
 
+# One repetition per cell and the load given as `load =`: the sweep measures the calibration
+# (a few 4-s runs of an uncongested copy of the network). The tables this report does not
+# read are turned off, as in the main job.
+ONE_REP_SWEEP = """\
+[sweep]
+name = "one"
+scenario = "base.toml"
+repetitions = 1
+seed = 3
+set = { "measure.connections" = false, "measure.burst_bin_ms" = 0.0 }
+
+[[axis]]
+name = "queue"
+field = "queue"
+values = [{ kind = "droptail", limit = 30 }, { kind = "red", limit = 30 }]
+labels = ["DT", "RED"]
+
+[[axis]]
+name = "load"
+field = "traffic.0.load"
+values = [0.5, 0.9]
+"""
+
 # Greedy flows (no exchanges); the third buffer size is rejected by the core, so its run fails.
 BULK_SWEEP = """\
 [sweep]
@@ -88,6 +112,10 @@ def make_study(directory: Path, sweep: str, base: str, expect_rc: int = 0) -> Pa
 
 def make_web_study(directory: Path) -> Path:
     return make_study(directory, WEB_SWEEP, WEB_BASE)
+
+
+def make_one_rep_study(directory: Path) -> Path:
+    return make_study(directory, ONE_REP_SWEEP, WEB_BASE.replace("rate = 20.0\n", ""))
 
 
 def make_bulk_study(directory: Path) -> Path:

@@ -63,3 +63,35 @@ def test_the_same_figure_gives_the_same_files(tmp_path):
     for name in ("curve.png", "curve.svg"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert b"<dc:date>" not in (tmp_path / "a" / "curve.svg").read_bytes()
+
+
+def test_the_page_is_rendered_from_the_package_templates_escaping_every_text():
+    from aqmlab.report import html as htmldoc
+
+    assert {"document.html.j2", "report.css"} <= set(htmldoc.TEMPLATES.list_templates())
+    doc = HtmlDocument('T"><script>x</script>')
+    doc.heading("<h3>")
+    doc.bullets(["<li>one</li>", "a & b"])
+    doc.code("</pre><script>", summary="<summary>")
+    doc.table([{"<th>": "<td>", "n": 1.5}], caption="</caption>")
+    fig = Figure()
+    fig.add_subplot().plot([0, 1], [0, 1])
+    doc.figure(fig, "f", caption='"quoted" <b>bold</b>')
+    text = doc.render()
+    assert "<script>" not in text and "<b>" not in text and "<h3>" not in text
+    assert "<title>T&#34;&gt;&lt;script&gt;x&lt;/script&gt;</title>" in text
+    assert "<ul><li>&lt;li&gt;one&lt;/li&gt;</li><li>a &amp; b</li></ul>" in text
+    assert "<details><summary>&lt;summary&gt;</summary><pre>&lt;/pre&gt;" in text
+    assert '<th class="text">&lt;th&gt;</th><th class="num">n</th>' in text
+    assert 'alt="&#34;quoted&#34; &lt;b&gt;bold&lt;/b&gt;"' in text
+    assert "<figcaption>&#34;quoted&#34; &lt;b&gt;bold&lt;/b&gt;</figcaption>" in text
+    # The style sheet is inlined: the page stays one self-contained file.
+    assert "border-collapse: collapse" in text and "<link" not in text
+
+
+def test_jinja2_is_a_declared_dependency():
+    import tomllib
+    from pathlib import Path
+
+    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert "jinja2>=3.1" in meta["project"]["dependencies"]

@@ -5,18 +5,26 @@ determinism, grouping, studies without exchanges, failed runs, and the command's
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import cli
-from report_support import image_sources, make_bulk_study, make_web_study, tables
+from report_support import (
+    image_sources,
+    make_bulk_study,
+    make_one_rep_study,
+    make_web_study,
+    tables,
+)
 
 from aqmlab.report import study_layout, study_plots, write_report
 from aqmlab.scenario import ScenarioError
-from aqmlab.study import Study
+from aqmlab.study import Study, sweepfile
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -42,14 +50,42 @@ def bulk(tmp_path_factory) -> Path:
     return make_bulk_study(tmp_path_factory.mktemp("bulk"))
 
 
+@pytest.fixture(scope="module")
+def one(tmp_path_factory) -> Path:
+    """One repetition per cell, `load =` calibrated by the sweep, no connection table."""
+    return make_one_rep_study(tmp_path_factory.mktemp("one"))
+
+
+@pytest.fixture(scope="module")
+def one_report(one) -> str:
+    return write_report(one).read_text(encoding="utf-8")
+
+
 def _summary(html: str, marker: str) -> list[list[str]]:
     return next(t for t in tables(html) if marker in t[0])
 
 
-def _mean_sd(values: list[float], digits: int) -> str:
-    """How the report prints two repetitions, computed by hand: mean ± sample std."""
+# Student's t_{0.975, 1}: the 95 % interval of a mean of two repetitions.
+T_975_1 = 12.706204736174698
+
+
+def _mean_ci(values: list[float], digits: int) -> str:
+    """How the report prints two repetitions, computed by hand: mean ± the half-width of the
+    95 % Student t confidence interval, t × sd / sqrt(n)."""
     a, b = values
-    return f"{(a + b) / 2:,.{digits}f} ± {abs(a - b) / math.sqrt(2):,.{digits}f}"
+    sd = abs(a - b) / math.sqrt(2)
+    return f"{(a + b) / 2:,.{digits}f} ± {T_975_1 * sd / math.sqrt(2):,.{digits}f}"
+
+
+def _per_run(study: Study, q: float) -> dict[str, float]:
+    """run_id -> the q-quantile (linear interpolation) of its completed exchanges started
+    after the 1-s warm-up, by hand with numpy."""
+    ex = study.table("exchanges")
+    ex = ex.filter(ex["completed"] & (ex["start_s"] >= 1.0))
+    return {
+        rid: float(np.quantile(part["response_time_s"].to_numpy(), q))
+        for (rid,), part in ex.partition_by("run_id", as_dict=True).items()
+    }
 
 
 def test_the_report_is_one_self_contained_file(web_report):
@@ -66,7 +102,7 @@ def test_the_report_is_one_self_contained_file(web_report):
 
 
 def test_the_summary_table_holds_each_cell_mean_and_spread(web, web_report):
-    rows = _summary(web_report, "median response (s)")
+    rows = _summary(web_report, "throughput (KB/s)")
     header, body = rows[0], rows[1:]
     assert header[:3] == ["load", "queue", "runs"]
     for column in ("throughput (KB/s)", "utilization", "loss rate", "completed exchanges"):
@@ -86,15 +122,105 @@ def test_the_summary_table_holds_each_cell_mean_and_spread(web, web_report):
     for row in body:
         cell = runs.filter((runs["load"] == row[0]) & (runs["queue"] == row[1]))
         for column, (name, digits) in shown.items():
-            assert row[header.index(name)] == _mean_sd(cell[column].to_list(), digits)
+            assert row[header.index(name)] == _mean_ci(cell[column].to_list(), digits)
+    caption = re.search(r"<caption>(Per cell[^<]*)</caption>", web_report).group(1)
+    assert "95 % confidence interval" in caption and "Student t" in caption
 
 
-def test_response_time_cdfs_come_first_then_the_summary(web, web_report):
+def test_the_ranking_then_the_cdfs_come_first_then_the_summary(web, web_report):
     html = web_report
-    first = base64.b64decode(image_sources(html)[0].removeprefix("data:image/png;base64,"))
-    assert first == (web / "figures" / "response_time_cdf_load_0.5.png").read_bytes()
-    order = [html.index(s) for s in (">Response times<", "<table>", ">Response-time tails<")]
+    sources = image_sources(html)
+    first = [base64.b64decode(s.removeprefix("data:image/png;base64,")) for s in sources[:3]]
+    assert first[0] == (web / "figures" / "response_time_ranking_load_0.5.png").read_bytes()
+    assert first[2] == (web / "figures" / "response_time_cdf_load_0.5.png").read_bytes()
+    marks = (">Response times at a glance<", "p90 response", ">Response times<", "Per cell")
+    order = [html.index(s) for s in (*marks, ">Response-time tails<")]
     assert order == sorted(order)
+
+
+def test_the_ranking_sorts_schemes_by_median_response_time_with_intervals(web, web_report):
+    rows = _summary(web_report, "p90 response (s)")
+    header, body = rows[0], rows[1:]
+    assert header == ["load", "rank", "queue", "runs", "median response (s)", "p90 response (s)"]
+    study = Study.open(web)
+    runs = study.runs()
+    p50, p90 = _per_run(study, 0.5), _per_run(study, 0.9)
+    want = []
+    for load in ("0.5", "1.0"):
+        cells = []
+        for queue in ("DT", "RED"):
+            ids = runs.filter((runs["load"] == load) & (runs["queue"] == queue))["run_id"]
+            cells.append((queue, [p50[r] for r in ids], [p90[r] for r in ids]))
+        cells.sort(key=lambda c: sum(c[1]) / 2)
+        for rank, (queue, med, top) in enumerate(cells, 1):
+            shown = [_interval(v) for v in (med, top)]
+            want.append([load, str(rank), queue, "2", *shown])
+    assert body == want
+    # The median is the summary table's, a mean of the runs' medians (Study A's column).
+    for load, _, queue, _, med, _ in body:
+        cell = runs.filter((runs["load"] == load) & (runs["queue"] == queue))
+        assert med.startswith(f"{cell['median_response_s'].mean():.3f} [")
+    caption = re.search(r"<caption>(Ranked by[^<]*)</caption>", web_report).group(1)
+    assert "95 % confidence interval" in caption and "Student t" in caption
+
+
+def _interval(values: list[float]) -> str:
+    """mean [low, high], the 95 % Student t interval of two values, three decimals."""
+    a, b = values
+    mean, half = (a + b) / 2, T_975_1 * abs(a - b) / 2
+    return f"{mean:.3f} [{mean - half:.3f}, {mean + half:.3f}]"
+
+
+def test_one_repetition_says_there_is_no_interval(one, one_report):
+    html = one_report
+    assert "± 0.000" not in html and "sd 0.000" not in html
+    summary = _summary(html, "throughput (KB/s)")
+    assert all("±" not in cell for row in summary[1:] for cell in row)
+    ranking = _summary(html, "p90 response (s)")
+    assert all("[" not in cell for row in ranking[1:] for cell in row)
+    captions = [
+        c for c in re.findall(r"<caption>([^<]*)</caption>", html) if c.startswith(("Per", "Ra"))
+    ]
+    assert [c.split(" ")[0] for c in captions] == ["Ranked", "Per"]
+    for caption in captions:
+        assert "no interval (1 repetition)" in caption, caption
+    # The metric plots say it too, instead of drawing zero-length error bars.
+    metrics = html.split(">Metrics against load<")[1]
+    assert "no interval (1 repetition)" in metrics.split("<figure")[0]
+    # The report needs neither the connection table nor the arrival series.
+    study = Study.open(one)
+    assert "connections" not in study.tables() and study.table("arrivals").height == 0
+
+
+def test_the_load_basis_is_explained_next_to_the_summary(one, one_report, web_report):
+    html = one_report
+    after = html.split("Per cell")[1].split("<h2")[0]
+    notes = re.findall(r'<p class="note">([^<]*)</p>', after)
+    (note,) = [n for n in notes if n.startswith("Load and utilization")]
+    note = note.replace("&#34;", '"').replace("&#39;", "'")
+    for words in ("offered load", "uncongested", "calibration", "utilization", "busy"):
+        assert words in note, words
+    # The calibration's points against its fitted line, in per cent of the capacity.
+    (entry,) = json.loads((one / "calibration.json").read_text())["entries"].values()
+    off = [
+        100 * (p["load_mbps"] - entry["slope_mbps"] * p["population"]) / entry["capacity_mbps"]
+        for p in entry["points"]
+    ]
+    assert f"{min(off):+.1f} % to {max(off):+.1f} %" in note
+    # The utilization each load reached, over the schemes.
+    runs = Study.open(one).runs()
+    for load in ("0.5", "0.9"):
+        u = runs.filter(runs["load"] == load)["utilization"]
+        assert f"load {load}: {u.min():.3f}–{u.max():.3f}" in note
+    # A study whose load axis sets the population directly has no calibration to explain.
+    assert "Load and utilization" not in web_report
+
+
+def test_the_main_job_keeps_repetitions_and_only_the_tables_its_report_reads():
+    main = sweepfile.read(Path(__file__).parents[2] / "examples" / "sweeps" / "main.toml")
+    assert main.repetitions >= 5  # a Student t interval with at least 4 degrees of freedom
+    assert main.overrides["measure.connections"] is False
+    assert main.overrides["measure.burst_bin_ms"] == 0
 
 
 def test_figures_are_written_as_png_and_svg(web, web_report):
@@ -105,7 +231,12 @@ def test_figures_are_written_as_png_and_svg(web, web_report):
     assert pngs == {p.stem for p in figures.glob("*.svg")}
     assert len(pngs) == len(image_sources(web_report))
     for load in ("0.5", "1.0"):
-        for kind in ("response_time_cdf", "response_time_ccdf", "queue_delay_cdf"):
+        for kind in (
+            "response_time_ranking",
+            "response_time_cdf",
+            "response_time_ccdf",
+            "queue_delay_cdf",
+        ):
             assert f"{kind}_load_{load}" in pngs
     assert {"metrics_vs_load", "queue_traces"} <= pngs
     for stem in pngs:

@@ -157,6 +157,25 @@ def test_best_is_the_cdf_closest_to_the_top():
     assert study_b.best(cells, "PI", ["off"], "uniform", "98%") is None
 
 
+def test_link_utilization_is_on_the_papers_100_mbps_basis():
+    # The uncongested network runs the same users on a 1 Gb/s link: 8.9 % of its time busy is
+    # 89 Mb/s, which the paper's tables give as a share of the 100 Mb/s link (89 %).
+    figures = {"loss": 0.0, "completed": 10.0, "marks": 0.0, "overflow": 0.0}
+    dt = _cell("DT-240", "drop-tail", "off", [0.3] * 10)
+    dt.capacity_mbps = 100.0
+    dt.reps = [{**figures, "utilization": 0.90}, {**figures, "utilization": 0.92}]
+    unc = _cell("uncongested", "uncongested", "off", [0.1] * 10)
+    unc.capacity_mbps = 1000.0
+    unc.reps = [{**figures, "utilization": 0.089}]
+    table = study_b.summary_table([dt, unc], ["drop-tail", "uncongested"], basis_mbps=100.0)
+    rows = {r["scheme"]: r for r in table.to_dicts()}
+    assert "link utilization (%)" not in table.columns
+    assert rows["uncongested"]["link utilization (% of 100 Mb/s)"] == pytest.approx(89.0)
+    assert rows["uncongested"]["throughput (Mb/s)"] == pytest.approx(89.0)
+    assert rows["drop-tail"]["link utilization (% of 100 Mb/s)"] == pytest.approx(91.0)
+    assert rows["drop-tail"]["throughput (Mb/s)"] == pytest.approx(91.0)
+
+
 def test_smoke_end_to_end(tmp_path):
     out = tmp_path / "b"
     outcome = reproduce("B", "smoke", out, jobs=2, quiet=True)
@@ -181,6 +200,10 @@ def test_smoke_end_to_end(tmp_path):
     assert table_rows(html, "Table 3: ARED (uniform RTTs)") == 2 + 2
     assert table_rows(html, "Table 4: all queue management schemes (campus RTTs)") == 6 + 1
     assert "Best setting of each scheme" in html
+    # Utilization on the paper's basis (the congested link), the uncongested network's too.
+    capacity = {c.capacity_mbps for c in main.values()}
+    assert len(capacity) == 1 and {c.capacity_mbps for c in unc.values()} == {10 * min(capacity)}
+    assert f'<th class="num">link utilization (% of {min(capacity):g} Mb/s)</th>' in html
     assert not missing_figures(
         out,
         "fig02_rtt_cdf",

@@ -4,12 +4,16 @@ when the document is given a figure folder, also written there as PNG and SVG fo
 
 Both the study report (`aqmlab report`) and the reproductions of the papers
 (`aqmlab reproduce`) are assembled with this one class, so they look and behave alike.
+
+The markup lives in Jinja templates (`templates/`: the page in document.html.j2, one macro
+per kind of part in parts.html.j2, the style sheet in report.css, inlined); this class keeps
+the parts as plain data (texts, formatted cells, encoded images) and renders them at the end,
+with autoescaping: every text given here is escaped.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import io
 import math
 import os
@@ -18,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import matplotlib
 
 matplotlib.use("Agg")
@@ -26,28 +31,17 @@ from matplotlib.figure import Figure
 
 from aqmlab.errors import ScenarioError, make_dirs, os_problem
 
-__all__ = ["HtmlDocument", "format_cell"]
+__all__ = ["TEMPLATES", "HtmlDocument", "format_cell"]
 
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
-       margin: 2em auto; max-width: 1240px; padding: 0 1em; color: #222; line-height: 1.45; }
-h1 { border-bottom: 2px solid #446; padding-bottom: .2em; }
-h2 { margin-top: 2em; border-bottom: 1px solid #bbc; }
-table { border-collapse: collapse; margin: .8em 0 1.2em; font-size: 0.88em;
-        display: block; overflow-x: auto; max-width: 100%; }
-th, td { border: 1px solid #ccd; padding: .25em .45em; text-align: right; }
-th { background: #eef; position: sticky; top: 0; }
-td.text, th.text { text-align: left; }
-td.num { white-space: nowrap; }
-caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: .3em; }
-figure { display: inline-table; margin: .6em 1em 1em 0; vertical-align: top; }
-figure img { max-width: 100%; border: 1px solid #dde; }
-figcaption { display: table-caption; caption-side: bottom; font-size: 0.86em; color: #444; }
-pre { background: #f6f6fa; border: 1px solid #dde; padding: .6em; overflow-x: auto;
-      font-size: 0.82em; }
-p.note { color: #555; font-size: 0.9em; }
-details summary { cursor: pointer; font-weight: 600; }
-"""
+# The report's templates, read from the installed package (a wheel carries them too).
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("aqmlab.report", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
 
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -76,30 +70,24 @@ class HtmlDocument:
     def __init__(self, title: str, figure_dir: str | os.PathLike | None = None) -> None:
         self.title = title
         self.figure_dir = Path(figure_dir) if figure_dir is not None else None
-        self._parts: list[str] = []
+        self._parts: list[dict[str, Any]] = []  # one per call, `kind` names its macro
         self._names: set[str] = set()
         self.figure_files: list[Path] = []
 
     # -- text -------------------------------------------------------------------------
     def heading(self, text: str, level: int = 2) -> None:
         level = min(max(level, 1), 6)
-        anchor = _slug(text).lower()
-        self._parts.append(f'<h{level} id="{anchor}">{html.escape(text)}</h{level}>')
+        self._add("heading", text=text, level=level, anchor=_slug(text).lower())
 
     def paragraph(self, text: str, note: bool = False) -> None:
-        cls = ' class="note"' if note else ""
-        self._parts.append(f"<p{cls}>{html.escape(text)}</p>")
+        self._add("paragraph", text=text, note=note)
 
     def bullets(self, items: Iterable[str]) -> None:
-        li = "".join(f"<li>{html.escape(i)}</li>" for i in items)
-        self._parts.append(f"<ul>{li}</ul>")
+        self._add("bullets", items=list(items))
 
     def code(self, text: str, summary: str | None = None) -> None:
         """Preformatted text (a scenario, a sweep file); folded under `summary` if given."""
-        block = f"<pre>{html.escape(text)}</pre>"
-        if summary is not None:
-            block = f"<details><summary>{html.escape(summary)}</summary>{block}</details>"
-        self._parts.append(block)
+        self._add("code", text=text, summary=summary)
 
     # -- tables -----------------------------------------------------------------------
     def table(
@@ -122,27 +110,19 @@ class HtmlDocument:
             if not columns:
                 for r in records:
                     cols.extend(k for k in r if k not in cols)
-        out = ["<table>"]
-        if caption:
-            out.append(f"<caption>{html.escape(caption)}</caption>")
         given = dict(align or {})
-        out.append(
-            "<tr>"
-            + "".join(
-                f'<th class="{given.get(c) or self._align(records, c)}">{html.escape(c)}</th>'
+        header = [{"text": c, "align": given.get(c) or self._align(records, c)} for c in cols]
+        body = [
+            [
+                {
+                    "text": format_cell(r.get(c), digits),
+                    "align": given.get(c) or ("text" if isinstance(r.get(c), str) else "num"),
+                }
                 for c in cols
-            )
-            + "</tr>"
-        )
-        for r in records:
-            cells = []
-            for c in cols:
-                v = r.get(c)
-                cls = given.get(c) or ("text" if isinstance(v, str) else "num")
-                cells.append(f'<td class="{cls}">{html.escape(format_cell(v, digits))}</td>')
-            out.append("<tr>" + "".join(cells) + "</tr>")
-        out.append("</table>")
-        self._parts.append("".join(out))
+            ]
+            for r in records
+        ]
+        self._add("table", caption=caption, header=header, rows=body)
 
     @staticmethod
     def _align(records: list[dict], col: str) -> str:
@@ -169,23 +149,17 @@ class HtmlDocument:
             with matplotlib.rc_context({"svg.hashsalt": stem}):
                 fig.savefig(self.figure_dir / f"{stem}.svg", format="svg", metadata={"Date": None})
             self.figure_files += [self.figure_dir / f"{stem}.png", self.figure_dir / f"{stem}.svg"]
-        data = base64.b64encode(png).decode("ascii")
-        alt = html.escape(caption or name, quote=True)
-        cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-        self._parts.append(
-            f'<figure id="fig-{stem}"><img alt="{alt}" src="data:image/png;base64,{data}">'
-            f"{cap}</figure>"
-        )
+        png64 = base64.b64encode(png).decode("ascii")
+        self._add("figure", stem=stem, alt=caption or name, png=png64, caption=caption)
         return stem
 
     # -- output -----------------------------------------------------------------------
+    def _add(self, kind: str, **part: Any) -> None:
+        self._parts.append({"kind": kind, **part})
+
     def render(self) -> str:
-        body = "\n".join(self._parts)
-        return (
-            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{html.escape(self.title)}</title><style>{_STYLE}</style></head>\n"
-            f"<body>\n<h1>{html.escape(self.title)}</h1>\n{body}\n</body></html>\n"
-        )
+        page = TEMPLATES.get_template("document.html.j2")
+        return page.render(title=self.title, parts=self._parts)
 
     def write(self, path: str | os.PathLike) -> Path:
         """Write the document atomically (a temporary file renamed into place)."""

@@ -11,8 +11,11 @@ matplotlib `Figure`; nothing is shown or written.
 - `response_time_cdf` / `response_time_ccdf`: response times of completed exchanges started
   after the warm-up, pooled over the repetitions of each curve (CDF to 2 s; CCDF log–log).
 - `queue_delay_cdf`: the bottleneck's queueing delay in the studied direction.
-- `metrics_vs_load`: four metrics of the summary against the load axis, mean ± standard
-  deviation over repetitions; `metrics_by_cell`: the same as bars when there is no load axis.
+- `response_time_ranking`: the median and 90th percentile of the response times per curve,
+  sorted by median, each a mean over the repetitions with its 95 % confidence interval (dot
+  and whisker).
+- `metrics_vs_load`: four metrics of the summary against the load axis, mean over repetitions
+  with 95 % confidence intervals; `metrics_by_cell`: the same as bars without a load axis.
 - `queue_traces`: the queue length over time of one representative run per curve.
 
 `where` fixes axis labels ({"load": "0.9"}); `curves` names the axes whose combinations get
@@ -47,6 +50,7 @@ __all__ = [
     "representative_runs",
     "response_time_ccdf",
     "response_time_cdf",
+    "response_time_ranking",
     "response_times",
 ]
 
@@ -215,6 +219,48 @@ def response_time_ccdf(
     return fig
 
 
+def response_time_ranking(
+    study,
+    where: Mapping[str, Any] | None = None,
+    *,
+    curves: Sequence[str] | None = None,
+    table: pl.DataFrame | None = None,
+) -> Figure:
+    """Two panels, the median and the 90th percentile of the response times, one dot per
+    curve, best median at the top: means over the repetitions of each run's quantile,
+    whiskers the 95 % Student t interval (none with one repetition). `table`:
+    `study_summary.response_time_quantiles(study, response_times(study))`, to compute it
+    once for many figures."""
+    if table is None:
+        table = ss.response_time_quantiles(study, response_times(study))
+    frames, colors = _split(study, table, where, curves)
+    order = sorted(frames, key=lambda lab: frames[lab][ss.QUANTILES[0][0]].mean())
+    fig = Figure(figsize=GROUP_FIGSIZE, layout="constrained")
+    panels = fig.subplots(1, len(ss.QUANTILES), sharey=True)
+    for ax, (column, header, _) in zip(panels, ss.QUANTILES, strict=True):
+        for y, label in enumerate(order):
+            part = frames[label]
+            half = part[f"{column}_ci"][0] if part.height == 1 else None
+            ax.errorbar(
+                [part[column].mean()],
+                [y],
+                xerr=None if half is None else [[half], [half]],
+                marker="o",
+                ms=6,
+                capsize=3,
+                color=colors[label],
+            )
+        ax.margins(x=0.1)
+        ax.set_xlim(left=0)
+        ax.set_xlabel(header)
+        ax.grid(True, axis="x", alpha=0.3)
+    panels[0].set_yticks(range(len(order)), order)
+    panels[0].set_ylim(len(order) - 0.5, -0.5)
+    what = "Response time, ranked by median"
+    fig.suptitle(f"{what}: {lay.title(where)}" if where else what, fontsize="medium")
+    return fig
+
+
 # --- queueing delay --------------------------------------------------------------------------
 
 
@@ -293,8 +339,8 @@ def metrics_vs_load(
     """Summary metrics (default: utilization, loss rate, mean queue and median response time;
     without exchanges, TCP goodput and the 99th percentile of the queueing delay instead of
     utilization and response time) against the study's load axis, one line per combination
-    of the `curves` axes (default: all other axes not in `where`), mean ± standard deviation
-    over repetitions."""
+    of the `curves` axes (default: all other axes not in `where`), mean over repetitions with
+    the 95 % Student t interval as error bars (none with one repetition)."""
     axes = lay.study_axes(study)
     load = lay.load_axis(axes)
     if load is None:
@@ -310,11 +356,11 @@ def metrics_vs_load(
     for ax, m in zip(subplots, panels, strict=True):
         for label, part in frames.items():
             part = part.with_columns(pl.col(load).replace_strict(x_of).alias("_x")).sort("_x")
-            sd = part[f"{m.column}_sd"].fill_null(0.0).to_numpy()
+            ci = part[f"{m.column}_ci"].fill_null(0.0).to_numpy()
             ax.errorbar(
                 part["_x"].to_numpy(),
                 part[m.column].to_numpy(),
-                yerr=sd if sd.any() else None,
+                yerr=ci if ci.any() else None,
                 marker="o",
                 ms=4,
                 capsize=3,
@@ -333,8 +379,9 @@ def metrics_vs_load(
 
 
 def metrics_by_cell(study, metrics: Sequence[str] | None = None) -> Figure:
-    """The summary metrics of every cell as horizontal bars (mean, ± standard deviation over
-    repetitions), for studies without a load axis. Bars are colored by the scheme axis."""
+    """The summary metrics of every cell as horizontal bars (mean over repetitions, error bars
+    the 95 % Student t interval), for studies without a load axis. Bars are colored by the
+    scheme axis."""
     panels = _panels(study, metrics)
     axes = [a.name for a in lay.study_axes(study)]
     scheme = lay.scheme_axis(lay.study_axes(study))
@@ -345,8 +392,8 @@ def metrics_by_cell(study, metrics: Sequence[str] | None = None) -> Figure:
     fig, subplots = _panel_grid(len(panels))
     for ax, m in zip(subplots, panels, strict=True):
         y = np.arange(len(names))
-        sd = table[f"{m.column}_sd"].fill_null(0.0).to_numpy()
-        ax.barh(y, table[m.column].to_numpy(), xerr=sd if sd.any() else None, color=bar_colors)
+        ci = table[f"{m.column}_ci"].fill_null(0.0).to_numpy()
+        ax.barh(y, table[m.column].to_numpy(), xerr=ci if ci.any() else None, color=bar_colors)
         ax.set_yticks(y, names, fontsize="small")
         ax.invert_yaxis()
         ax.set_xlabel(m.header)

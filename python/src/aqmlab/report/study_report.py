@@ -6,8 +6,11 @@
 
 One self-contained HTML file (figures embedded as PNG, no script, nothing fetched) and every
 figure as PNG and SVG in a figure folder (default DIR/figures, rewritten by each report). For
-Web traffic the report opens with the response-time CDFs per scheme and the summary table;
+Web traffic the report opens with the schemes ranked by median response time (a table and a
+dot-and-whisker figure per load), then the response-time CDFs and the summary table;
 without exchanges (bulk, FTP, UDP mixes) it shows goodput, loss and queueing delay instead.
+Means over repetitions come with 95 % Student t confidence intervals ("no interval (1
+repetition)" with one).
 The content depends only on the catalog and the run directories (no timestamp), so the same
 study gives the same report.
 """
@@ -70,6 +73,7 @@ def build_report(
         doc.paragraph("No run has finished: there is nothing to plot yet.")
     elif ss.has_exchanges(runs):
         data = sp.response_times(study)
+        _ranking(doc, study, layout, data)
         doc.heading("Response times")
         doc.paragraph(_CDF_NOTE, note=True)
         _grouped(doc, study, layout, sp.response_time_cdf, data, "response_time_cdf")
@@ -98,6 +102,12 @@ _CDF_NOTE = (
 _CCDF_NOTE = (
     "The same response times as P(response time > t) on log–log axes: the tail of slow "
     "responses. Steps mark retransmission timeouts (a lost SYN waits out the initial timeout)."
+)
+_RANKING_NOTE = (
+    "Each run's median and 90th percentile of its response times (the exchanges that started "
+    "after the warm-up and completed), averaged over the cell's repetitions. Every scheme "
+    "runs with the same seeds (common random numbers), so a difference between two schemes "
+    "is usually more certain than their overlapping intervals suggest."
 )
 _QDELAY_NOTE = (
     "Queueing delay of every packet that left the bottleneck queue in the studied direction "
@@ -145,29 +155,68 @@ def _figure_name(name: str, where: dict[str, str]) -> str:
     return f"{name}_{suffix}" if suffix else name
 
 
+def _plan_order(study: Study, axes: Sequence[str]):
+    """A sort key putting rows in the axes' label order (plan order), `axes` first to last."""
+    rank = {a.name: {label: i for i, label in enumerate(a.labels)} for a in lay.study_axes(study)}
+    return lambda row: [rank[a][row[a]] for a in axes if a in rank]
+
+
+def _ranking(doc: HtmlDocument, study: Study, layout: lay.Layout, data: pl.DataFrame) -> None:
+    """Per group of the figures, the curves ranked by their mean median response time: a table
+    (with the intervals) and a dot-and-whisker figure per group."""
+    table = ss.response_time_quantiles(study, data)
+    if table.height == 0:
+        return
+    groups = [a for a in layout.group_by if a in table.columns]
+    curves = [a for a in layout.curves if a in table.columns]
+    median = ss.QUANTILES[0][0]
+    rows = []
+    for where in lay.groups(table, groups):
+        cells = table.filter(*(pl.col(k) == v for k, v in where.items())).to_dicts()
+        cells.sort(key=lambda r: (r[median], _plan_order(study, curves)(r)))
+        for rank, r in enumerate(cells, 1):
+            row = {**where, "rank": rank, **{a: r[a] for a in curves}, "runs": r["runs"]}
+            for column, header, _ in ss.QUANTILES:
+                row[header] = ss.format_interval(r[column], r[f"{column}_ci"], 3)
+            rows.append(row)
+    doc.heading("Response times at a glance")
+    per = f", per {' and '.join(groups)}" if groups else ""
+    doc.table(
+        rows,
+        caption=f"Ranked by median response time{per}: mean over the repetitions; "
+        + ss.interval_caption(table["runs"], "in brackets"),
+        align={header: "num" for _, header, _ in ss.QUANTILES},
+    )
+    doc.paragraph(_RANKING_NOTE, note=True)
+    for where in lay.groups(table, groups):
+        fig = sp.response_time_ranking(study, where, curves=layout.curves, table=table)
+        doc.figure(fig, _figure_name("response_time_ranking", where), dpi=_GROUP_DPI)
+
+
 def _summary(doc: HtmlDocument, study: Study, runs: pl.DataFrame, layout: lay.Layout) -> None:
-    """The cells' table, ordered like the figures: by the group-by axes, then the curves."""
+    """The cells' table, ordered like the figures: by the group-by axes, then the curves; the
+    load basis explained beside it."""
     metrics = ss.summary_metrics(runs)
     table = ss.cell_summary(study, metrics)
-    axes = lay.study_axes(study)
-    rank = {a.name: {label: i for i, label in enumerate(a.labels)} for a in axes}
-    order = [a for a in (*layout.group_by, *layout.curves) if a in rank]
+    order = [*layout.group_by, *layout.curves]
     rows = []
-    for r in sorted(table.to_dicts(), key=lambda r: [rank[a][r[a]] for a in order]):
-        row = {a: r[a] for a in order}
+    for r in sorted(table.to_dicts(), key=_plan_order(study, order)):
+        row = {a: r[a] for a in order if a in r}
         row["runs"] = r["runs"]
         for m in metrics:
-            row[m.header] = ss.format_mean(r[m.column], r[f"{m.column}_sd"], m.digits)
+            row[m.header] = ss.format_mean(r[m.column], r[f"{m.column}_ci"], m.digits)
         rows.append(row)
-    spread = bool((table["runs"] > 1).any())
     doc.heading("Summary")
     doc.table(
         rows,
-        caption="Per cell: mean over its finished repetitions"
-        + (" ± sample standard deviation" if spread else ""),
+        caption="Per cell: mean over its finished repetitions; "
+        + ss.interval_caption(table["runs"], "± the half-width of"),
         align={m.header: "num" for m in metrics},
     )
     doc.paragraph(_explain(metrics), note=True)
+    basis = _load_basis(study, table)
+    if basis:
+        doc.paragraph(basis, note=True)
 
 
 def _explain(metrics: list[ss.Metric]) -> str:
@@ -191,21 +240,88 @@ def _explain(metrics: list[ss.Metric]) -> str:
     return " ".join(parts)
 
 
+def _load_basis(study: Study, table: pl.DataFrame) -> str | None:
+    """Why utilization reads below `load`, with this study's numbers; None when no run had its
+    population calibrated from a `load` (plan.json names the calibrations used)."""
+    try:
+        plan = json.loads((study.directory / "plan.json").read_text(encoding="utf-8"))
+        used = [c for r in plan.get("runs", []) for c in r.get("calibration") or []]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+    if not used:
+        return None
+    two_way = any(c.get("load_basis") == "two_way" for c in used)
+    counted = (
+        "one side's responses plus the other side's requests and ACKs (load_basis = \"two_way\")"
+        if two_way
+        else "the responses alone"
+    )
+    text = (
+        "Load and utilization. A Web source's `load` is the offered load the cell aims at, as "
+        "a fraction of the bottleneck capacity in the responses' direction, counting "
+        f"{counted}. It is not measured in these runs: the load calibration (docs/analysis.md, "
+        '"Load calibration") measured the throughput the traffic offers on an uncongested '
+        "copy of the network (bottleneck ten times faster, no loss) at a few populations and "
+        "fitted a line through the origin; each cell runs the population at which that line "
+        "reaches the load. Utilization is measured on the congested bottleneck: the share of "
+        "time it was busy sending, retransmissions included. The two differ because the line "
+        "is a fit: Web traffic's heavy-tailed response sizes make the load a run offers vary"
+    )
+    off = _calibration_spread(study, {c.get("key") for c in used})
+    if off is not None:
+        text += f" (this calibration's points lie {off[0]:+.1f} % to {off[1]:+.1f} % of the "
+        text += "capacity off its line)"
+    text += (
+        "; because on the congested link losses and queueing slow the transfers down, and "
+        "what is still unsent when the run ends is not counted"
+    )
+    text += "." if two_way else "; and because utilization also counts the requests and ACKs."
+    load = lay.load_axis(lay.study_axes(study))
+    if load is not None and "utilization" in table.columns:
+        ranges = []
+        for (label,), part in table.partition_by(load, as_dict=True, maintain_order=True).items():
+            u = part["utilization"]
+            ranges.append(f"load {label}: {u.min():.3f}–{u.max():.3f}")
+        text += " Mean utilization over the cells, " + "; ".join(ranges) + "."
+    return text
+
+
+def _calibration_spread(study: Study, keys: set) -> tuple[float, float] | None:
+    """(lowest, highest) distance of the calibration points of `keys` from their fitted line,
+    in per cent of the capacity; None without calibration.json."""
+    try:
+        doc = json.loads((study.directory / "calibration.json").read_text(encoding="utf-8"))
+        off = [
+            100 * (p["load_mbps"] - e["slope_mbps"] * p["population"]) / e["capacity_mbps"]
+            for k, e in doc["entries"].items()
+            if k in keys
+            for p in e["points"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+    return (min(off), max(off)) if off else None
+
+
 def _metrics(doc: HtmlDocument, study: Study, layout: lay.Layout) -> None:
     load = lay.load_axis(lay.study_axes(study))
     if load is None:
         if lay.study_axes(study):
             doc.heading("Metrics per cell")
-            doc.paragraph("Mean over repetitions (± standard deviation).", note=True)
+            doc.paragraph(_bars_note(study, "error bars"), note=True)
             doc.figure(sp.metrics_by_cell(study), "metrics_by_cell")
         return
     doc.heading(f"Metrics against {load}")
     split = [g for g in layout.group_by if g not in (load, lay.REP)]
     curves = [c for c in layout.curves if c != load]
-    doc.paragraph("Mean over repetitions (error bars: ± standard deviation).", note=True)
+    doc.paragraph(_bars_note(study, "error bars"), note=True)
     for where in lay.groups(study.runs(), split):
         fig = sp.metrics_vs_load(study, where=where, curves=curves)
         doc.figure(fig, _figure_name(f"metrics_vs_{load}", where))
+
+
+def _bars_note(study: Study, what: str) -> str:
+    cells = ss.cell_summary(study, [])
+    return "Mean over repetitions; " + ss.interval_caption(cells["runs"], f"{what}:") + "."
 
 
 def _queues(doc: HtmlDocument, study: Study, layout: lay.Layout) -> None:

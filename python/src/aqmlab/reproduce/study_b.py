@@ -3,8 +3,10 @@
 Parts: `main` (every queue manager and ECN setting × load × RTT distribution, 100 Mb/s) and
 `uncongested` (the same user populations on the 1 Gb/s link). The report regenerates the
 paper's response-time CDFs (to 2 s) and CCDFs, grouped as its figures, and its tables of loss
-ratio, completed exchanges and link utilization (means over repetitions); response-time
-distributions pool the repetitions, as the paper's plots do (§3.3).
+ratio, completed exchanges and link utilization (means over repetitions; utilization as a
+share of the congested network's 100 Mb/s link, the paper's basis, for the uncongested
+network's 1 Gb/s link too, beside the throughput in Mb/s); response-time distributions pool
+the repetitions, as the paper's plots do (§3.3).
 
 "Best" setting of a scheme (§4.4: a CDF is better when it is "clearly above the other's
 (closer to that of the uncongested network)"): the setting whose pooled CDF has the smallest
@@ -108,6 +110,7 @@ class Cell:
     setting: str
     ecn: str
     users: tuple[int, ...] = ()
+    capacity_mbps: float = math.nan  # the bottleneck's (1,000 Mb/s for the uncongested network)
     hist: rthist.ResponseTimeHist = field(default_factory=rthist.ResponseTimeHist)
     reps: list[dict[str, float]] = field(default_factory=list)
     exchanges: list[Path] = field(default_factory=list)  # one file per repetition
@@ -150,7 +153,8 @@ def collect(study: Study, aqm_of: Callable[[Mapping[str, str]], str] | None = No
             if aqm == UNCONGESTED:
                 scheme, setting = UNCONGESTED, f"{scenario['topology']['bottleneck_mbps']:g} Mb/s"
             users = tuple(int(t.get("users", 0)) for t in scenario["traffic"])
-            cells[key] = Cell(*key, scheme, setting, ecn, users)
+            capacity = float(scenario["topology"]["bottleneck_mbps"])
+            cells[key] = Cell(*key, scheme, setting, ecn, users, capacity)
         warm, end = float(scenario["warmup_s"]), float(scenario["duration_s"])
         path = study.run_dir(row["run_id"]) / "exchanges.parquet"
         h = rthist.read_run(path, warm, end - warm)
@@ -179,8 +183,13 @@ def _whole(x: float) -> int | None:
     return None if math.isnan(x) else round(x)
 
 
-def summary_table(cells: Iterable[Cell], schemes: Iterable[str]) -> pl.DataFrame:
-    """The paper's Tables 2-4: one row per configuration and load, means over repetitions."""
+def summary_table(
+    cells: Iterable[Cell], schemes: Iterable[str], basis_mbps: float = 100.0
+) -> pl.DataFrame:
+    """The paper's Tables 2-4: one row per configuration and load, means over repetitions.
+    Link utilization is on the paper's basis, a share of `basis_mbps` (the 100 Mb/s link),
+    also for the uncongested network's 1 Gb/s link, beside the throughput it stands for
+    (utilization × the cell's own capacity: Mb/s on the wire, mean of both directions)."""
     wanted = set(schemes)
     rows = [
         {
@@ -191,7 +200,11 @@ def summary_table(cells: Iterable[Cell], schemes: Iterable[str]) -> pl.DataFrame
             "ECN": c.ecn,
             "loss ratio (%)": 100 * c.mean("loss"),
             "completed exchanges": _whole(c.mean("completed")),
-            "link utilization (%)": 100 * c.mean("utilization"),
+            "throughput (Mb/s)": c.mean("utilization") * c.capacity_mbps,
+            f"link utilization (% of {basis_mbps:g} Mb/s)": 100
+            * c.mean("utilization")
+            * c.capacity_mbps
+            / basis_mbps,
             "median response (s)": c.hist.quantile(0.5),
             "ECN marks": _whole(c.mean("marks")),
             "overflow drops": _whole(c.mean("overflow")),
@@ -456,10 +469,22 @@ class _Report:
     def tables(self, rtt: str, titles: list[tuple[str, list[str]]]) -> None:
         cells = [c for c in self.cells if c.rtt == rtt]
         unc = [c for c in self.unc.values() if c.rtt == rtt]
+        # The paper's basis: the congested network's link (100 Mb/s), also for the uncongested
+        # network's 1 Gb/s link, whose own busy share (≈ 9 %) compares with nothing.
+        basis = max((c.capacity_mbps for c in cells), default=100.0)
         for caption, schemes in titles:
-            t = summary_table([*cells, *unc], [*schemes, DROPTAIL, UNCONGESTED])
+            t = summary_table([*cells, *unc], [*schemes, DROPTAIL, UNCONGESTED], basis)
             if t.height:
                 self.doc.table(t.drop("RTT"), f"{caption} ({rtt} RTTs)")
+        if unc:
+            self.doc.paragraph(
+                f"Link utilization is a share of the {basis:g} Mb/s link, the paper's basis, for "
+                f"every row: the uncongested network's row gives the throughput its "
+                f"{unc[0].capacity_mbps:g} Mb/s link carried (Mb/s on the wire, mean of both "
+                f"directions) over {basis:g} Mb/s, not the share of time its own link was "
+                "busy.",
+                note=True,
+            )
 
     def campus(self) -> None:
         if CAMPUS not in self.rtts:

@@ -1,0 +1,98 @@
+"""Confidence intervals of a mean over repetitions (docs/report.md, "Intervals").
+
+- `t_quantile(p, df)`: the p-quantile of Student's t with `df` (integer) degrees of freedom,
+  from its closed-form distribution function (Abramowitz & Stegun 26.7.3-4) by bisection:
+  exact to 1e-10, no SciPy needed.
+- `half_width(sd, n)`: the half-width of the two-sided interval of a mean of n values of
+  sample standard deviation sd: t(1 − α/2, n − 1) × sd / √n (None when n < 2).
+- `mean_interval(values)`: the mean, n and that interval (NaN and None values left out).
+
+Repetitions of a cell differ only in their seed, so their per-run metrics are independent
+draws: the Student t interval over them is the textbook one (it assumes the per-run values
+are roughly normal, which averages and medians over a run's many exchanges are).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+__all__ = ["LEVEL", "Interval", "half_width", "mean_interval", "t_quantile"]
+
+LEVEL = 0.95  # the report's intervals: two-sided 95 %
+
+
+def _t_two_sided(t: float, df: int) -> float:
+    """P(|T| < t) for Student's t with `df` degrees of freedom (t ≥ 0)."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    if df % 2:  # odd: 2/π [θ + sinθ cosθ (1 + 2/3 cos²θ + ... + 2·4···(df−3)/1·3···(df−2))]
+        term, total = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(3, df - 1, 2):
+            term *= c2 * (k - 1) / k
+            total += term
+        return 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    # even: sinθ [1 + 1/2 cos²θ + 1·3/2·4 cos⁴θ + ... + 1·3···(df−3)/2·4···(df−2) cos^(df−2)θ]
+    term, total = 1.0, 1.0
+    for k in range(2, df - 1, 2):
+        term *= c2 * (k - 1) / k
+        total += term
+    return math.sin(theta) * total
+
+
+@cache
+def t_quantile(p: float, df: int) -> float:
+    """The p-quantile of Student's t with `df` ≥ 1 degrees of freedom (0.5 < p < 1)."""
+    if df < 1 or int(df) != df:
+        raise ValueError(f"df = {df!r}: expected an integer >= 1")
+    if not 0.5 < p < 1:
+        raise ValueError(f"p = {p!r}: expected 0.5 < p < 1")
+    target = 2 * p - 1
+    lo, hi = 0.0, 1.0
+    while _t_two_sided(hi, int(df)) < target:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _t_two_sided(mid, int(df)) < target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * hi:
+            break
+    return (lo + hi) / 2
+
+
+def half_width(sd: float | None, n: int, level: float = LEVEL) -> float | None:
+    """Half-width of the `level` two-sided Student t interval of a mean of `n` values whose
+    sample standard deviation is `sd`; None without one (n < 2, or sd missing)."""
+    if sd is None or n < 2 or math.isnan(sd):
+        return None
+    return t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float  # NaN without values
+    n: int
+    half_width: float | None  # None with fewer than two values
+
+    @property
+    def low(self) -> float | None:
+        return None if self.half_width is None else self.mean - self.half_width
+
+    @property
+    def high(self) -> float | None:
+        return None if self.half_width is None else self.mean + self.half_width
+
+
+def mean_interval(values: Iterable[float | None], level: float = LEVEL) -> Interval:
+    """The mean of the values (None and NaN left out) and its Student t interval."""
+    xs = [float(v) for v in values if v is not None and not math.isnan(v)]
+    n = len(xs)
+    if n == 0:
+        return Interval(math.nan, 0, None)
+    mean = math.fsum(xs) / n
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else None
+    return Interval(mean, n, half_width(sd, n, level))

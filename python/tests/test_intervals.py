@@ -1,0 +1,59 @@
+"""Confidence intervals over repetitions (`aqmlab.analysis.intervals`): Student t quantiles
+against published tables, and the interval of a mean computed by hand."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from aqmlab.analysis import intervals
+
+# t_{0.975, df}: the two-sided 95 % points of Student's t (any statistics table).
+T_975 = {
+    1: 12.7062,
+    2: 4.3027,
+    3: 3.1824,
+    4: 2.7764,
+    5: 2.5706,
+    9: 2.2622,
+    10: 2.2281,
+    29: 2.0452,
+    60: 2.0003,
+    120: 1.9799,
+}
+
+
+@pytest.mark.parametrize(("df", "want"), sorted(T_975.items()))
+def test_student_t_quantiles_match_the_tables(df, want):
+    assert intervals.t_quantile(0.975, df) == pytest.approx(want, abs=5e-5)
+
+
+def test_other_levels_and_large_degrees_of_freedom():
+    assert intervals.t_quantile(0.95, 4) == pytest.approx(2.1318, abs=5e-5)
+    assert intervals.t_quantile(0.995, 9) == pytest.approx(3.2498, abs=5e-5)
+    assert intervals.t_quantile(0.975, 100_000) == pytest.approx(1.95996, abs=1e-4)
+    with pytest.raises(ValueError):
+        intervals.t_quantile(0.975, 0)
+
+
+def test_the_interval_of_a_mean_is_t_times_the_standard_error():
+    values = [0.31, 0.27, 0.35, 0.29, 0.30]
+    iv = intervals.mean_interval(values)
+    sd = statistics.stdev(values)
+    assert iv.n == 5 and iv.mean == pytest.approx(statistics.fmean(values))
+    assert iv.half_width == pytest.approx(2.7764 * sd / math.sqrt(5), rel=1e-4)
+    assert (iv.low, iv.high) == pytest.approx((iv.mean - iv.half_width, iv.mean + iv.half_width))
+
+
+def test_one_value_has_no_interval_and_missing_values_are_left_out():
+    one = intervals.mean_interval([0.4])
+    assert one.n == 1 and one.mean == 0.4 and one.half_width is None
+    assert intervals.mean_interval([0.2, None, float("nan"), 0.4]).n == 2
+    assert intervals.mean_interval([]).half_width is None
+    assert math.isnan(intervals.mean_interval([]).mean)
+    # The half-width of n values with standard deviation sd: what a table column needs.
+    assert intervals.half_width(0.1, 5) == pytest.approx(2.7764 * 0.1 / math.sqrt(5), rel=1e-4)
+    assert intervals.half_width(0.1, 1) is None
+    assert intervals.half_width(None, 3) is None
