@@ -253,3 +253,49 @@ def test_console_script():
     script = Path(sys.executable).parent / "aqmlab"
     proc = subprocess.run([script, "--version"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and proc.stdout.startswith("aqmlab ")
+
+
+# --- measure.columns: what a run keeps on disk ---------------------------------------------
+
+WEB_FOR_COLUMNS = {
+    "duration_s": 20.0,
+    "warmup_s": 5.0,
+    "traffic": [{"kind": "packmime", "rate": 20.0}],
+}
+
+
+def test_measure_columns_keeps_exactly_the_named_columns(tmp_path: Path):
+    import polars as pl
+
+    keep = ["start_s", "response_time_s", "completed"]
+    full = aqmlab.run(WEB_FOR_COLUMNS, seed=3, out=tmp_path / "full")
+    cut = aqmlab.run(
+        {**WEB_FOR_COLUMNS, "measure": {"columns": {"exchanges": keep}}},
+        seed=3,
+        out=tmp_path / "cut",
+    )
+    ex = pl.read_parquet(tmp_path / "cut" / "exchanges.parquet")
+    assert ex.columns == keep
+    # The same rows and values as the full table's columns, and the same core summary: the
+    # core builds every column, only the runner's writing changes.
+    assert ex.equals(pl.read_parquet(tmp_path / "full" / "exchanges.parquet").select(keep))
+    assert cut.summary["summary"] == full.summary["summary"]
+    assert "columns" in cut.summary["scenario"]["measure"]  # recorded with the run
+    other = pl.read_parquet(tmp_path / "cut" / "bottleneck.parquet")
+    assert other.columns == pl.read_parquet(tmp_path / "full" / "bottleneck.parquet").columns
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ({"exchanges": ["start_s", "nope"]}, 'measure.columns.exchanges: no column "nope"'),
+        ({"exchanges": []}, "measure.columns.exchanges = []: expected a non-empty list"),
+        ({"exchanges": ["start_s", "start_s"]}, "expected a non-empty list of distinct"),
+        ("start_s", 'measure.columns = "start_s": expected a table'),
+    ],
+)
+def test_measure_columns_errors_are_one_line(tmp_path: Path, columns, message):
+    scenario = {**WEB_FOR_COLUMNS, "duration_s": 6.0, "measure": {"columns": columns}}
+    with pytest.raises(aqmlab.ScenarioError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        aqmlab.run(scenario, out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()  # nothing that looks like results

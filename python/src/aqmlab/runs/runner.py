@@ -24,7 +24,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 import aqmlab._core as _core
 from aqmlab import scenario as sc
-from aqmlab.errors import make_dirs, os_problem
+from aqmlab.errors import make_dirs, os_problem, show_value
 from aqmlab.runs import budget
 from aqmlab.runs.results import SUMMARY_FILE, Results, read_summary
 
@@ -93,11 +93,17 @@ class _Sink:
     """
 
     def __init__(
-        self, directory: Path | None, row_group: int = 65536, skip: Iterable[str] = ()
+        self,
+        directory: Path | None,
+        row_group: int = 65536,
+        skip: Iterable[str] = (),
+        columns: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.directory = directory
         self.row_group = row_group
         self.skip = set(skip)  # tables not kept (`measure.connections = false`)
+        # Columns kept per table (`measure.columns`); other tables keep all theirs.
+        self.columns = {k: list(v) for k, v in (columns or {}).items()}
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.pending: dict[str, list[pa.Table]] = {}
         self.memory: dict[str, list[pa.Table]] = {}
@@ -109,6 +115,8 @@ class _Sink:
             if name in self.skip:
                 continue
             table = _to_arrow(columns)
+            if name in self.columns:
+                table = self._select(name, table)
             schema = self.schemas.setdefault(name, table.schema)
             if table.schema != schema:
                 table = table.select(schema.names).cast(schema)
@@ -124,6 +132,16 @@ class _Sink:
             if table.num_rows:
                 self.pending.setdefault(name, []).append(table)
                 self._flush(name, final=False)
+
+    def _select(self, name: str, table: pa.Table) -> pa.Table:
+        wanted = self.columns[name]
+        unknown = [c for c in wanted if c not in table.column_names]
+        if unknown:
+            raise sc.ScenarioError(
+                f"measure.columns.{name}: no column {show_value(unknown[0])} in the {name} "
+                f"table (its columns: {', '.join(table.column_names)})"
+            )
+        return table.select(wanted)
 
     def _flush(self, name: str, final: bool) -> None:
         parts = self.pending.get(name, [])
@@ -272,6 +290,7 @@ def run(
     else the machine's available memory) is refused before it starts (`aqmlab.runs.budget`).
     """
     resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
+    sc.check_python_keys(resolved)
     text = sc.to_json(resolved)
     budget.check(text, max_memory_gb)
     sim = _make_simulation(text)
@@ -287,8 +306,13 @@ def run(
 
     out_dir = Path(out) if out is not None else None
     tmp, lock = _prepare_out(out_dir) if out_dir is not None else (None, None)
-    keep_connections = (resolved.get("measure") or {}).get("connections", True)
-    sink = _Sink(tmp, skip=() if keep_connections else ("connections",))
+    measure = resolved.get("measure") or {}
+    keep_connections = measure.get("connections", True)
+    sink = _Sink(
+        tmp,
+        skip=() if keep_connections else ("connections",),
+        columns=measure.get(sc.PYTHON_MEASURE_KEY),
+    )
     ok = False
     t0 = time.perf_counter()
     try:

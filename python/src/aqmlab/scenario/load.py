@@ -60,6 +60,8 @@ __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_TOPOLOGY",
     "DEFAULT_TRAFFIC",
+    "PYTHON_MEASURE_KEY",
+    "check_python_keys",
     "load",
     "load_cdf",
     "load_rtt_cdf",
@@ -351,13 +353,50 @@ def resolve_with_calibration(
     return out, used
 
 
+# `[measure] columns = { TABLE = [COLUMN, ...] }`: the columns of a record table that a run
+# keeps on disk (the runner drops the others as it writes). Read by the runner only: the core
+# builds every column, so outcomes and speed do not depend on it.
+PYTHON_MEASURE_KEY = "columns"
+
+
 def to_json(scenario: Mapping[str, Any]) -> str:
-    """The core's input. Keys keep their order, so equal scenarios give equal JSON."""
+    """The core's input (without the keys only Python reads). Keys keep their order, so equal
+    scenarios give equal JSON."""
+    measure = scenario.get("measure")
+    if isinstance(measure, Mapping) and PYTHON_MEASURE_KEY in measure:
+        kept = {k: v for k, v in measure.items() if k != PYTHON_MEASURE_KEY}
+        scenario = {**scenario, "measure": kept}
     return json.dumps(scenario, allow_nan=False, ensure_ascii=False)
+
+
+def check_python_keys(scenario: Mapping[str, Any]) -> None:
+    """`measure.columns`: a table of lists of column names (which columns exist is checked
+    when the run writes its first rows, against what the core emits)."""
+    measure = scenario.get("measure")
+    if not isinstance(measure, Mapping) or PYTHON_MEASURE_KEY not in measure:
+        return
+    tables = measure[PYTHON_MEASURE_KEY]
+    where = f"measure.{PYTHON_MEASURE_KEY}"
+    if not isinstance(tables, Mapping):
+        raise ScenarioError(
+            f"{where} = {show_value(tables)}: expected a table {{TABLE = [COLUMN, ...]}}"
+        )
+    for name, cols in tables.items():
+        if (
+            not isinstance(cols, list)
+            or not cols
+            or not all(isinstance(c, str) and c for c in cols)
+            or len(set(cols)) != len(cols)
+        ):
+            raise ScenarioError(
+                f"{where}.{name} = {show_value(cols)}: expected a non-empty list of distinct "
+                "column names"
+            )
 
 
 def validate(scenario: Mapping[str, Any]) -> None:
     """Checks a resolved scenario with the core; raises `ScenarioError` on the first bad field."""
+    check_python_keys(scenario)
     try:
         _core.validate_scenario(to_json(scenario))
     except ValueError as e:
