@@ -45,6 +45,14 @@ def commands(body: str) -> list[str]:
     return out
 
 
+def _outputs_sentence() -> str:
+    """The README's list of a run's tables ("one Parquet table per record kind: ...")."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    m = re.search(r"one Parquet table per record kind: (.*?)\.", text)
+    assert m, "README: the sentence listing a run's tables is gone"
+    return m.group(1)
+
+
 def test_readme_is_a_short_front_door():
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 160, f"README.md has {len(lines)} lines: keep it a front door"
@@ -126,6 +134,12 @@ def test_readme_commands_run_as_written(tmp_path, monkeypatch):
         elif lang == "python":
             exec(compile(body, f"README.md block {n}", "exec"), namespace)
             ran["python"] += 1
+    # The tables the README says a run writes are the tables its runs wrote.
+    named = set(re.findall(r"`(\w+)`", _outputs_sentence()))
+    written = {f.stem for f in (tmp_path / "results").glob("*/*.parquet")}
+    assert written and named == written, (
+        f"README names {sorted(named)}; runs wrote {sorted(written)}"
+    )
     stale = set(SHORT_FORMS) - used_short_forms
     assert not stale, f"short forms of commands no longer in the README: {sorted(stale)}"
     assert all(ran.values()), f"README blocks run: {ran}"
