@@ -32,7 +32,7 @@ MAIN_STUDY  := results/main
 DIST        := dist
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
-	test-validation test-fuzz fuzz wheel test-wheel
+	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -117,6 +117,14 @@ fuzz: bootstrap ## a long fuzzing campaign (10,000 scenarios) -> docs/reliabilit
 
 validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs/validation.md
 	$(BIN)/python -m validation --all --out out/validation --write-docs
+
+# Real Linux TCP in network namespaces against the same scenarios in aqmlab (root needed; it
+# says so and exits 0 otherwise): validation/linux/README.md.
+linux-bed: bootstrap ## Linux testbed (root): reno, cubic; 1 and 4 flows at 40 ms, against aqmlab
+	$(BIN)/python -m validation.linux --flows 1,4 --cc reno,cubic --rtt 40 --seconds 60
+
+linux-bed-noise: bootstrap ## the Linux testbed's own noise: 3 runs of reno, 4 flows
+	$(BIN)/python -m validation.linux --flows 4 --cc reno --rtt 40 --seconds 60 --repeat 3
 
 # The installable wheel: abi3 (one wheel for every CPython >= 3.11 on this platform), release
 # profile, into dist/ (the previous one removed). Installing it needs no Rust toolchain.

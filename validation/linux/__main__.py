@@ -1,0 +1,303 @@
+"""Runs bulk TCP flows through a Linux dumbbell in network namespaces and compares them with
+aqmlab's run of the same scenario.
+
+    python -m validation.linux [--flows 1,4] [--cc reno,cubic] [--rtt 40 | 20-80]
+                               [--seconds 60] [--warmup 10] [--limit 100] [--repeat 3]
+                               [--aqmlab-preset NAME | CC=NAME,...] [--aqmlab-tcp KEY=VALUE]
+                               [--out DIR]
+    python -m validation.linux --from DIR [--aqmlab-preset ...] [--out DIR2]
+
+Needs root (namespaces, tc, ethtool); without it, says so and exits 0. `--from` compares the
+Linux runs recorded in DIR again (no root needed), e.g. with a new aqmlab preset. Writes, per
+configuration, the raw samples and both sides' tables, and for all of them comparison.csv /
+.parquet / .md (and bed_checks, noise with --repeat). Exit status 1 when a comparison is
+outside its tolerance, 2 when the bed could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from validation.linux import bed, measure, model
+
+HERE = Path(__file__).resolve().parent
+
+
+def parse_list(text: str, kind=str) -> list:
+    return [kind(x) for x in text.split(",") if x.strip()]
+
+
+def parse_rtts(spec: str, n: int) -> list[float]:
+    """`40` → every flow 40 ms; `20-80` → N values evenly spaced from 20 to 80 ms."""
+    if "-" in spec:
+        lo, hi = (float(x) for x in spec.split("-", 1))
+        if not 0 < lo <= hi:
+            raise ValueError(f"--rtt {spec}: expected LOW-HIGH with 0 < LOW ≤ HIGH")
+        return [float(x) for x in np.linspace(lo, hi, n)] if n > 1 else [lo]
+    v = float(spec)
+    if v <= 0:
+        raise ValueError(f"--rtt {spec}: expected a positive number of ms")
+    return [v] * n
+
+
+def parse_presets(text: str) -> dict[str, str]:
+    """`NAME` (every cc) or `cc=NAME,cc=NAME` ("*" for the others)."""
+    if "=" not in text:
+        return {"*": text}
+    out = {}
+    for part in parse_list(text):
+        cc, name = part.split("=", 1)
+        out[cc.strip()] = name.strip()
+    return out
+
+
+def parse_tcp(items: list[str]) -> dict[str, object]:
+    out = {}
+    for item in items:
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = tomllib.loads(f"x = {v}")["x"]
+        except tomllib.TOMLDecodeError:
+            out[k.strip()] = v
+    return out
+
+
+def label(cc: str, n: int, rtt: str, limit: int, seconds: float) -> str:
+    return f"{cc}-n{n}-rtt{rtt}-q{limit}-{seconds:g}s"
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _show(rows: list[measure.Row]) -> None:
+    for r in rows:
+        if r.passed is None and not r.metric.startswith(
+            ("aggregate", "Jain", "utilisation", "cwnd correlation (sum")
+        ):
+            continue
+        mark = {True: "ok  ", False: "FAIL", None: "    "}[r.passed]
+        lin = "" if np.isnan(r.linux) else f"{r.linux:.4g}"
+        _say(
+            f"  {mark} {r.metric:<34} linux {lin:>10}  aqmlab {r.aqmlab:>10.4g}  "
+            f"diff {r.difference:>8.3g}"
+            + ("" if np.isnan(r.tolerance) else f"  tol {r.tolerance:g}")
+        )
+
+
+def compare(d: Path, spec: dict, preset: str, tcp: dict) -> tuple[list, list, list]:
+    """The aqmlab run of configuration `spec` (in `d`/aqmlab) against every Linux run
+    recorded in `d` (linux, or linux-1, linux-2, …). Returns (comparison rows, per-run Linux
+    metrics, per-run Linux cwnd tables)."""
+    doc = model.scenario(
+        flows=spec["flows"],
+        rtts_ms=spec["rtts_ms"],
+        limit=spec["limit"],
+        seconds=spec["seconds"],
+        warmup=spec["warmup"],
+        rate_mbit=spec["rate_mbit"],
+        preset=preset,
+        tcp=tcp,
+        start_jitter_s=spec["start_jitter_s"],
+        seed=spec["seed"],
+        name=d.name,
+    )
+    m = model.run(doc, d / "aqmlab")
+    ours = model.metrics(m, spec["rate_mbit"])
+    (d / "aqmlab" / "metrics.json").write_text(json.dumps(ours, indent=1))
+    described = preset + (" + " + ", ".join(f"{k}={v}" for k, v in tcp.items()) if tcp else "")
+    if tcp == model.overrides_for(preset) and not preset.startswith("linux-"):
+        described = f"{preset} + LINUX_APPROX"
+    rows, lins, cwnds = [], [], []
+    runs = sorted(p.parent for p in d.glob("linux*/meta.json"))
+    for rd in runs:
+        lin = measure.linux_metrics(rd, spec["warmup"], spec["seconds"], spec["rate_mbit"])
+        (rd / "metrics.json").write_text(json.dumps(lin, indent=1))
+        lc = measure.linux_cwnd(rd)
+        lc.write_parquet(rd / "cwnd.parquet")
+        per_flow, grid = measure.cwnd_comparison(lc, m.cwnd, spec["warmup"], spec["seconds"])
+        grid.write_parquet(rd / "cwnd_grid.parquet")
+        name = d.name if len(runs) == 1 else f"{d.name} {rd.name}"
+        got = measure.comparison_rows(name, lin, ours, per_flow, spec["flows"], described)
+        rows += got
+        lins.append(lin)
+        cwnds.append(lc)
+        _say(f"{name}: Linux {spec['cc']} against aqmlab {described}")
+        _show(got)
+    return rows, lins, cwnds
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m validation.linux", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--flows", default="1,4", help="numbers of flows, e.g. 1,4,16")
+    ap.add_argument("--cc", default="reno,cubic", help="Linux congestion controls")
+    ap.add_argument("--rtt", default="40", help="RTT in ms (40) or a spread over flows (20-80)")
+    ap.add_argument("--seconds", type=float, default=60.0, help="scenario length")
+    ap.add_argument("--warmup", type=float, default=10.0, help="excluded from the metrics")
+    ap.add_argument("--limit", type=int, default=100, help="bottleneck pfifo limit (packets)")
+    ap.add_argument("--rate", type=float, default=10.0, help="bottleneck rate (Mb/s)")
+    ap.add_argument("--repeat", type=int, default=1, help="Linux runs per configuration")
+    ap.add_argument("--start-jitter", type=float, default=1.0, help="flows start within this")
+    ap.add_argument("--seed", type=int, default=1, help="aqmlab seed (also the start times)")
+    ap.add_argument("--sample-ms", type=float, default=10.0, help="sampling period")
+    ap.add_argument(
+        "--rt-prio", type=int, default=1, help="SCHED_FIFO priority of the delay line (0: off)"
+    )
+    ap.add_argument(
+        "--aqmlab-preset",
+        default=model.DEFAULT_PRESET,
+        help="aqmlab TCP preset, or per cc: reno=freebsd-4.x,cubic=linux-cubic",
+    )
+    ap.add_argument(
+        "--aqmlab-tcp",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a [tcp] key for aqmlab beside the preset (repeatable)",
+    )
+    ap.add_argument(
+        "--no-approx",
+        action="store_true",
+        help="no Linux-like overrides beside a non-Linux preset (model.LINUX_APPROX)",
+    )
+    ap.add_argument("--out", type=Path, help="results directory (default: a new one in "
+                    "validation/linux/results/)")  # fmt: skip
+    ap.add_argument("--from", dest="source", type=Path, help="compare recorded Linux runs")
+    args = ap.parse_args(argv)
+    # Ctrl-C tears the bed down even when started with SIGINT ignored (a background job).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    presets = parse_presets(args.aqmlab_preset)
+    extra = parse_tcp(args.aqmlab_tcp)
+
+    def tcp_for(cc: str) -> tuple[str, dict]:
+        preset = presets.get(cc, presets.get("*", model.DEFAULT_PRESET))
+        over = dict(extra) if args.no_approx else model.overrides_for(preset, extra)
+        return preset, over
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = args.out or HERE / "results" / stamp
+    if args.source is None:
+        if os.geteuid() != 0:
+            _say(
+                "validation.linux: the Linux testbed needs root (network namespaces, tc, "
+                "ethtool); nothing was run. Run it as root, or compare recorded runs with "
+                "--from DIR."
+            )
+            return 0
+        missing = bed.missing_tools()
+        if missing:
+            pkgs = sorted({"iproute2" if t in ("ip", "tc", "ss") else t for t in missing})
+            _say(
+                f"validation.linux: missing {', '.join(missing)} (apt-get install {' '.join(pkgs)})"
+            )
+            return 2
+        try:
+            flows = parse_list(args.flows, int)
+            ccs = parse_list(args.cc)
+            specs = []
+            for cc in ccs:
+                for n in flows:
+                    specs.append(
+                        {
+                            "cc": cc,
+                            "flows": n,
+                            "rtt": args.rtt,
+                            "rtts_ms": parse_rtts(args.rtt, n),
+                            "limit": args.limit,
+                            "seconds": args.seconds,
+                            "warmup": args.warmup,
+                            "rate_mbit": args.rate,
+                            "start_jitter_s": args.start_jitter,
+                            "seed": args.seed,
+                            "sample_ms": args.sample_ms,
+                            "rt_prio": args.rt_prio,
+                            "repeat": args.repeat,
+                        }
+                    )
+        except ValueError as e:
+            _say(f"validation.linux: {e}")
+            return 2
+        if not 0 <= args.warmup < args.seconds or args.start_jitter >= args.warmup:
+            _say("validation.linux: expected 0 ≤ start jitter < warm-up < seconds")
+            return 2
+    else:
+        specs = []
+        for f in sorted(args.source.glob("*/run.json")):
+            specs.append(json.loads(f.read_text()))
+        if not specs:
+            _say(f"validation.linux: no recorded runs (*/run.json) in {args.source}")
+            return 2
+        out = args.out or args.source
+
+    all_rows, all_checks, all_noise, all_cwnd_noise = [], [], [], []
+    for spec in specs:
+        name = label(spec["cc"], spec["flows"], spec["rtt"], spec["limit"], spec["seconds"])
+        d = out / name
+        if args.source is None:
+            d.mkdir(parents=True, exist_ok=True)
+            preset, tcp = tcp_for(spec["cc"])
+            doc = model.scenario(
+                flows=spec["flows"], rtts_ms=spec["rtts_ms"], limit=spec["limit"],
+                seconds=spec["seconds"], warmup=spec["warmup"], rate_mbit=spec["rate_mbit"],
+                preset=preset, tcp=tcp, start_jitter_s=spec["start_jitter_s"],
+                seed=spec["seed"],
+            )  # fmt: skip
+            spec["starts_s"] = model.start_times(doc)
+            (d / "run.json").write_text(json.dumps(spec, indent=1))
+            for k in range(spec["repeat"]):
+                rd = d / ("linux" if spec["repeat"] == 1 else f"linux-{k + 1}")
+                cfg = bed.BedConfig(
+                    flows=spec["flows"], cc=spec["cc"], rtts_ms=spec["rtts_ms"],
+                    seconds=spec["seconds"], starts_s=spec["starts_s"], limit=spec["limit"],
+                    rate_mbit=spec["rate_mbit"], sample_ms=spec["sample_ms"],
+                    rt_prio=spec["rt_prio"],
+                )  # fmt: skip
+                _say(f"{name}: Linux run {k + 1}/{spec['repeat']} ({spec['seconds']:g} s)")
+                try:
+                    bed.run(cfg, rd, hard_timeout_s=spec["seconds"] + 60.0)
+                except KeyboardInterrupt:
+                    _say("validation.linux: interrupted; the bed is torn down")
+                    return 130
+                except (bed.BedError, OSError, ValueError) as e:
+                    _say(f"validation.linux: {name}: {e}")
+                    return 2
+        preset, tcp = tcp_for(spec["cc"])
+        rows, lins, cwnds = compare(d, spec, preset, tcp)
+        all_rows += rows
+        for rd in sorted(p.parent for p in d.glob("linux*/meta.json")):
+            checks = measure.bed_checks(rd, bed.PORT_BASE)
+            (rd / "bed_checks.json").write_text(json.dumps(checks, indent=1))
+            all_checks += [
+                {"config": name, "run": rd.name, "check": k, "value": str(v)}
+                for k, v in checks.items()
+            ]
+        if len(lins) > 1:
+            all_noise.append(measure.noise(name, lins))
+            all_cwnd_noise.append(measure.cwnd_noise(name, cwnds, spec["warmup"], spec["seconds"]))
+    measure.write_table(measure.frame(all_rows), out / "comparison")
+    if all_checks:
+        measure.write_table(pl.DataFrame(all_checks), out / "bed_checks")
+    if all_noise:
+        measure.write_table(pl.concat(all_noise), out / "noise")
+        measure.write_table(pl.concat(all_cwnd_noise), out / "cwnd_noise")
+    held = [r for r in all_rows if r.passed is not None]
+    failed = [r for r in held if not r.passed]
+    _say(f"{len(held)} comparisons held to a tolerance, {len(failed)} outside; results in {out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
