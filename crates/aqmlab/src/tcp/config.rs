@@ -2,7 +2,8 @@
 //!
 //! Sources: model-facts §7 (shared/reference) summarising 4.4BSD-Lite2 `tcp_timer.c`,
 //! `tcp_input.c`, `tcp_output.c`, FreeBSD 2.x `tcp_timer.h`, ns-2.35 `tcp.cc`/`tcp-full.cc`
-//! and RFC 5681 / 6298 / 3390.
+//! and RFC 5681 / 6298 / 3390; for the Linux presets, Linux 6.x `include/net/tcp.h`,
+//! `net/ipv4/tcp_*.c` and its sysctl defaults (docs/tcp.md).
 
 use serde::{Deserialize, Serialize};
 
@@ -165,6 +166,29 @@ pub enum TimerModel {
     Ns2,
 }
 
+/// Congestion control: how the window grows and how much it is cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControl {
+    /// Reno as the configured stack does it (RFC 5681 in 4.4BSD's byte arithmetic: one MSS
+    /// per ACK in slow start, MSS²/cwnd per ACK above ssthresh; ns-2's `opencwnd` with the
+    /// ns-2 timer model); a loss halves `min(cwnd, rwnd)`. The historic presets.
+    #[default]
+    Reno,
+    /// Linux's Reno (`tcp_reno_cong_avoid`, `tcp_reno_ssthresh`) in Linux's framework
+    /// (`tcp/cong.rs`): whole segments, slow start by segments ACKed, growth only while
+    /// cwnd-limited, ssthresh = max(cwnd/2, 2).
+    LinuxReno,
+    /// CUBIC as Linux 6.x has it (`tcp_cubic.c`: RFC 9438 with β = 717/1024, C ≈ 0.4, fast
+    /// convergence, the Reno-friendly region, and HyStart when `hystart`), in the same
+    /// framework (`tcp/cubic.rs`, `tcp/cong.rs`).
+    Cubic,
+}
+
+fn default_true() -> bool {
+    true
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
@@ -273,6 +297,14 @@ pub struct TcpConfig {
     /// agents). Linux implements it unconditionally (no sysctl turns it off).
     #[serde(default)]
     pub limited_transmit: bool,
+    /// `"reno"` (the stack's own Reno, every historic preset), `"linux_reno"` or `"cubic"`
+    /// (Linux's algorithms and window accounting; docs/tcp.md).
+    #[serde(default)]
+    pub congestion_control: CongestionControl,
+    /// HyStart (Linux `tcp_cubic.c` `hystart` = 1: ACK-train and delay-increase detection
+    /// end slow start); only CUBIC has it.
+    #[serde(default = "default_true")]
+    pub hystart: bool,
 }
 
 impl TcpConfig {
@@ -316,6 +348,8 @@ impl TcpConfig {
             exact_halving: false,
             cwr_on_retransmit: false,
             limited_transmit: false,
+            congestion_control: CongestionControl::Reno,
+            hystart: true,
         }
     }
 
@@ -361,6 +395,8 @@ impl TcpConfig {
             exact_halving: false,
             cwr_on_retransmit: true,
             limited_transmit: false,
+            congestion_control: CongestionControl::Reno,
+            hystart: true,
         }
     }
 
@@ -428,6 +464,75 @@ impl TcpConfig {
             exact_halving: true,
             cwr_on_retransmit: true,
             limited_transmit: false,
+            congestion_control: CongestionControl::Reno,
+            hystart: true,
+        }
+    }
+
+    /// Linux 6.x with Reno (preset `linux-reno`): the kernel's defaults as a sender and
+    /// receiver see them on an Ethernet path (sources in docs/tcp.md). Segments of 1448 bytes
+    /// plus 52 of header (MTU 1500, 20 IP + 20 TCP + 12 of timestamp option); IW 10 (RFC 6928,
+    /// `TCP_INIT_CWND`); SACK recovery (RFC 6675 here; Linux's RACK-TLP and PRR are not
+    /// modelled) with at most 3 blocks (the timestamp option leaves room for 3); Limited
+    /// Transmit; delayed ACKs every 2 segments or after a per-connection 40 ms timer
+    /// (`TCP_DELACK_MIN`; no quick-ack mode, no adaptive ATO); RTO between 200 ms
+    /// (`TCP_RTO_MIN`) and 120 s (`TCP_RTO_MAX`), 1 s before any sample (`TCP_TIMEOUT_INIT`,
+    /// RFC 6298), doubled at each timeout, on a 1 ms clock (HZ = 1000); gives up data after 15
+    /// timeouts (`tcp_retries2`) and a connection attempt after 6 SYN retransmissions
+    /// (`tcp_syn_retries`: SYNs at 0, 1, 3, 7, 15, 31, 63 s, abandoned at 127 s); a 6 MB
+    /// receive window (the `tcp_rmem` maximum that receive-buffer auto-tuning grows to);
+    /// ECN off (`tcp_ecn` = 2 answers ECN but does not ask for it); Nagle off: Linux's Nagle
+    /// (on unless `TCP_NODELAY`) is Minshall's variant, which holds a small segment only while
+    /// an earlier small segment is unacknowledged, so a response's last partial segment goes
+    /// at once, as with `nagle = false`, where the model's `nagle = true` (RFC 896) would hold
+    /// it for an RTT.
+    pub fn linux_reno() -> Self {
+        TcpConfig {
+            mss: 1448,
+            header_bytes: 52,
+            rwnd: 6 * 1024 * 1024,
+            initial_window: 10,
+            initial_ssthresh: 1_073_725_440,
+            recovery: Recovery::Sack,
+            dupack_threshold: 3,
+            delayed_ack: true,
+            delack_segments: 2,
+            delack_interval_ms: 40.0,
+            delack_clock: DelackClock::Connection,
+            nagle: false,
+            timer_model: TimerModel::Bsd,
+            tick_ms: 1.0,
+            min_rto_s: 0.2,
+            max_rto_s: 120.0,
+            initial_rto_s: 1.0,
+            initial_timer: InitialTimer::Base,
+            backoff: vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
+            syn_backoff: vec![],
+            max_retries: 15,
+            // 1 + 2 + ... + 64 s: the 7th SYN timer. One tick less, because the BSD timer
+            // model fires on the 1 ms grid, up to a tick before the nominal 127 s.
+            connect_timeout_s: 126.999,
+            rtt_sample_from_syn: true,
+            ack_of_syn_opens_cwnd: false,
+            ecn: false,
+            sack_variant: SackVariant::Rfc6675,
+            sack_max_blocks: 3,
+            fin_when_idle: false,
+            newreno_variant: NewRenoVariant::Rfc6582,
+            exact_halving: false,
+            cwr_on_retransmit: false,
+            limited_transmit: true,
+            congestion_control: CongestionControl::LinuxReno,
+            hystart: true,
+        }
+    }
+
+    /// Linux 6.x with its default congestion control, CUBIC with HyStart (preset
+    /// `linux-cubic`); otherwise `linux_reno`.
+    pub fn linux_cubic() -> Self {
+        TcpConfig {
+            congestion_control: CongestionControl::Cubic,
+            ..Self::linux_reno()
         }
     }
 
@@ -439,6 +544,8 @@ impl TcpConfig {
             "freebsd-4.x" => Some(Self::freebsd_4x()),
             "ns2-weigle2005" | "ns2-fulltcp" => Some(Self::ns2_fulltcp()),
             "ns2.35-fulltcp" => Some(Self::ns2_35_fulltcp()),
+            "linux-reno" => Some(Self::linux_reno()),
+            "linux-cubic" => Some(Self::linux_cubic()),
             _ => None,
         }
     }
@@ -448,6 +555,8 @@ impl TcpConfig {
         "freebsd-4.x",
         "ns2-weigle2005",
         "ns2.35-fulltcp",
+        "linux-reno",
+        "linux-cubic",
     ];
 
     /// Old preset names still accepted, and the names they stand for.

@@ -9,7 +9,10 @@
 //! Sequence numbers are 64-bit offsets from ISS = 0: the SYN occupies 0, application byte `k`
 //! occupies `1 + k`, the FIN the number after the last byte.
 
-use super::config::{DelackClock, NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel};
+use super::config::{
+    CongestionControl, DelackClock, NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel,
+};
+use super::cong::LinuxCong;
 use super::ecn::EcnState;
 use super::reassembly::{Reassembly, SackBlocks};
 use super::rtt::RtoEstimator;
@@ -157,6 +160,15 @@ pub struct Endpoint {
     sack_ok: bool,
     /// The SACK sender's scoreboard (`tcp/sack.rs`).
     board: Scoreboard,
+    /// Linux's congestion control (`congestion_control` `"linux_reno"` or `"cubic"`,
+    /// `tcp/cong.rs`); None for the stacks' own Reno, whose endpoints are as before.
+    linux: Option<Box<LinuxCong>>,
+}
+
+/// Whole segments in `bytes` (Linux keeps cwnd and ssthresh in segments).
+#[inline]
+fn segments(bytes: u64, mss: u64) -> u32 {
+    (bytes / mss).min(u32::MAX as u64) as u32
 }
 
 impl Endpoint {
@@ -193,6 +205,8 @@ impl Endpoint {
             min_rtt_sample: 0,
             sack_ok: false,
             board: Scoreboard::default(),
+            linux: (cfg.congestion_control != CongestionControl::Reno)
+                .then(|| Box::new(LinuxCong::new(cfg))),
         }
     }
 
@@ -240,6 +254,10 @@ impl Endpoint {
     /// In fast recovery (any variant).
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+    /// Linux's congestion-control state (CUBIC's included), for the Linux algorithms.
+    pub fn linux_cong(&self) -> Option<&LinuxCong> {
+        self.linux.as_deref()
     }
 
     /// The loss recovery in force: SACK only if both ends agreed to it on the SYNs, else a
@@ -421,6 +439,16 @@ impl Endpoint {
         }
         self.rexmt_at = None;
         self.dupacks = 0;
+        if let Some(lx) = self.linux.as_deref_mut() {
+            // Linux `tcp_init_transfer`: the algorithm starts now; cwnd is the initial window,
+            // or 1 segment after more than one retransmitted SYN (or SYN-ACK). A reduction of
+            // ssthresh during the handshake is undone (`tcp_init_metrics`), so the timeouts of
+            // the handshake leave it alone (`on_retransmit_timeout`).
+            lx.on_established(now, self.snd_nxt);
+            if self.counters.syn_retransmits > 1 {
+                self.cwnd = cfg.mss as u64;
+            }
+        }
     }
 
     fn rtt_sample(&mut self, now: Time, cfg: &TcpConfig, start: Time) {
@@ -439,6 +467,11 @@ impl Endpoint {
             self.ack_now = true;
             return;
         }
+        let linux_acked = if cfg.congestion_control != CongestionControl::Reno {
+            self.linux_on_ack(now, cfg, pkt)
+        } else {
+            0
+        };
         let sack = self.recovery(cfg) == Recovery::Sack;
         let mut new_sack = false;
         if sack && ack >= self.snd_una {
@@ -529,7 +562,11 @@ impl Endpoint {
         } else if !self.ecn.echoed(pkt) && !ns2_hold {
             // An ECE ACK never opens the window, whether or not it reduces it (ns-2 Full-TCP
             // `if (!ect_ || !ecnecho) opencwnd()`; Linux holds cwnd in its CWR state).
-            self.open_cwnd(cfg);
+            if cfg.congestion_control == CongestionControl::Reno {
+                self.open_cwnd(cfg);
+            } else {
+                self.linux_cong_avoid(now, cfg, linux_acked);
+            }
         }
 
         if self.fin_queued && self.snd_una > self.app_end {
@@ -550,8 +587,8 @@ impl Endpoint {
     /// grown past the receiver's window is no excuse for a weaker reduction. ns-2 has no
     /// floor of 2 segments here (`int(window()/2)`); ours keeps BSD's, as for a loss.
     fn ecn_reduce(&mut self, cfg: &TcpConfig) {
-        self.ssthresh = self.halved_window(cfg);
-        self.cwnd = if cfg.exact_halving {
+        self.ssthresh = self.cut_ssthresh(cfg);
+        self.cwnd = if cfg.exact_halving && self.linux.is_none() {
             self.exact_half(cfg)
         } else {
             self.ssthresh
@@ -760,7 +797,7 @@ impl Endpoint {
                     self.partial_seen = false;
                     self.recover = self.snd_max;
                     let onxt = self.snd_nxt;
-                    self.ssthresh = self.halved_window(cfg);
+                    self.ssthresh = self.cut_ssthresh(cfg);
                     // Retransmit the missing segment alone: timer restarted, no RTT timing.
                     self.rexmt_at = None;
                     self.timing = None;
@@ -817,6 +854,7 @@ impl Endpoint {
         self.recover = self.snd_max;
         let onxt = self.snd_nxt;
         let after = match cfg.timer_model {
+            _ if self.linux.is_some() => self.ssthresh + self.dupacks as u64 * mss,
             TimerModel::Ns2 if cfg.exact_halving => self.exact_half(cfg),
             TimerModel::Ns2 => (self.cwnd.min(cfg.rwnd as u64) / 2 / mss).max(1) * mss,
             TimerModel::Bsd => self.ssthresh + self.dupacks as u64 * mss,
@@ -841,6 +879,130 @@ impl Endpoint {
         let mss = cfg.mss as u64;
         let win = self.cwnd.min(cfg.rwnd as u64) / 2 / mss;
         win.max(2) * mss
+    }
+
+    /// The slow-start threshold after a window reduction (fast retransmit, ECE): the stack's
+    /// halving, or the Linux algorithm's `ssthresh` of cwnd in segments.
+    fn cut_ssthresh(&mut self, cfg: &TcpConfig) -> u64 {
+        let mss = cfg.mss as u64;
+        if let Some(lx) = self.linux.as_deref_mut() {
+            return lx.ssthresh(segments(self.cwnd, mss)) as u64 * mss;
+        }
+        self.halved_window(cfg)
+    }
+
+    // ----- Linux congestion control (`congestion_control` "linux_reno", "cubic") -----
+
+    /// An ACK arrived (not beyond snd_max): counts the segments it delivers, cumulatively or
+    /// by SACK, and gives CUBIC its RTT sample (HyStart may end slow start). Returns the
+    /// segments delivered.
+    #[inline(never)]
+    fn linux_on_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet) -> u32 {
+        let mss = cfg.mss as u64;
+        let cwnd = segments(self.cwnd, mss);
+        let ssthresh = segments(self.ssthresh, mss);
+        let snd_una = pkt.ack.max(self.snd_una);
+        let snd_max = self.snd_max;
+        let packets_out = (snd_max - snd_una).div_ceil(mss) as u32;
+        let srtt_us = (self.rto.srtt_s() * 1e6) as u64;
+        let n = if self.sack_ok {
+            (pkt.sack_n as usize).min(MAX_SACK_BLOCKS)
+        } else {
+            0
+        };
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return 0;
+        };
+        let (acked, rtt) = lx.on_ack(now, snd_una, &pkt.sack[..n]);
+        if let Some(rtt) = rtt {
+            let exit = lx.on_rtt_sample(
+                now,
+                rtt,
+                cwnd,
+                ssthresh,
+                snd_una,
+                snd_max,
+                packets_out,
+                srtt_us,
+                mss,
+            );
+            if let Some(w) = exit {
+                self.ssthresh = w as u64 * mss;
+            }
+        }
+        acked
+    }
+
+    /// Window growth for `acked` segments ACKed (the algorithm's `cong_avoid`); none in the
+    /// CWR state after an ECE reduction, until the data then outstanding is acknowledged.
+    #[inline(never)]
+    fn linux_cong_avoid(&mut self, now: Time, cfg: &TcpConfig, acked: u32) {
+        if acked == 0 || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
+            return;
+        }
+        let mss = cfg.mss as u64;
+        let before = segments(self.cwnd, mss);
+        let mut cwnd = before;
+        let ssthresh = segments(self.ssthresh, mss);
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        lx.cong_avoid(now, &mut cwnd, ssthresh, acked, (MAX_CWND / mss) as u32);
+        if cwnd != before {
+            self.cwnd = cwnd as u64 * mss;
+        }
+    }
+
+    /// A retransmission timeout under Linux's rules (`tcp_enter_loss`): ssthresh is cut only
+    /// if no reduction was made in the current window of data — not in a fast recovery or ECE
+    /// reduction still under way, nor at a repeated timeout before anything new is ACKed;
+    /// cwnd = 1 segment (`tcp_packets_in_flight + 1` once everything outstanding is marked
+    /// lost); CUBIC's state is reset. During the handshake nothing changes: Linux restores
+    /// ssthresh when the connection is established and sets cwnd then.
+    fn linux_on_rto(&mut self, now: Time, cfg: &TcpConfig, opening: bool) {
+        if opening {
+            return;
+        }
+        let mss = cfg.mss as u64;
+        let in_episode = self.snd_una < self.recover
+            || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
+        let cwnd = segments(self.cwnd, mss);
+        let (snd_una, snd_max) = (self.snd_una, self.snd_max);
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        if !in_episode || lx.loss_una.is_some_and(|u| snd_una > u) {
+            self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
+        }
+        lx.on_rto(now, snd_una, snd_max);
+        self.ecn_reduced = false;
+        self.cwnd = mss;
+        self.ecn.on_reduction(self.snd_max, false);
+    }
+
+    /// After a transmission attempt: Linux's record of whether the sender is cwnd-limited.
+    #[inline(never)]
+    fn linux_after_output(&mut self, cfg: &TcpConfig, snd_max_before: u64) {
+        let mss = cfg.mss as u64;
+        let in_flight = (self.snd_nxt - self.snd_una).div_ceil(mss) as u32;
+        let packets_out = (self.snd_max - self.snd_una).div_ceil(mss) as u32;
+        let cwnd = segments(self.cwnd, mss);
+        let (snd_una, snd_max) = (self.snd_una, self.snd_max);
+        if let Some(lx) = self.linux.as_deref_mut() {
+            let sent_new = snd_max > snd_max_before;
+            lx.cwnd_validate(sent_new, in_flight, cwnd, packets_out, snd_una, snd_max);
+        }
+    }
+
+    /// A data segment of `len` bytes at `seq` is about to go out (Linux senders only).
+    #[inline(never)]
+    fn linux_on_send(&mut self, now: Time, seq: u64, len: u64, retransmit: bool) {
+        // Nothing in flight before it (Linux `tcp_packets_in_flight() == 0`): outside
+        // recovery, nothing between snd_una and the next byte to send.
+        let idle = self.snd_nxt == self.snd_una && !self.in_recovery;
+        if let Some(lx) = self.linux.as_deref_mut() {
+            lx.on_data_sent(now, seq, len, retransmit, idle);
+        }
     }
 
     fn process_payload(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
@@ -955,13 +1117,17 @@ impl Endpoint {
         // ns-2 Full-TCP `timeout_action`: if the last window reduction was for ECE
         // (`last_cwnd_action_ == CWND_ACTION_ECN`) only cwnd closes (`CLOSE_CWND_ONE`):
         // ssthresh stays, and so does that last action, for later timeouts too.
-        if !(cfg.timer_model == TimerModel::Ns2 && self.ecn_reduced) {
-            self.ssthresh = self.halved_window(cfg);
-            self.ecn_reduced = false;
-        }
-        if !opening {
-            self.cwnd = cfg.mss as u64;
-            self.ecn.on_reduction(self.snd_max, false);
+        if self.linux.is_some() {
+            self.linux_on_rto(now, cfg, opening);
+        } else {
+            if !(cfg.timer_model == TimerModel::Ns2 && self.ecn_reduced) {
+                self.ssthresh = self.halved_window(cfg);
+                self.ecn_reduced = false;
+            }
+            if !opening {
+                self.cwnd = cfg.mss as u64;
+                self.ecn.on_reduction(self.snd_max, false);
+            }
         }
         self.dupacks = 0;
         // Leave fast recovery; NewReno does not fast-retransmit again until the data sent so
@@ -987,6 +1153,16 @@ impl Endpoint {
     // ----- transmission (tcp_output) -----
 
     fn output(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        let snd_max_before = self.snd_max;
+        self.output_segments(now, cfg, out);
+        if cfg.congestion_control != CongestionControl::Reno {
+            self.linux_after_output(cfg, snd_max_before);
+        }
+    }
+
+    /// Sends what the window allows (tcp_output's loop).
+    #[inline]
+    fn output_segments(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         if self.sack_recovery(cfg) {
             self.sack_output(now, cfg, out);
             return;
@@ -1082,6 +1258,9 @@ impl Endpoint {
             }
         }
         let seq = self.snd_nxt;
+        if cfg.congestion_control != CongestionControl::Reno && len > 0 {
+            self.linux_on_send(now, seq, len, retransmit);
+        }
         let (ecn_flags, ecn) = if syn {
             (0, Ecn::NotEct)
         } else {
@@ -1141,7 +1320,7 @@ impl Endpoint {
         self.in_recovery = true;
         self.recover = self.snd_max;
         if !(self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
-            self.ssthresh = self.halved_window(cfg);
+            self.ssthresh = self.cut_ssthresh(cfg);
             self.cwnd = self.ssthresh;
         }
         self.ecn_reduced = false;
@@ -1306,6 +1485,8 @@ mod tests {
             TcpConfig::freebsd_228(),
             TcpConfig::ns2_fulltcp(),
             TcpConfig::freebsd_4x(),
+            TcpConfig::linux_reno(),
+            TcpConfig::linux_cubic(),
         ] {
             let template = Endpoint::new(&cfg, 0);
             for phase in [0, 1, cfg.tick() / 3, cfg.tick() - 1] {

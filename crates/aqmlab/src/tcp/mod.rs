@@ -1,6 +1,8 @@
 //! TCP: a BSD / ns-2 Full-TCP style implementation.
 
 pub mod config;
+pub mod cong;
+pub mod cubic;
 pub mod ecn;
 pub mod endpoint;
 pub mod ranges;

@@ -1,0 +1,441 @@
+//! Window growth and reduction as Linux's congestion-control framework does them
+//! (`net/ipv4/tcp_cong.c`, `tcp_input.c`, `tcp_output.c`, `include/net/tcp.h`; read in a
+//! Linux 6.17 tree), for `congestion_control = "linux_reno"` and `"cubic"`:
+//!
+//! - cwnd and ssthresh are whole segments; slow start while `cwnd < ssthresh`
+//!   (`tcp_in_slow_start`), adding one segment per segment ACKed (`tcp_slow_start`: a delayed
+//!   ACK of two segments adds two), the rest of the ACK going on to congestion avoidance;
+//! - congestion avoidance counts ACKed segments in `snd_cwnd_cnt` and adds one segment per
+//!   `w` of them (`tcp_cong_avoid_ai`), `w = cwnd` for Reno (`tcp_reno_cong_avoid`) and CUBIC's
+//!   `cnt` (`tcp/cubic.rs`);
+//! - the window grows only while the sender is cwnd-limited (`tcp_is_cwnd_limited`): the last
+//!   transmission filled cwnd in the current window of data, or, in slow start, cwnd is below
+//!   twice the most segments outstanding in it (`tcp_cwnd_validate`'s record);
+//! - a reduction sets ssthresh from the algorithm (`max(cwnd/2, 2)` for Reno,
+//!   `tcp_reno_ssthresh`) and clears `snd_cwnd_cnt`; a retransmission timeout reduces it only
+//!   if no reduction was made in the current window (`tcp_enter_loss`), and sets cwnd to one
+//!   segment.
+//!
+//! The ACKed-segment count and CUBIC's RTT samples come from a record of the data segments
+//! outstanding (start, end, last send time, retransmitted, SACKed), kept only by these
+//! senders. An ACK counts the segments newly delivered, cumulatively or by SACK (Linux's
+//! `acked_sacked`, the growth of `tp->delivered`), and gives the RTT sample Linux hands the
+//! algorithm (`ca_rtt_us`): from the newest segment newly SACKed, else from the newest one
+//! newly ACKed if none of those was retransmitted, else — the Linux presets send timestamps —
+//! from the timestamp echoed, at its 1 ms resolution, when the ACK moved snd_una.
+
+use std::collections::VecDeque;
+
+use super::config::{CongestionControl, TcpConfig};
+use super::cubic::{AckContext, Cubic};
+use crate::units::{Time, SEC};
+
+/// Linux `tcp_slow_start`: cwnd grows by the segments ACKed, up to ssthresh; returns the
+/// ACKed segments left over for congestion avoidance. `cwnd < ssthresh` on entry.
+pub fn slow_start(cwnd: &mut u32, ssthresh: u32, acked: u32, clamp: u32) -> u32 {
+    let grown = cwnd.saturating_add(acked).min(ssthresh);
+    let left = acked - (grown - *cwnd);
+    *cwnd = grown.min(clamp);
+    left
+}
+
+/// Linux `tcp_cong_avoid_ai`: one more segment for every `w` segments ACKed, counted in
+/// `cnt` (`snd_cwnd_cnt`); credit gathered while `w` was larger is applied one segment at a
+/// time.
+pub fn cong_avoid_ai(cwnd: &mut u32, cnt: &mut u32, w: u32, acked: u32, clamp: u32) {
+    let w = w.max(1);
+    if *cnt >= w {
+        *cnt = 0;
+        *cwnd = cwnd.saturating_add(1);
+    }
+    *cnt += acked;
+    if *cnt >= w {
+        let delta = *cnt / w;
+        *cnt -= delta * w;
+        *cwnd = cwnd.saturating_add(delta);
+    }
+    *cwnd = (*cwnd).min(clamp);
+}
+
+/// A data segment sent and not yet cumulatively acknowledged.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    start: u64,
+    end: u64,
+    /// When it was last (re)transmitted.
+    at: Time,
+    /// Retransmitted (Linux `TCPCB_RETRANS`): its ACK gives no sequence-based RTT sample.
+    rexmit: bool,
+    /// SACKed: already counted as delivered (`TCPCB_SACKED_ACKED`).
+    sacked: bool,
+}
+
+/// Linux's per-connection congestion-control state.
+#[derive(Clone, Debug)]
+pub struct LinuxCong {
+    cubic_on: bool,
+    hystart: bool,
+    /// One jiffy (the configuration's tick) and jiffies per second.
+    tick: Time,
+    hz: u64,
+    /// `snd_cwnd_cnt`.
+    pub cwnd_cnt: u32,
+    /// `tcp_cwnd_validate`'s record of the current window: whether it was cwnd-limited, the
+    /// most segments outstanding, and the sequence number that ends it.
+    is_cwnd_limited: bool,
+    max_packets_out: u32,
+    cwnd_usage_seq: u64,
+    /// Jiffy of the last data segment sent (`lsndtime`).
+    lsndtime: u64,
+    /// snd_una at the last retransmission timeout, while in its loss episode (Linux
+    /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it).
+    pub loss_una: Option<u64>,
+    sent: VecDeque<Sent>,
+    pub cubic: Cubic,
+}
+
+impl LinuxCong {
+    pub fn new(cfg: &TcpConfig) -> Self {
+        let tick = cfg.tick().max(1);
+        LinuxCong {
+            cubic_on: cfg.congestion_control == CongestionControl::Cubic,
+            hystart: cfg.hystart,
+            tick,
+            hz: (SEC / tick).max(1),
+            cwnd_cnt: 0,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            lsndtime: 0,
+            loss_una: None,
+            sent: VecDeque::new(),
+            cubic: Cubic::default(),
+        }
+    }
+
+    /// Linux's jiffies at `now`: whole ticks, counted from 1 so that 0 can mean "unset" as
+    /// it does for CUBIC's epoch.
+    #[inline]
+    pub fn jiffies(&self, now: Time) -> u64 {
+        now / self.tick + 1
+    }
+
+    /// The connection is established (`tcp_init_transfer` → the algorithm's `init`): CUBIC
+    /// starts afresh and HyStart's first round ends at `snd_nxt`.
+    pub fn on_established(&mut self, now: Time, snd_nxt: u64) {
+        self.cwnd_cnt = 0;
+        self.cubic = Cubic::default();
+        self.cubic.hystart_reset(now / 1000, snd_nxt);
+    }
+
+    /// A segment carrying `len` bytes of data from `seq` goes out; `idle`: nothing was in
+    /// flight (Linux `CA_EVENT_TX_START`, which moves CUBIC's epoch past the idle time).
+    pub fn on_data_sent(&mut self, now: Time, seq: u64, len: u64, retransmit: bool, idle: bool) {
+        if len == 0 {
+            return;
+        }
+        let now_j = self.jiffies(now);
+        if idle && self.cubic_on {
+            self.cubic.on_tx_start(now_j, self.lsndtime);
+        }
+        self.lsndtime = now_j;
+        let end = seq + len;
+        if !retransmit {
+            self.sent.push_back(Sent {
+                start: seq,
+                end,
+                at: now,
+                rexmit: false,
+                sacked: false,
+            });
+        } else {
+            let first = self.sent.partition_point(|s| s.end <= seq);
+            for s in self.sent.range_mut(first..) {
+                if s.start >= end {
+                    break;
+                }
+                s.rexmit = true;
+                s.at = now;
+            }
+        }
+    }
+
+    /// An ACK with cumulative acknowledgment `ack` (snd_una after it) and SACK `blocks`:
+    /// returns the segments newly delivered (Linux `acked_sacked`) and the algorithm's RTT
+    /// sample (module comment).
+    pub fn on_ack(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
+        let mut delivered = 0u32;
+        let mut sack_sent: Option<Time> = None;
+        for &(start, end) in blocks {
+            if end <= ack {
+                continue;
+            }
+            let first = self.sent.partition_point(|s| s.end <= start);
+            for s in self.sent.range_mut(first..) {
+                if s.end > end {
+                    break;
+                }
+                if s.start >= start && !s.sacked {
+                    s.sacked = true;
+                    delivered += 1;
+                    if !s.rexmit {
+                        sack_sent = sack_sent.max(Some(s.at));
+                    }
+                }
+            }
+        }
+        let (mut popped, mut rexmit) = (0u32, false);
+        let (mut newest_clean, mut newest_any): (Option<Time>, Time) = (None, 0);
+        while let Some(s) = self.sent.front() {
+            if s.end > ack {
+                break;
+            }
+            popped += 1;
+            rexmit |= s.rexmit;
+            newest_any = newest_any.max(s.at);
+            if !s.sacked {
+                delivered += 1;
+                if !s.rexmit {
+                    newest_clean = Some(s.at);
+                }
+            }
+            self.sent.pop_front();
+        }
+        let rtt = if let Some(t) = sack_sent {
+            Some(now - t)
+        } else if let (Some(t), false) = (newest_clean, rexmit) {
+            Some(now - t)
+        } else if popped > 0 {
+            // The echoed timestamp: millisecond clock, at least 1 ms.
+            let ms = (now / 1_000_000)
+                .saturating_sub(newest_any / 1_000_000)
+                .max(1);
+            Some(ms * 1_000_000)
+        } else {
+            None
+        };
+        (delivered, rtt)
+    }
+
+    /// CUBIC's per-ACK RTT hook (`cubictcp_acked`); returns a new ssthresh (segments) when
+    /// HyStart ends slow start. `srtt_us` and `packets_out` feed Linux's ACK-train allowance
+    /// (`hystart_ack_delay`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_rtt_sample(
+        &mut self,
+        now: Time,
+        rtt: Time,
+        cwnd: u32,
+        ssthresh: u32,
+        snd_una: u64,
+        snd_nxt: u64,
+        packets_out: u32,
+        srtt_us: u64,
+        mss: u64,
+    ) -> Option<u32> {
+        if !self.cubic_on {
+            return None;
+        }
+        let ctx = AckContext {
+            now_us: now / 1000,
+            now_j: self.jiffies(now),
+            hz: self.hz,
+            cwnd,
+            ssthresh,
+            snd_una,
+            snd_nxt,
+            ack_delay_us: hystart_ack_delay_us(mss, cwnd, ssthresh, packets_out, srtt_us),
+            hystart: self.hystart,
+        };
+        self.cubic.on_rtt_sample(rtt / 1000, &ctx)
+    }
+
+    /// `tcp_is_cwnd_limited`.
+    #[inline]
+    pub fn is_cwnd_limited(&self, cwnd: u32, ssthresh: u32) -> bool {
+        self.is_cwnd_limited || (cwnd < ssthresh && cwnd < 2 * self.max_packets_out)
+    }
+
+    /// The algorithm's `cong_avoid` for `acked` segments ACKed at `now`.
+    pub fn cong_avoid(&mut self, now: Time, cwnd: &mut u32, ssthresh: u32, acked: u32, clamp: u32) {
+        if !self.is_cwnd_limited(*cwnd, ssthresh) {
+            return;
+        }
+        let mut acked = acked;
+        if *cwnd < ssthresh {
+            acked = slow_start(cwnd, ssthresh, acked, clamp);
+            if acked == 0 {
+                return;
+            }
+        }
+        let w = if self.cubic_on {
+            let now_j = self.jiffies(now);
+            self.cubic.update(*cwnd, acked, now_j, self.hz);
+            self.cubic.cnt
+        } else {
+            *cwnd
+        };
+        cong_avoid_ai(cwnd, &mut self.cwnd_cnt, w, acked, clamp);
+    }
+
+    /// The algorithm's `ssthresh` at a reduction from `cwnd` segments (fast retransmit, ECE,
+    /// timeout); the counter of congestion avoidance starts again (`tcp_init_cwnd_reduction`).
+    pub fn ssthresh(&mut self, cwnd: u32) -> u32 {
+        self.cwnd_cnt = 0;
+        self.loss_una = None;
+        if self.cubic_on {
+            self.cubic.recalc_ssthresh(cwnd)
+        } else {
+            (cwnd >> 1).max(2)
+        }
+    }
+
+    /// A retransmission timeout (`tcp_enter_loss`, after the ssthresh decision): CUBIC's state
+    /// is reset on entering the Loss state (`cubictcp_state`), HyStart starts a new round.
+    pub fn on_rto(&mut self, now: Time, snd_una: u64, snd_max: u64) {
+        self.cwnd_cnt = 0;
+        self.loss_una = Some(snd_una);
+        if self.cubic_on {
+            self.cubic.reset();
+            self.cubic.hystart_reset(now / 1000, snd_max);
+        }
+    }
+
+    /// After a transmission attempt (`tcp_write_xmit` → `tcp_cwnd_validate`): `sent_new`,
+    /// new data went out; `in_flight`, segments in flight after it; `packets_out`, segments
+    /// outstanding.
+    pub fn cwnd_validate(
+        &mut self,
+        sent_new: bool,
+        in_flight: u32,
+        cwnd: u32,
+        packets_out: u32,
+        snd_una: u64,
+        snd_max: u64,
+    ) {
+        let limited = in_flight >= cwnd;
+        if !(sent_new || limited) {
+            return;
+        }
+        if snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.is_cwnd_limited && packets_out > self.max_packets_out)
+        {
+            self.is_cwnd_limited = limited;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = snd_max;
+        }
+    }
+}
+
+/// Linux `hystart_ack_delay`: the ACK-train threshold's allowance for TSO/GRO batching,
+/// min(1 ms, 4·GSO size / pacing rate), with a 64 KB GSO size and the pacing rate of
+/// `tcp_update_pacing_rate` (200 % of cwnd/SRTT below half ssthresh, 120 % above). Without
+/// an SRTT the rate is not divided by it, as in Linux: the allowance is then negligible.
+pub fn hystart_ack_delay_us(
+    mss: u64,
+    cwnd: u32,
+    ssthresh: u32,
+    packets_out: u32,
+    srtt_us: u64,
+) -> u64 {
+    const GSO_MAX_SIZE: u128 = 65_536;
+    let ratio: u128 = if cwnd < ssthresh / 2 { 200 } else { 120 };
+    let w = cwnd.max(packets_out) as u128;
+    // Linux: mss·(USEC_PER_SEC/100 << 3)·ratio·w / srtt_us, srtt_us holding 8·SRTT in µs.
+    let mut rate = mss as u128 * 80_000 * ratio * w;
+    if srtt_us > 0 {
+        rate /= 8 * srtt_us as u128;
+    }
+    if rate == 0 {
+        return 1000;
+    }
+    (GSO_MAX_SIZE * 4 * 1_000_000 / rate).min(1000) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_spills_over_into_congestion_avoidance() {
+        let mut cwnd = 10;
+        assert_eq!(slow_start(&mut cwnd, 100, 2, u32::MAX), 0);
+        assert_eq!(cwnd, 12);
+        assert_eq!(slow_start(&mut cwnd, 13, 2, u32::MAX), 1);
+        assert_eq!(cwnd, 13);
+    }
+
+    /// Reno's congestion avoidance: one segment per cwnd segments ACKed, with delayed ACKs
+    /// (two per ACK) too.
+    #[test]
+    fn additive_increase_counts_segments() {
+        let (mut cwnd, mut cnt) = (10, 0);
+        for _ in 0..5 {
+            cong_avoid_ai(&mut cwnd, &mut cnt, 10, 2, u32::MAX);
+        }
+        assert_eq!((cwnd, cnt), (11, 0));
+        for _ in 0..11 {
+            cong_avoid_ai(&mut cwnd, &mut cnt, 11, 1, u32::MAX);
+        }
+        assert_eq!((cwnd, cnt), (12, 0));
+        // Credit above a new, smaller w: applied one segment at a time.
+        let (mut cwnd, mut cnt) = (20, 15);
+        cong_avoid_ai(&mut cwnd, &mut cnt, 10, 1, u32::MAX);
+        assert_eq!((cwnd, cnt), (21, 1));
+    }
+
+    #[test]
+    fn cwnd_limited_record() {
+        let cfg = TcpConfig::linux_reno();
+        let mut lx = LinuxCong::new(&cfg);
+        // Application-limited: 3 segments out of a window of 10.
+        lx.cwnd_validate(true, 3, 10, 3, 1, 3000);
+        assert!(!lx.is_cwnd_limited(10, 5));
+        // In slow start cwnd may still grow to twice what was outstanding.
+        assert!(lx.is_cwnd_limited(5, 100));
+        assert!(!lx.is_cwnd_limited(6, 100));
+        lx.cwnd_validate(true, 10, 10, 10, 1, 10_000);
+        assert!(lx.is_cwnd_limited(10, 5));
+        // The record holds for the window it was made in, even if less is sent later...
+        lx.cwnd_validate(true, 4, 10, 4, 5000, 12_000);
+        assert!(lx.is_cwnd_limited(10, 5));
+        // ...and is replaced once that window is acknowledged.
+        lx.cwnd_validate(true, 4, 10, 4, 10_000, 14_000);
+        assert!(!lx.is_cwnd_limited(10, 5));
+    }
+
+    #[test]
+    fn delivered_segments_and_rtt_samples() {
+        const MS: Time = 1_000_000;
+        let cfg = TcpConfig::linux_cubic();
+        let mut lx = LinuxCong::new(&cfg);
+        for k in 0..6u64 {
+            lx.on_data_sent(k * MS, 1 + k * 100, 100, false, k == 0);
+        }
+        // Segment 2 is retransmitted at 5.5 ms.
+        lx.on_data_sent(5 * MS + MS / 2, 201, 100, true, false);
+        assert_eq!(
+            lx.on_ack(10 * MS, 201, &[]),
+            (2, Some(9 * MS)),
+            "newest of 0, 1"
+        );
+        assert_eq!(lx.on_ack(11 * MS, 250, &[]), (0, None), "a partial segment");
+        // Segment 4 SACKed: delivered, and its sample is taken (sent at 4 ms).
+        assert_eq!(lx.on_ack(12 * MS, 201, &[(401, 501)]), (1, Some(8 * MS)));
+        assert_eq!(lx.on_ack(12 * MS, 201, &[(401, 501)]), (0, None), "not new");
+        // The ACK of 2 (retransmitted), 3 and 4 (SACKed): 2 delivered, no sequence sample;
+        // the echoed timestamp is the retransmission's: 14 − 5 ms.
+        assert_eq!(lx.on_ack(14 * MS + 1, 501, &[]), (2, Some(9 * MS)));
+        assert_eq!(lx.on_ack(20 * MS, 601, &[]), (1, Some(15 * MS)));
+    }
+
+    #[test]
+    fn ack_delay_allowance() {
+        // 10 segments of 1448 B per 100 ms at 200 %: 290 kB/s → capped at 1 ms.
+        assert_eq!(hystart_ack_delay_us(1448, 10, u32::MAX, 0, 100_000), 1000);
+        // 1000 segments per 1 ms: 2.9 GB/s → 65536·4/2.9e9 s ≈ 90 µs.
+        let d = hystart_ack_delay_us(1448, 1000, u32::MAX, 0, 1000);
+        assert!((85..95).contains(&d), "{d}");
+    }
+}
