@@ -97,7 +97,7 @@ proptest! {
     fn mutated_scenarios_are_refused_or_run(
         q in 0usize..9,
         t in 0usize..7,
-        preset in 0usize..4,
+        preset in 0usize..TcpConfig::PRESETS.len(),
         edits in proptest::collection::vec((0usize..1000, 0usize..EDGES.len(), any::<bool>()), 0..4),
     ) {
         let tcp = TcpConfig::preset(TcpConfig::PRESETS[preset]).expect("preset");

@@ -3,6 +3,7 @@
 mod aggregate;
 mod aqm_network;
 mod common;
+mod cubic;
 mod delay_emulation;
 mod ecn;
 mod framing;
