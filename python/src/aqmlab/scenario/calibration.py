@@ -96,6 +96,8 @@ _TCP_NEUTRAL = {
     "exact_halving": False,
     "cwr_on_retransmit": False,
     "limited_transmit": False,
+    "congestion_control": "reno",
+    "hystart": True,
 }
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 
