@@ -478,8 +478,11 @@ impl TcpConfig {
     /// (`TCP_DELACK_MIN`; no quick-ack mode, no adaptive ATO); RTO between 200 ms
     /// (`TCP_RTO_MIN`) and 120 s (`TCP_RTO_MAX`), 1 s before any sample (`TCP_TIMEOUT_INIT`,
     /// RFC 6298), doubled at each timeout, on a 1 ms clock (HZ = 1000); gives up data after 15
-    /// timeouts (`tcp_retries2`) and a connection attempt after 6 SYN retransmissions
-    /// (`tcp_syn_retries`: SYNs at 0, 1, 3, 7, 15, 31, 63 s, abandoned at 127 s); a 6 MB
+    /// timeouts (`tcp_retries2`); a SYN is retransmitted 1 s apart 4 times
+    /// (`tcp_syn_linear_timeouts`, Linux ≥ 6.5) and then with doubling, 6 + 4 times in all
+    /// (`tcp_syn_retries`): SYNs at 0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67 s, given up at 131 s
+    /// (Linux before 6.5: 0, 1, 3, …, 63 s and 127 s; `syn_backoff` and `connect_timeout_s`
+    /// give either); a 6 MB
     /// receive window (the `tcp_rmem` maximum that receive-buffer auto-tuning grows to);
     /// ECN off (`tcp_ecn` = 2 answers ECN but does not ask for it); Nagle off: Linux's Nagle
     /// (on unless `TCP_NODELAY`) is Minshall's variant, which holds a small segment only while
@@ -507,11 +510,11 @@ impl TcpConfig {
             initial_rto_s: 1.0,
             initial_timer: InitialTimer::Base,
             backoff: vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
-            syn_backoff: vec![],
+            syn_backoff: vec![1, 1, 1, 1, 1, 2, 4, 8, 16, 32, 64],
             max_retries: 15,
-            // 1 + 2 + ... + 64 s: the 7th SYN timer. One tick less, because the BSD timer
-            // model fires on the 1 ms grid, up to a tick before the nominal 127 s.
-            connect_timeout_s: 126.999,
+            // 5·1 + 2 + 4 + ... + 64 s: the 11th SYN timer. One tick less, because the BSD
+            // timer model fires on the 1 ms grid, up to a tick before the nominal 131 s.
+            connect_timeout_s: 130.999,
             rtt_sample_from_syn: true,
             ack_of_syn_opens_cwnd: false,
             ecn: false,
