@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -157,8 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--aqmlab-preset",
-        default=model.DEFAULT_PRESET,
-        help="aqmlab TCP preset, or per cc: reno=freebsd-4.x,cubic=linux-cubic",
+        default=model.DEFAULT_PRESETS,
+        help=f"aqmlab TCP preset, or per cc (default {model.DEFAULT_PRESETS}; another cc "
+        f"gets {model.DEFAULT_PRESET})",
     )
     ap.add_argument(
         "--aqmlab-tcp",
@@ -241,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"validation.linux: no recorded runs (*/run.json) in {args.source}")
             return 2
         out = args.out or args.source
+        if out.resolve() != args.source.resolve():
+            # The recorded Linux runs come along, so that `out` holds both sides.
+            shutil.copytree(args.source, out, dirs_exist_ok=True)
 
     all_rows, all_checks, all_noise, all_cwnd_noise = [], [], [], []
     for spec in specs:

@@ -8,9 +8,9 @@ N greedy downloads (server on the right sends, as the testbed's senders do), eac
 own pair of hosts with its RTT from `[rtt]` (constant, or a matrix giving flow i its own),
 added half on each direction as the delay line does (`[delay_box]` "split").
 
-The TCP model: `preset` (default `freebsd-4.x`, the closest existing preset to Linux Reno)
-with LINUX_APPROX on top, unless the preset is itself a `linux-*` one. README.md lists what
-still differs.
+The TCP model: `preset` (by default `linux-reno` for Reno and `linux-cubic` for CUBIC; another
+preset, e.g. `freebsd-4.x`, gets LINUX_APPROX on top, unless it is itself a `linux-*` one).
+README.md lists what still differs.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ import aqmlab
 from aqmlab import scenario as sc
 from aqmlab.analysis.metrics import jain_index
 
+# The model of each Linux congestion control (docs/tcp.md); a congestion control without one
+# (BBR, not built yet) is compared with DEFAULT_PRESET, the closest historic stack made
+# Linux-like by LINUX_APPROX, and the table says which model was used.
+DEFAULT_PRESETS = "reno=linux-reno,cubic=linux-cubic"
 DEFAULT_PRESET = "freebsd-4.x"
 
 # Linux's defaults where the model has a knob (net.ipv4.tcp_* defaults, kernel 6.x).
