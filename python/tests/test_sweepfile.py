@@ -373,3 +373,23 @@ def test_validate_checks_every_scale_of_a_study_sweep_file():
     assert [line.split(": sweep ")[0] for line in r.stdout.splitlines()] == [
         f"ok: {p} (scale {s})" for s in ("full", "quick", "smoke")
     ]
+
+
+SWEEP_DIR = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
+SWEEP_EXAMPLES = sorted(SWEEP_DIR.glob("*.toml"))
+
+
+@pytest.mark.parametrize("example", SWEEP_EXAMPLES, ids=[p.stem for p in SWEEP_EXAMPLES])
+def test_example_sweeps_plan_without_failures(example: Path):
+    proc = cli("validate", example)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 failures planned" in proc.stdout
+
+
+def test_tcp_example_compares_the_linux_stacks_under_three_queues():
+    plan = sweepfile.check(sweepfile.read(SWEEP_DIR / "tcp_cc.toml")).runs
+    cells = {(r.labels["tcp"], r.labels["queue"], r.labels["load"]) for r in plan}
+    assert {c[0] for c in cells} == {"Reno", "CUBIC"}
+    assert {c[1] for c in cells} == {"DropTail", "CoDel", "FQ-CoDel"}
+    presets = {r.scenario["tcp"]["congestion_control"] for r in plan if r.scenario}
+    assert presets == {"linux_reno", "cubic"}
