@@ -183,6 +183,11 @@ pub enum CongestionControl {
     /// convergence, the Reno-friendly region, and HyStart when `hystart`), in the same
     /// framework (`tcp/cubic.rs`, `tcp/cong.rs`).
     Cubic,
+    /// DCTCP (RFC 8257) as Linux 6.x has it (`tcp_dctcp.c`): Linux Reno's growth; per window
+    /// of data, α ← α − α/16 + F/16 in 1/1024 units from the fraction F of segments delivered
+    /// with ECE; an ECE reduction cuts cwnd·α/2, a loss halves. The receiver's ECE follows the
+    /// CE state of the data it acknowledges. Needs `ecn` (without it, Linux Reno).
+    Dctcp,
 }
 
 fn default_true() -> bool {
@@ -297,8 +302,8 @@ pub struct TcpConfig {
     /// agents). Linux implements it unconditionally (no sysctl turns it off).
     #[serde(default)]
     pub limited_transmit: bool,
-    /// `"reno"` (the stack's own Reno, every historic preset), `"linux_reno"` or `"cubic"`
-    /// (Linux's algorithms and window accounting; docs/tcp.md).
+    /// `"reno"` (the stack's own Reno, every historic preset), `"linux_reno"`, `"cubic"` or
+    /// `"dctcp"` (Linux's algorithms and window accounting; docs/tcp.md).
     #[serde(default)]
     pub congestion_control: CongestionControl,
     /// HyStart (Linux `tcp_cubic.c` `hystart` = 1: ACK-train and delay-increase detection
@@ -539,6 +544,16 @@ impl TcpConfig {
         }
     }
 
+    /// Linux 6.x with DCTCP (preset `linux-dctcp`, `net.ipv4.tcp_congestion_control = dctcp`
+    /// with ECN negotiated); otherwise `linux_reno`.
+    pub fn linux_dctcp() -> Self {
+        TcpConfig {
+            congestion_control: CongestionControl::Dctcp,
+            ecn: true,
+            ..Self::linux_reno()
+        }
+    }
+
     /// A preset by name, as written in scenarios (`[tcp] preset = "..."`). `ns2-fulltcp`, the
     /// former name of `ns2-weigle2005`, is still accepted (`DEPRECATED_PRESETS`).
     pub fn preset(name: &str) -> Option<Self> {
@@ -549,6 +564,7 @@ impl TcpConfig {
             "ns2.35-fulltcp" => Some(Self::ns2_35_fulltcp()),
             "linux-reno" => Some(Self::linux_reno()),
             "linux-cubic" => Some(Self::linux_cubic()),
+            "linux-dctcp" => Some(Self::linux_dctcp()),
             _ => None,
         }
     }
@@ -560,6 +576,7 @@ impl TcpConfig {
         "ns2.35-fulltcp",
         "linux-reno",
         "linux-cubic",
+        "linux-dctcp",
     ];
 
     /// Old preset names still accepted, and the names they stand for.

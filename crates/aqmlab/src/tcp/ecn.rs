@@ -7,6 +7,8 @@
 //! arrives (§6.1.3). Sender: an ECE ACK halves the window at most once per window of data,
 //! never causes a retransmission, and the next new data segment after any window reduction
 //! carries CWR (§6.1.2).
+//! With `congestion_control = "dctcp"` the receiver's ECE follows RFC 8257 §3.2 instead
+//! (`Endpoint::dctcp_receive`, through `ece`/`set_ece`).
 
 use crate::packet::{flags, Ecn, Packet};
 
@@ -60,6 +62,18 @@ impl EcnState {
             self.ce_received += 1;
             self.ece_pending = true;
         }
+    }
+
+    /// Receiver: whether our ACKs carry ECE.
+    #[inline]
+    pub fn ece(&self) -> bool {
+        self.ece_pending
+    }
+
+    /// Receiver: ECE on our ACKs from now on, or not (DCTCP, `Endpoint::dctcp_receive`).
+    #[inline]
+    pub fn set_ece(&mut self, on: bool) {
+        self.ece_pending = on;
     }
 
     /// Whether an arriving ACK asks this sender to reduce its window now: ECE set, and the

@@ -347,6 +347,7 @@ impl Endpoint {
     // ----- segment arrival (tcp_input) -----
 
     pub fn on_segment(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
+        let handshake_ack = self.state == State::SynRcvd;
         match self.state {
             State::Closed | State::TimeWait if !pkt.has(flags::FIN) => return,
             State::Closed => return,
@@ -409,9 +410,21 @@ impl Endpoint {
             self.output(now, cfg, out);
             return;
         }
-        self.ecn.on_receive(pkt);
+        if cfg.congestion_control == CongestionControl::Dctcp {
+            self.dctcp_receive(cfg, pkt, out);
+        } else {
+            self.ecn.on_receive(pkt);
+        }
         if pkt.has(flags::ACK) {
             self.process_ack(now, cfg, pkt, out);
+            if handshake_ack {
+                // Linux processes the handshake's ACK before the algorithm starts
+                // (`tcp_rcv_state_process`: `tcp_ack`, then `tcp_init_transfer`): DCTCP's
+                // first window starts after it.
+                if let Some(lx) = self.linux.as_deref_mut() {
+                    lx.restart_dctcp(self.snd_nxt);
+                }
+            }
         }
         self.process_payload(now, cfg, pkt, out);
         if self.state != State::Closed {
@@ -444,7 +457,8 @@ impl Endpoint {
             // or 1 segment after more than one retransmitted SYN (or SYN-ACK). A reduction of
             // ssthresh during the handshake is undone (`tcp_init_metrics`), so the timeouts of
             // the handshake leave it alone (`on_retransmit_timeout`).
-            lx.on_established(now, self.snd_nxt);
+            let dctcp = cfg.congestion_control == CongestionControl::Dctcp;
+            lx.on_established(now, self.snd_nxt, dctcp);
             if self.counters.syn_retransmits > 1 {
                 self.cwnd = cfg.mss as u64;
             }
@@ -587,7 +601,13 @@ impl Endpoint {
     /// grown past the receiver's window is no excuse for a weaker reduction. ns-2 has no
     /// floor of 2 segments here (`int(window()/2)`); ours keeps BSD's, as for a loss.
     fn ecn_reduce(&mut self, cfg: &TcpConfig) {
-        self.ssthresh = self.cut_ssthresh(cfg);
+        let mss = cfg.mss as u64;
+        let cwnd = segments(self.cwnd, mss);
+        self.ssthresh = match self.linux.as_deref_mut() {
+            // DCTCP cuts cwnd·α/2 (`dctcp_ssthresh`); the others as for a loss.
+            Some(lx) => lx.ssthresh_ece(cwnd) as u64 * mss,
+            None => self.cut_ssthresh(cfg),
+        };
         self.cwnd = if cfg.exact_halving && self.linux.is_none() {
             self.exact_half(cfg)
         } else {
@@ -910,10 +930,16 @@ impl Endpoint {
         } else {
             0
         };
+        // DCTCP counts the ACK unless it is older than snd_una (Linux's `old_ack` path skips
+        // `in_ack_event`).
+        let dctcp_ack = (pkt.ack >= self.snd_una).then(|| self.ecn.echoed(pkt));
         let Some(lx) = self.linux.as_deref_mut() else {
             return 0;
         };
         let (acked, rtt) = lx.on_ack(now, snd_una, &pkt.sack[..n]);
+        if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
+            d.on_ack(acked, ece, snd_una, snd_max);
+        }
         if let Some(rtt) = rtt {
             let exit = lx.on_rtt_sample(
                 now,
@@ -1002,6 +1028,31 @@ impl Endpoint {
         let idle = self.snd_nxt == self.snd_una && !self.in_recovery;
         if let Some(lx) = self.linux.as_deref_mut() {
             lx.on_data_sent(now, seq, len, retransmit, idle);
+        }
+    }
+
+    /// DCTCP's receiver (RFC 8257 §3.2; Linux `dctcp_ece_ack_update`): ECE on our ACKs
+    /// follows the CE state of the last new data segment (ECT or CE) that arrived, whatever
+    /// CWR says. When that state changes, a delayed ACK still pending goes out first with the
+    /// old state, for the data before this segment, and this segment is acknowledged at once.
+    fn dctcp_receive(&mut self, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
+        if !self.ecn.ok
+            || pkt.len == 0
+            || pkt.ecn == Ecn::NotEct
+            || pkt.seq + pkt.len as u64 <= self.rcv_nxt
+        {
+            return;
+        }
+        let ce = pkt.ecn == Ecn::Ce;
+        if ce {
+            self.ecn.ce_received += 1;
+        }
+        if ce != self.ecn.ece() {
+            if self.delack_at.is_some() {
+                self.emit_ack(cfg, out);
+            }
+            self.ack_now = true;
+            self.ecn.set_ece(ce);
         }
     }
 

@@ -4,6 +4,7 @@ mod aggregate;
 mod aqm_network;
 mod common;
 mod cubic;
+mod dctcp;
 mod delay_emulation;
 mod ecn;
 mod framing;
