@@ -76,17 +76,7 @@ pub fn lossy_download(
     let mut sim = Simulation::new(sc).unwrap();
     sim.enable_trace();
     let data_link = sim.topology().reverse(); // the server is on the right
-    for &k in lost {
-        sim.script_loss(
-            data_link,
-            ScriptedLoss {
-                seq: 1 + k * MSS,
-                syn: false,
-                count: 1,
-                mark: false,
-            },
-        );
-    }
+    lose_segments(&mut sim, data_link, MSS, lost);
     run_traced(sim)
 }
 
@@ -293,4 +283,40 @@ pub fn handshake(a: &TcpConfig, b: &TcpConfig) -> (aqmlab::tcp::Endpoint, aqmlab
     out.clear();
     sv.on_segment(3, b, &ack, &mut out);
     (cl, sv)
+}
+
+/// Drops once, on `link`, the data segment that starts at byte `1 + k·mss` for each `k` in
+/// `lost` (segment `k` of the transfer, 0-based, after the SYN's sequence number).
+pub fn lose_segments(
+    sim: &mut Simulation,
+    link: aqmlab::net::link::LinkId,
+    mss: u64,
+    lost: &[u64],
+) {
+    for &k in lost {
+        sim.script_loss(
+            link,
+            ScriptedLoss {
+                seq: 1 + k * mss,
+                syn: false,
+                count: 1,
+                mark: false,
+            },
+        );
+    }
+}
+
+/// Drops the first `count` SYNs the client sends (its SYN carries sequence 0; the client is
+/// on the left, so they travel the forward link).
+pub fn lose_syns(sim: &mut Simulation, count: u32) {
+    let fwd = sim.topology().forward();
+    sim.script_loss(
+        fwd,
+        ScriptedLoss {
+            seq: 0,
+            syn: true,
+            count,
+            mark: false,
+        },
+    );
 }

@@ -32,17 +32,7 @@ fn run_losing(sc: Scenario, lost: &[u64]) -> Simulation {
     let mut sim = Simulation::new(sc).unwrap();
     sim.enable_trace();
     let link = sim.topology().reverse(); // the server is on the right
-    for &k in lost {
-        sim.script_loss(
-            link,
-            ScriptedLoss {
-                seq: 1 + k * mss,
-                syn: false,
-                count: 1,
-                mark: false,
-            },
-        );
-    }
+    lose_segments(&mut sim, link, mss, lost);
     run_traced(sim).0
 }
 
@@ -374,16 +364,7 @@ fn linux_presets_handshake_and_initial_window() {
         sc.traffic = vec![bulk(1, Some(1000))];
         let mut sim = Simulation::new(sc).unwrap();
         sim.enable_trace();
-        let fwd = sim.topology().forward();
-        sim.script_loss(
-            fwd,
-            ScriptedLoss {
-                seq: 0,
-                syn: true,
-                count: 100,
-                mark: false,
-            },
-        );
+        lose_syns(&mut sim, 100);
         let (sim, tables) = run_traced(sim);
         let syns: Vec<f64> = sim
             .trace()

@@ -1,6 +1,5 @@
 //! Single-connection behaviour checked against hand computation and event traces.
 
-use aqmlab::net::link::ScriptedLoss;
 use aqmlab::packet::{flags, Packet};
 use aqmlab::sim::Simulation;
 use aqmlab::tcp::config::{Recovery, TcpConfig, TimerModel};
@@ -143,16 +142,7 @@ fn lost_syns_follow_the_configured_schedules() {
         sc.traffic = vec![bulk(1, Some(1000))];
         let mut sim = Simulation::new(sc).unwrap();
         sim.enable_trace();
-        let fwd = sim.topology().forward(); // the client is on the left
-        sim.script_loss(
-            fwd,
-            ScriptedLoss {
-                seq: 0,
-                syn: true,
-                count: lost,
-                mark: false,
-            },
-        );
+        lose_syns(&mut sim, lost);
         let (sim, tables) = run_traced(sim);
         let syns = client_syn_times(&sim);
         assert_eq!(syns.len() as u32, lost + 1);
@@ -512,16 +502,7 @@ fn ns2_35_syns_never_give_up() {
     sc.traffic = vec![bulk(1, Some(1000))];
     let mut sim = Simulation::new(sc).unwrap();
     sim.enable_trace();
-    let fwd = sim.topology().forward();
-    sim.script_loss(
-        fwd,
-        ScriptedLoss {
-            seq: 0,
-            syn: true,
-            count: 1000,
-            mark: false,
-        },
-    );
+    lose_syns(&mut sim, 1000);
     let (sim, tables) = run_traced(sim);
     let syns = client_syn_times(&sim);
     let expected = [0.0, 3.0, 9.0, 21.0, 45.0, 93.0, 153.0, 213.0, 273.0];
