@@ -30,7 +30,17 @@ UDP_MBPS = ([0.5, 1.0, 5.0], [1e-9, 1e4, 1e8, 0.0])
 QUEUES = ["droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel"]
 RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
 TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
-PRESETS = ["freebsd-2.2.8", "freebsd-4.x", "ns2-weigle2005", "ns2.35-fulltcp"]
+PRESETS = [
+    "freebsd-2.2.8",
+    "freebsd-4.x",
+    "ns2-weigle2005",
+    "ns2.35-fulltcp",
+    "linux-reno",
+    "linux-cubic",
+    "linux-dctcp",
+]
+# Congestion controls drawn beside any preset (the historic stacks' own Reno and Linux's).
+CONGESTION = ["reno", "linux_reno", "cubic", "dctcp"]
 
 
 def pick(r: random.Random, values: tuple[list, list]) -> Any:
@@ -179,6 +189,9 @@ def scenario(r: random.Random) -> dict[str, Any]:
         tcp["recovery"] = r.choice(["reno", "newreno", "sack"])
     if r.random() < 0.2:
         tcp["ecn"] = True
+    if r.random() < 0.2:
+        tcp["congestion_control"] = r.choice(CONGESTION)
+        tcp["hystart"] = r.random() < 0.8
     if r.random() < 0.1:
         tcp["min_rto_s"] = pick(r, ([0.2, 1.0], [1e-9, 0.0, 1e9]))
     if r.random() < 0.3:
