@@ -69,7 +69,8 @@ impl Simulation {
         // ns-2 gives each agent its own tick clock (a random phase per endpoint); BSD's clock
         // is global (phase 0), and its connections need no stream.
         let phases = match self.sc.tcp.timer_model {
-            crate::tcp::config::TimerModel::Bsd => [0, 0],
+            // Linux's jiffies are the machine's clock, like BSD's ticks.
+            crate::tcp::config::TimerModel::Bsd | crate::tcp::config::TimerModel::Linux => [0, 0],
             crate::tcp::config::TimerModel::Ns2 => {
                 let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
                 let tick = self.sc.tcp.tick();

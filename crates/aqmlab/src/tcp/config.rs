@@ -164,6 +164,12 @@ pub enum TimerModel {
     /// per connection; the timer fires exactly `max(rto, min_rto)·backoff` after it is set; the
     /// backoff is reset by any ACK of new data.
     Ns2,
+    /// Linux 6.x: RTT samples in microseconds from every ACK that gives one (the sender's
+    /// per-segment send times, Karn's rule, the echoed timestamp as a fallback), Linux's
+    /// estimator (`tcp_rtt_estimator`: RTO = SRTT + max(minimum RTO, the window's largest
+    /// 4·mean deviation)), timers on the jiffy clock of `tick_ms` expiring on Linux's timer
+    /// wheel, and a delayed-ACK engine with quick-ACK mode (`tcp/rtt.rs`, docs/tcp.md).
+    Linux,
 }
 
 /// Congestion control: how the window grows and how much it is cut.
@@ -479,10 +485,13 @@ impl TcpConfig {
     /// plus 52 of header (MTU 1500, 20 IP + 20 TCP + 12 of timestamp option); IW 10 (RFC 6928,
     /// `TCP_INIT_CWND`); SACK recovery (RFC 6675 here; Linux's RACK-TLP and PRR are not
     /// modelled) with at most 3 blocks (the timestamp option leaves room for 3); Limited
-    /// Transmit; delayed ACKs every 2 segments or after a per-connection 40 ms timer
-    /// (`TCP_DELACK_MIN`; no quick-ack mode, no adaptive ATO); RTO between 200 ms
-    /// (`TCP_RTO_MIN`) and 120 s (`TCP_RTO_MAX`), 1 s before any sample (`TCP_TIMEOUT_INIT`,
-    /// RFC 6298), doubled at each timeout, on a 1 ms clock (HZ = 1000); gives up data after 15
+    /// Transmit; Linux's timer model (`TimerModel::Linux`): delayed ACKs when more than one
+    /// full segment is unacknowledged or after the adaptive ATO (40 ms at first,
+    /// `TCP_ATO_MIN`), quick-ACK mode for the first 16 ACKs (`tcp/delack.rs`); Linux's RTO
+    /// estimator, SRTT + max(200 ms, the deviation; `TCP_RTO_MIN`), at most 120 s
+    /// (`TCP_RTO_MAX`), 1 s before any sample (`TCP_TIMEOUT_INIT`), doubled at each timeout;
+    /// jiffies of 4 ms (`CONFIG_HZ` = 250, the kernel's default and the testbed's kernel;
+    /// `tick_ms = 1` for HZ = 1000) and timers on Linux's timer wheel; gives up data after 15
     /// timeouts (`tcp_retries2`); a SYN is retransmitted 1 s apart 4 times
     /// (`tcp_syn_linear_timeouts`, Linux ≥ 6.5) and then with doubling, 6 + 4 times in all
     /// (`tcp_syn_retries`): SYNs at 0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67 s, given up at 131 s
@@ -508,8 +517,8 @@ impl TcpConfig {
             delack_interval_ms: 40.0,
             delack_clock: DelackClock::Connection,
             nagle: false,
-            timer_model: TimerModel::Bsd,
-            tick_ms: 1.0,
+            timer_model: TimerModel::Linux,
+            tick_ms: 4.0,
             min_rto_s: 0.2,
             max_rto_s: 120.0,
             initial_rto_s: 1.0,
@@ -517,8 +526,9 @@ impl TcpConfig {
             backoff: vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
             syn_backoff: vec![1, 1, 1, 1, 1, 2, 4, 8, 16, 32, 64],
             max_retries: 15,
-            // 5·1 + 2 + 4 + ... + 64 s: the 11th SYN timer. One tick less, because the BSD
-            // timer model fires on the 1 ms grid, up to a tick before the nominal 131 s.
+            // 5·1 + 2 + 4 + ... + 64 s: the 11th SYN timer, which the timer wheel fires at or
+            // after the nominal 131 s (the 10th near 67 s); a millisecond less so that the
+            // comparison never depends on rounding.
             connect_timeout_s: 130.999,
             rtt_sample_from_syn: true,
             ack_of_syn_opens_cwnd: false,

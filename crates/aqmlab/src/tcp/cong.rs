@@ -91,6 +91,8 @@ pub struct LinuxCong {
     /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it).
     pub loss_una: Option<u64>,
     sent: VecDeque<Sent>,
+    /// The last ACK's sample for the RTO estimator (`on_ack`), if it gave one.
+    pub rto_rtt: Option<Time>,
     pub cubic: Cubic,
     /// DCTCP's state (`congestion_control = "dctcp"`).
     pub dctcp: Option<Dctcp>,
@@ -187,6 +189,7 @@ impl LinuxCong {
             lsndtime: 0,
             loss_una: None,
             sent: VecDeque::new(),
+            rto_rtt: None,
             cubic: Cubic::default(),
             dctcp: None,
         }
@@ -248,6 +251,9 @@ impl LinuxCong {
     pub fn on_ack(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
         let mut delivered = 0u32;
         let mut sack_sent: Option<Time> = None;
+        // The oldest clean segment newly SACKed and newly ACKed (`first_sackt`,
+        // `first_ackt`): the RTO estimator's sample (`rto_rtt`).
+        let mut sack_first: Option<Time> = None;
         for &(start, end) in blocks {
             if end <= ack {
                 continue;
@@ -262,12 +268,14 @@ impl LinuxCong {
                     delivered += 1;
                     if !s.rexmit {
                         sack_sent = sack_sent.max(Some(s.at));
+                        sack_first = Some(sack_first.map_or(s.at, |t| t.min(s.at)));
                     }
                 }
             }
         }
         let (mut popped, mut rexmit) = (0u32, false);
         let (mut newest_clean, mut newest_any): (Option<Time>, Time) = (None, 0);
+        let mut oldest_clean: Option<Time> = None;
         while let Some(s) = self.sent.front() {
             if s.end > ack {
                 break;
@@ -279,22 +287,34 @@ impl LinuxCong {
                 delivered += 1;
                 if !s.rexmit {
                     newest_clean = Some(s.at);
+                    oldest_clean = oldest_clean.or(Some(s.at));
                 }
             }
             self.sent.pop_front();
         }
+        // The echoed timestamp: millisecond clock, at least 1 ms.
+        let ts_rtt = || {
+            let ms = (now / 1_000_000)
+                .saturating_sub(newest_any / 1_000_000)
+                .max(1);
+            ms * 1_000_000
+        };
         let rtt = if let Some(t) = sack_sent {
             Some(now - t)
         } else if let (Some(t), false) = (newest_clean, rexmit) {
             Some(now - t)
         } else if popped > 0 {
-            // The echoed timestamp: millisecond clock, at least 1 ms.
-            let ms = (now / 1_000_000)
-                .saturating_sub(newest_any / 1_000_000)
-                .max(1);
-            Some(ms * 1_000_000)
+            Some(ts_rtt())
         } else {
             None
+        };
+        // `tcp_ack_update_rtt`: the oldest clean segment cumulatively ACKed unless
+        // retransmitted data was ACKed, else the oldest newly SACKed, else the timestamp.
+        self.rto_rtt = match (oldest_clean, rexmit, sack_first) {
+            (Some(t), false, _) => Some(now - t),
+            (_, _, Some(t)) => Some(now - t),
+            _ if popped > 0 => Some(ts_rtt()),
+            _ => None,
         };
         (delivered, rtt)
     }

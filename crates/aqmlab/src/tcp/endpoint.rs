@@ -13,9 +13,10 @@ use super::config::{
     CongestionControl, DelackClock, NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel,
 };
 use super::cong::LinuxCong;
+use super::delack::{AckClock, LinuxAck, MAX_QUICKACKS};
 use super::ecn::EcnState;
 use super::reassembly::{Reassembly, SackBlocks};
-use super::rtt::RtoEstimator;
+use super::rtt::{linux_timer_expiry, RtoEstimator};
 use super::sack::{NextSeg, Scoreboard};
 use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS};
 use crate::units::Time;
@@ -163,6 +164,19 @@ pub struct Endpoint {
     /// Linux's congestion control (`congestion_control` `"linux_reno"` or `"cubic"`,
     /// `tcp/cong.rs`); None for the stacks' own Reno, whose endpoints are as before.
     linux: Option<Box<LinuxCong>>,
+    /// Linux's delayed-ACK engine (`timer_model = "linux"`, `tcp/delack.rs`).
+    lack: Option<Box<LinuxAck>>,
+}
+
+/// The delayed-ACK engine's constants for this configuration, in jiffies (`tick_ms`):
+/// `TCP_ATO_MIN` = `delack_interval_ms`, `TCP_DELACK_MAX` = 200 ms, HZ/2.
+fn ack_clock(cfg: &TcpConfig) -> AckClock {
+    let tick = cfg.tick().max(1);
+    AckClock {
+        ato_min: cfg.delack_interval().div_ceil(tick),
+        delack_max: (200 * crate::units::MS).div_ceil(tick),
+        half_second: (500 * crate::units::MS).div_ceil(tick),
+    }
 }
 
 /// Whole segments in `bytes` (Linux keeps cwnd and ssthresh in segments).
@@ -205,6 +219,7 @@ impl Endpoint {
             min_rtt_sample: 0,
             sack_ok: false,
             board: Scoreboard::default(),
+            lack: (cfg.timer_model == TimerModel::Linux).then(Box::default),
             linux: (cfg.congestion_control != CongestionControl::Reno)
                 .then(|| Box::new(LinuxCong::new(cfg))),
         }
@@ -413,7 +428,12 @@ impl Endpoint {
         if cfg.congestion_control == CongestionControl::Dctcp {
             self.dctcp_receive(cfg, pkt, out);
         } else {
+            let echoing = self.ecn.ece();
             self.ecn.on_receive(pkt);
+            if let (false, true, Some(a)) = (echoing, self.ecn.ece(), self.lack.as_deref_mut()) {
+                // Linux `__tcp_ecn_check_ce`: the sender may have a small window now.
+                a.enter_quickack(2, &ack_clock(cfg));
+            }
         }
         if pkt.has(flags::ACK) {
             self.process_ack(now, cfg, pkt, out);
@@ -466,12 +486,29 @@ impl Endpoint {
     }
 
     fn rtt_sample(&mut self, now: Time, cfg: &TcpConfig, start: Time) {
+        let measured = now - start;
+        if cfg.timer_model == TimerModel::Linux {
+            self.linux_rto_sample(measured, self.snd_una);
+            return;
+        }
         let ticks = self.rto.sample_ticks(cfg.timer_model, start, now);
         self.rto.on_sample(cfg.timer_model, ticks);
-        let measured = now - start;
+        self.note_rtt(measured);
+    }
+
+    fn note_rtt(&mut self, measured: Time) {
         if self.min_rtt_sample == 0 || measured < self.min_rtt_sample {
             self.min_rtt_sample = measured;
         }
+    }
+
+    /// An RTT sample for Linux's estimator (µs clock), `snd_una` as the ACK that gave it
+    /// leaves it; it clears the backoff (`tcp_ack_update_rtt`).
+    fn linux_rto_sample(&mut self, measured: Time, snd_una: u64) {
+        self.rto
+            .on_sample_linux((measured / 1000) as i64, snd_una, self.snd_max);
+        self.rto.reset_backoff();
+        self.note_rtt(measured);
     }
 
     fn process_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
@@ -533,7 +570,10 @@ impl Endpoint {
         if !partial {
             self.dupacks = 0;
         }
-        if let Some((seq, start)) = self.timing {
+        // The Linux model with Linux congestion control samples every ACK in
+        // `linux_on_ack` instead of timing one segment at a time.
+        let karn = cfg.timer_model != TimerModel::Linux || self.linux.is_none();
+        if let (Some((seq, start)), true) = (self.timing, karn) {
             if ack > seq {
                 self.rtt_sample(now, cfg, start);
                 self.timing = None;
@@ -654,7 +694,7 @@ impl Endpoint {
     fn open_cwnd(&mut self, cfg: &TcpConfig) {
         let mss = cfg.mss as u64;
         match cfg.timer_model {
-            TimerModel::Bsd => {
+            TimerModel::Bsd | TimerModel::Linux => {
                 let incr = if self.cwnd > self.ssthresh {
                     (mss * mss / self.cwnd).max(1)
                 } else {
@@ -877,7 +917,7 @@ impl Endpoint {
             _ if self.linux.is_some() => self.ssthresh + self.dupacks as u64 * mss,
             TimerModel::Ns2 if cfg.exact_halving => self.exact_half(cfg),
             TimerModel::Ns2 => (self.cwnd.min(cfg.rwnd as u64) / 2 / mss).max(1) * mss,
-            TimerModel::Bsd => self.ssthresh + self.dupacks as u64 * mss,
+            TimerModel::Bsd | TimerModel::Linux => self.ssthresh + self.dupacks as u64 * mss,
         };
         self.rexmt_at = None;
         self.timing = None;
@@ -937,6 +977,7 @@ impl Endpoint {
             return 0;
         };
         let (acked, rtt) = lx.on_ack(now, snd_una, &pkt.sack[..n]);
+        let rto_rtt = lx.rto_rtt;
         if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
             d.on_ack(acked, ece, snd_una, snd_max);
         }
@@ -955,6 +996,10 @@ impl Endpoint {
             if let Some(w) = exit {
                 self.ssthresh = w as u64 * mss;
             }
+        }
+        if let (Some(r), TimerModel::Linux) = (rto_rtt, cfg.timer_model) {
+            // snd_una after this ACK: Linux moves it before taking the sample.
+            self.linux_rto_sample(r, snd_una);
         }
         acked
     }
@@ -1056,6 +1101,46 @@ impl Endpoint {
         }
     }
 
+    /// In-order data arrived under the Linux model (`tcp_event_data_recv`, then
+    /// `__tcp_ack_snd_check` and `tcp_send_delayed_ack`): ACK at once in quick-ACK mode, when
+    /// a hole was filled, or when more than one full segment is unacknowledged; else arm the
+    /// delayed-ACK timer for the ATO, keeping an earlier deadline, and ACK at once if that
+    /// deadline is within a quarter of the ATO.
+    fn linux_data_received(&mut self, now: Time, cfg: &TcpConfig, had_holes: bool, advanced: u64) {
+        let clock = ack_clock(cfg);
+        let tick = cfg.tick().max(1);
+        let now_j = now / tick;
+        let rto = self.rto.rto_ticks();
+        let srtt = ((self.rto.srtt_s() * 1e9) as Time).div_ceil(tick);
+        let Some(a) = self.lack.as_deref_mut() else {
+            return;
+        };
+        a.on_data(now_j, rto, &clock);
+        // `rcv_nxt - rcv_wup`: in-order bytes since the last ACK.
+        self.unacked_bytes += advanced;
+        if had_holes || !cfg.delayed_ack || a.in_quickack() {
+            self.ack_now = true;
+            return;
+        }
+        if self.unacked_bytes > cfg.mss as u64 {
+            self.ack_now = true;
+            return;
+        }
+        let ato = a.delay(srtt, &clock);
+        let timeout = now_j + ato;
+        if a.timeout != 0 {
+            if a.timeout <= now_j + (ato >> 2) {
+                self.ack_now = true;
+                return;
+            }
+            if timeout >= a.timeout {
+                return;
+            }
+        }
+        a.timeout = timeout;
+        self.delack_at = Some(linux_timer_expiry(now, ato, tick));
+    }
+
     fn process_payload(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
         let seq = pkt.seq;
         let len = pkt.len as u64;
@@ -1063,12 +1148,19 @@ impl Endpoint {
             let end = seq + len;
             if end <= self.rcv_nxt {
                 self.ack_now = true; // a duplicate: re-acknowledge
+                if let Some(a) = self.lack.as_deref_mut() {
+                    // Linux `tcp_data_queue`: a retransmission received means the sender
+                    // may be stalled; ACK the next segments at once.
+                    a.enter_quickack(MAX_QUICKACKS, &ack_clock(cfg));
+                }
             } else if seq <= self.rcv_nxt {
                 let had_holes = !self.reasm.is_empty();
                 let old = self.rcv_nxt;
                 self.rcv_nxt = self.reasm.advance(end);
                 out.delivered += self.rcv_nxt - old;
-                if had_holes || !cfg.delayed_ack {
+                if self.lack.is_some() {
+                    self.linux_data_received(now, cfg, had_holes, self.rcv_nxt - old);
+                } else if had_holes || !cfg.delayed_ack {
                     self.ack_now = true;
                 } else {
                     // BSD acknowledges when the window has advanced by two full segments
@@ -1080,6 +1172,10 @@ impl Endpoint {
                     } else if self.delack_at.is_none() {
                         let iv = cfg.delack_interval();
                         self.delack_at = Some(match cfg.delack_clock {
+                            _ if cfg.timer_model == TimerModel::Linux => {
+                                let tick = cfg.tick().max(1);
+                                linux_timer_expiry(now, iv.div_ceil(tick), tick)
+                            },
                             DelackClock::Global => (now / iv + 1) * iv,
                             DelackClock::Connection => now + iv,
                         });
@@ -1128,6 +1224,11 @@ impl Endpoint {
             if t <= now {
                 self.delack_at = None;
                 self.ack_now = true;
+                let rto = self.rto.rto_ticks();
+                if let Some(a) = self.lack.as_deref_mut() {
+                    a.timeout = 0;
+                    a.on_timer(rto, &ack_clock(cfg));
+                }
                 self.output(now, cfg, out);
             }
         }
@@ -1311,6 +1412,9 @@ impl Endpoint {
         let seq = self.snd_nxt;
         if cfg.congestion_control != CongestionControl::Reno && len > 0 {
             self.linux_on_send(now, seq, len, retransmit);
+        }
+        if let (Some(a), true) = (self.lack.as_deref_mut(), len > 0) {
+            a.on_data_sent(now / cfg.tick().max(1));
         }
         let (ecn_flags, ecn) = if syn {
             (0, Ecn::NotEct)
@@ -1498,6 +1602,10 @@ impl Endpoint {
             self.fill_sack(cfg, &mut seg);
         }
         self.account(&seg);
+        if let Some(a) = self.lack.as_deref_mut() {
+            a.on_ack_sent(&ack_clock(cfg));
+            a.timeout = 0;
+        }
         out.segs.push(seg);
         self.ack_now = false;
         self.unacked_bytes = 0;

@@ -3,6 +3,7 @@
 pub mod config;
 pub mod cong;
 pub mod cubic;
+pub mod delack;
 pub mod ecn;
 pub mod endpoint;
 pub mod ranges;

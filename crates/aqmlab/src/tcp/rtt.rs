@@ -3,6 +3,15 @@
 //!
 //! State is kept as in 4.4BSD `tcp_var.h`: `srtt8` = 8·SRTT and `rttvar4` = 4·RTTVAR, both in
 //! ticks, so that `rexmtval() = srtt8/8 + rttvar4 = SRTT + 4·RTTVAR` (RFC 6298 (2.3)).
+//!
+//! The Linux model (`timer_model = "linux"`) keeps Linux's estimator instead
+//! (`tcp_rtt_estimator`, `tcp_set_rto` in `net/ipv4/tcp_input.c`, Linux 6.x), in microseconds:
+//! `srtt8` = 8·SRTT, `rttvar4` = `mdev_us` (4·the mean deviation), and beside them the largest
+//! `mdev_us` of the current window of data (`mdev_max_us`, never below the minimum RTO) and
+//! `rttvar_us`, which follows the windows' maxima up at once and down by a quarter of the gap
+//! per window. RTO = SRTT + `rttvar_us`, rounded up to whole jiffies: the minimum RTO is added
+//! to SRTT rather than bounding the sum as in RFC 6298 (2.4). Timers expire on Linux's timer
+//! wheel (`linux_timer_expiry`).
 
 use super::config::{InitialTimer, TcpConfig, TimerModel};
 use crate::units::Time;
@@ -27,6 +36,37 @@ pub struct RtoEstimator {
     /// (`tcp_xmit_timer`) and a timeout (`tcp_timers`, with the backoff of that moment)
     /// recompute it; every other restart of the timer reuses it.
     rxtcur_ticks: i64,
+    /// The Linux model's state (module comment); None for the other models.
+    linux: Option<LinuxRtt>,
+}
+
+/// Linux's estimator beside `srtt8` (µs) and `rttvar4` (`mdev_us`).
+#[derive(Clone, Debug)]
+struct LinuxRtt {
+    mdev_max_us: i64,
+    rttvar_us: i64,
+    /// `rtt_seq`: the window of data whose end closes a `mdev_max_us` period.
+    rtt_seq: u64,
+    /// `icsk_rto` before backoff, in jiffies (`__tcp_set_rto`).
+    base_ticks: i64,
+    min_rto_us: i64,
+}
+
+/// Linux's timer wheel (`kernel/time/timer.c`, `calc_wheel_index` and `calc_index`): a timer
+/// armed `n` jiffies ahead at `now` goes to the level whose range holds `n` (level 0 below 63
+/// jiffies, level k below 63·8^k) and expires at the first multiple of that level's
+/// granularity (8^k jiffies) strictly after jiffy `now/tick + n`: between n and n + 1 jiffies
+/// later on level 0, up to 8^k later above. `tick` is one jiffy; jiffy 0 is time 0.
+pub fn linux_timer_expiry(now: Time, n: u64, tick: Time) -> Time {
+    const LVL_CLK_SHIFT: u32 = 3;
+    const LVL_DEPTH: u32 = 9;
+    let expires = now / tick + n;
+    let mut lvl = 0;
+    while lvl + 1 < LVL_DEPTH && n >= 63u64 << (lvl * LVL_CLK_SHIFT) {
+        lvl += 1;
+    }
+    let shift = lvl * LVL_CLK_SHIFT;
+    (((expires >> shift) + 1) << shift) * tick
 }
 
 impl RtoEstimator {
@@ -45,6 +85,13 @@ impl RtoEstimator {
         let max_ticks = ((cfg.max_rto() / tick) as i64).max(1);
         // First timer: "A + 2D" = ((SRTT/4 + 4·RTTVAR)/2) (4.4BSD) or SRTT + 4·RTTVAR
         // (FreeBSD 4.x `t_rxtcur = TCPTV_RTOBASE`): `init_ticks` either way.
+        let linux = (cfg.timer_model == TimerModel::Linux).then(|| LinuxRtt {
+            mdev_max_us: 0,
+            rttvar_us: 0,
+            rtt_seq: 0,
+            base_ticks: init_ticks,
+            min_rto_us: (cfg.min_rto() / 1000) as i64,
+        });
         RtoEstimator {
             srtt8: 0,
             rttvar4,
@@ -55,6 +102,7 @@ impl RtoEstimator {
             min_ticks,
             max_ticks,
             rxtcur_ticks: init_ticks.clamp(min_ticks, max_ticks),
+            linux,
         }
     }
 
@@ -65,7 +113,66 @@ impl RtoEstimator {
 
     /// Smoothed RTT in seconds (0 before the first sample).
     pub fn srtt_s(&self) -> f64 {
+        if self.linux.is_some() {
+            return self.srtt8 as f64 / 8.0 * 1e-6;
+        }
         self.srtt8 as f64 / 8.0 * self.tick as f64 * 1e-9
+    }
+
+    /// The Linux model's RTO before backoff, in µs (`(srtt_us >> 3) + rttvar_us`), for
+    /// records and tests; None for the other models or before a sample.
+    pub fn linux_rto_us(&self) -> Option<i64> {
+        let l = self.linux.as_ref()?;
+        (self.srtt8 != 0).then(|| (self.srtt8 >> 3) + l.rttvar_us)
+    }
+
+    /// Folds in an RTT sample of `mrtt_us` µs under the Linux model (`tcp_rtt_estimator`,
+    /// then `tcp_set_rto`): `snd_una` after the ACK that gave it and `snd_nxt` mark the
+    /// windows of `mdev_max_us`. An RTT decrease moves the deviation with an eighth of the
+    /// usual gain (Linux's variant of the Eifel response). No-op for the other models.
+    pub fn on_sample_linux(&mut self, mrtt_us: i64, snd_una: u64, snd_nxt: u64) {
+        let Some(l) = self.linux.as_mut() else {
+            return;
+        };
+        let mut m = mrtt_us.max(0);
+        let mut srtt = self.srtt8;
+        if srtt != 0 {
+            m -= srtt >> 3;
+            srtt += m;
+            if m < 0 {
+                m = -m - (self.rttvar4 >> 2);
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= self.rttvar4 >> 2;
+            }
+            self.rttvar4 += m;
+            if self.rttvar4 > l.mdev_max_us {
+                l.mdev_max_us = self.rttvar4;
+                l.rttvar_us = l.rttvar_us.max(l.mdev_max_us);
+            }
+            if snd_una > l.rtt_seq {
+                if l.mdev_max_us < l.rttvar_us {
+                    l.rttvar_us -= (l.rttvar_us - l.mdev_max_us) >> 2;
+                }
+                l.rtt_seq = snd_nxt;
+                l.mdev_max_us = l.min_rto_us;
+            }
+        } else {
+            srtt = m << 3;
+            self.rttvar4 = m << 1;
+            l.rttvar_us = self.rttvar4.max(l.min_rto_us);
+            l.mdev_max_us = l.rttvar_us;
+            l.rtt_seq = snd_nxt;
+        }
+        self.srtt8 = srtt.max(1);
+        // usecs_to_jiffies rounds up; tcp_bound_rto caps at the maximum RTO.
+        let tick_us = (self.tick / 1000).max(1) as i64;
+        let rto_us = (self.srtt8 >> 3) + l.rttvar_us;
+        l.base_ticks = ((rto_us + tick_us - 1) / tick_us).clamp(1, self.max_ticks);
+        self.rtxcur = l.base_ticks as Time * self.tick;
+        self.rxtcur_ticks = l.base_ticks;
     }
 
     /// The RTT sample, in ticks, of a segment timed from `start` and acknowledged at `now`.
@@ -75,7 +182,7 @@ impl RtoEstimator {
         let crossings = ((now + self.phase) / self.tick - (start + self.phase) / self.tick) as i64;
         match model {
             TimerModel::Bsd => crossings + 1,
-            TimerModel::Ns2 => crossings.max(1),
+            TimerModel::Ns2 | TimerModel::Linux => crossings.max(1),
         }
     }
 
@@ -105,9 +212,12 @@ impl RtoEstimator {
         self.rxtcur_ticks = self.rexmtval_ticks().clamp(self.min_ticks, self.max_ticks);
     }
 
-    /// SRTT + 4·RTTVAR in ticks (`TCP_REXMTVAL`).
+    /// SRTT + 4·RTTVAR in ticks (`TCP_REXMTVAL`); the Linux model's RTO before backoff.
     fn rexmtval_ticks(&self) -> i64 {
-        (self.srtt8 >> 3) + self.rttvar4
+        match &self.linux {
+            Some(l) => l.base_ticks,
+            None => (self.srtt8 >> 3) + self.rttvar4,
+        }
     }
 
     fn multiplier(table: &[u32], shift: u32) -> u64 {
@@ -135,6 +245,9 @@ impl RtoEstimator {
                 // and rxtcur ticks from now.
                 (now / self.tick + self.rxtcur_ticks as u64) * self.tick
             },
+            // `inet_csk_reset_xmit_timer` → `sk_reset_timer` on the timer wheel, icsk_rto
+            // jiffies ahead (backoff included).
+            TimerModel::Linux => linux_timer_expiry(now, self.rxtcur_ticks as u64, self.tick),
             TimerModel::Ns2 => {
                 // tcp.cc set_rtx_timer (rfc2988_): max(rtxcur, minrto)·backoff, capped at maxrto,
                 // at least two ticks.
@@ -156,11 +269,26 @@ impl RtoEstimator {
     pub fn on_timeout(&mut self, cfg: &TcpConfig, syn_sent: bool, max_shift_before_reset: u32) {
         self.shift += 1;
         let mult = Self::multiplier(Self::table(cfg, syn_sent), self.shift) as i64;
-        self.rxtcur_ticks = (self.rexmtval_ticks() * mult).clamp(self.min_ticks, self.max_ticks);
+        // Linux doubles icsk_rto up to the maximum (`tcp_retransmit_timer`; its minimum RTO
+        // is already inside the base) and never forgets SRTT.
+        let min = if self.linux.is_some() {
+            1
+        } else {
+            self.min_ticks
+        };
+        self.rxtcur_ticks = (self.rexmtval_ticks() * mult).clamp(min, self.max_ticks);
+        if self.linux.is_some() {
+            return;
+        }
         if self.shift > max_shift_before_reset && self.srtt8 != 0 {
             self.rttvar4 += self.srtt8 >> 3;
             self.srtt8 = 0;
         }
+    }
+
+    /// The retransmit timer's current value in ticks, backoff included (`icsk_rto`).
+    pub fn rto_ticks(&self) -> u64 {
+        self.rxtcur_ticks.max(1) as u64
     }
 
     pub fn reset_backoff(&mut self) {
@@ -231,5 +359,73 @@ mod tests {
         assert_eq!(r.sample_ticks(TimerModel::Bsd, 100 * MS, 200 * MS), 1);
         assert_eq!(r.sample_ticks(TimerModel::Bsd, 400 * MS, 600 * MS), 2);
         assert_eq!(r.sample_ticks(TimerModel::Ns2, 100 * MS, 200 * MS), 1);
+    }
+
+    fn linux_cfg() -> TcpConfig {
+        TcpConfig {
+            timer_model: TimerModel::Linux,
+            tick_ms: 4.0,
+            ..TcpConfig::linux_reno()
+        }
+    }
+
+    /// Values the real kernel reported (`TCP_INFO` on the testbed, HZ = 250): a first sample
+    /// of 40 274 µs gave `rto` 244 000 µs (40 274 + 200 000 rounded up to 61 jiffies), and
+    /// an SRTT of 153 789 µs with a small deviation gave 356 000 µs (89 jiffies).
+    #[test]
+    fn linux_rto_is_srtt_plus_the_minimum_in_whole_jiffies() {
+        let cfg = linux_cfg();
+        let mut r = RtoEstimator::new(&cfg, 0);
+        r.on_sample_linux(40_274, 1, 15_000);
+        assert_eq!(r.linux_rto_us(), Some(240_274));
+        assert_eq!(r.rto_ticks(), 61);
+        // A steady RTT of 153 789 µs: mdev decays, rttvar_us falls to the 200 ms floor.
+        let mut una = 1;
+        for _ in 0..400 {
+            una += 1448;
+            r.on_sample_linux(153_789, una, una + 14_480);
+        }
+        assert_eq!(r.rto_ticks(), 89);
+        assert_eq!(r.rto_ticks() * 4_000, 356_000);
+    }
+
+    /// `tcp_rtt_estimator` by hand: first sample 100 ms → srtt8 = 800 000, mdev = 200 000,
+    /// rttvar = max(200 000, 200 000); a second sample of 60 ms in the same window: error
+    /// −40 000 → srtt8 = 760 000; |error| − mdev/4 = −10 000 < 0, so mdev += −10 000 (the
+    /// eighth-gain rule applies only to a positive remainder) → 190 000; a third of 20 ms:
+    /// error 20 000 − 95 000 = −75 000 → srtt8 = 685 000; 75 000 − 47 500 = 27 500 > 0 → /8
+    /// = 3 437 → mdev = 193 437.
+    #[test]
+    fn linux_estimator_by_hand() {
+        let cfg = linux_cfg();
+        let mut r = RtoEstimator::new(&cfg, 0);
+        r.on_sample_linux(100_000, 1, 10_000);
+        assert_eq!((r.srtt8, r.rttvar4), (800_000, 200_000));
+        r.on_sample_linux(60_000, 2, 10_000);
+        assert_eq!((r.srtt8, r.rttvar4), (760_000, 190_000));
+        r.on_sample_linux(20_000, 3, 10_000);
+        assert_eq!((r.srtt8, r.rttvar4), (685_000, 193_437));
+        // Still the first window (snd_una ≤ 10 000): rttvar_us keeps its 200 000.
+        assert_eq!(r.linux_rto_us(), Some(685_000 / 8 + 200_000));
+        // A timeout doubles the jiffies; the next sample clears the backoff's effect.
+        let base = r.rto_ticks();
+        r.on_timeout(&cfg, false, 3);
+        assert_eq!(r.rto_ticks(), 2 * base);
+    }
+
+    /// The timer wheel: 10 jiffies ahead is level 0 (fires on jiffy now + 11); 89 jiffies is
+    /// level 1, rounded up to the next multiple of 8 after the nominal jiffy; 250 jiffies
+    /// (1 s at HZ = 250) also level 1; 600 is level 2 (granularity 64).
+    #[test]
+    fn linux_timer_wheel_rounds_up_by_level() {
+        let tick = 4 * MS;
+        assert_eq!(linux_timer_expiry(0, 10, tick), 11 * tick);
+        assert_eq!(linux_timer_expiry(5 * tick + 1, 10, tick), 16 * tick);
+        assert_eq!(linux_timer_expiry(0, 62, tick), 63 * tick);
+        assert_eq!(linux_timer_expiry(0, 63, tick), 64 * tick);
+        assert_eq!(linux_timer_expiry(3 * tick, 89, tick), 96 * tick);
+        assert_eq!(linux_timer_expiry(0, 250, tick), 256 * tick);
+        assert_eq!(linux_timer_expiry(0, 600, tick), 640 * tick);
+        assert_eq!(linux_timer_expiry(100 * tick, 600, tick), 704 * tick);
     }
 }

@@ -260,11 +260,26 @@ fn hystart_exits_slow_start_on_a_delay_increase() {
 
 /// Linux's framework for `linux_reno`: slow start adds the segments each ACK acknowledges (a
 /// delayed ACK of 2 adds 2: IW 10 becomes 20 after one round, where the BSD arithmetic adds
-/// one MSS per ACK: 15); a loss sets ssthresh = cwnd/2.
+/// one MSS per ACK: 15); a loss sets ssthresh = cwnd/2. The receivers here delay every ACK
+/// (the BSD timer model: no quick-ACK mode), so that an ACK covers 2 segments; with the
+/// preset's quick ACKs both arithmetics give 20.
 #[test]
 fn linux_reno_counts_segments_and_halves() {
-    let tcp = TcpConfig::linux_reno();
+    let mut tcp = TcpConfig::linux_reno();
     assert_eq!(tcp.congestion_control, CongestionControl::LinuxReno);
+    let quick = data(&greedy(tcp.clone(), 100.0, 0.4, &[]));
+    let mut bsd = tcp.clone();
+    bsd.congestion_control = CongestionControl::Reno;
+    let quick_bsd = data(&greedy(bsd, 100.0, 0.4, &[]));
+    for d in [&quick, &quick_bsd] {
+        let second: Vec<_> = d
+            .iter()
+            .filter(|e| e.t >= 250 * MS && e.t < 300 * MS)
+            .collect();
+        assert_eq!(second.len(), 20, "quick ACKs: one per segment");
+    }
+    tcp.timer_model = aqmlab::tcp::config::TimerModel::Bsd;
+    tcp.tick_ms = 1.0;
     let sim = greedy(tcp.clone(), 100.0, 3.0, &[300]);
     let d = data(&sim);
     // The first round (segments 0-9) leaves at 150 ms, when the client's handshake ACK
@@ -345,17 +360,25 @@ fn linux_timeouts_cut_ssthresh_once_per_window() {
         assert_eq!(r.cwnd, LMSS, "cwnd = 1 segment at a timeout");
         assert_eq!(r.ssthresh / LMSS, cut, "cut once");
     }
-    // Backed off: the gaps double.
+    // Backed off: the gaps double, each rounded up on the timer wheel (by at most 8
+    // jiffies of 4 ms for timers of 63-503 jiffies, 64 up to 4031).
     let g1 = rtx[1].t - rtx[0].t;
     let g2 = rtx[2].t - rtx[1].t;
-    assert!((g2 as f64 / g1 as f64 - 2.0).abs() < 0.01, "{g1} {g2}");
+    assert!(
+        g2 >= 2 * (g1 - 32 * MS) && g2 <= 2 * g1 + 256 * MS,
+        "{g1} {g2}"
+    );
 }
 
 /// The Linux presets' handshake (Linux ≥ 6.5): SYNs 1 s apart 4 times
 /// (`tcp_syn_linear_timeouts`), then doubling from 1 s, 10 retransmissions in all
-/// (`tcp_syn_retries` 6 + 4): 0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67 s, the connection given up
-/// at 131 s; an answered connection starts with 10 segments (RFC 6928), so a 10-segment
-/// response arrives one RTT after the request.
+/// (`tcp_syn_retries` 6 + 4): nominally 0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67 s and given up
+/// at 131 s. Each timer expires on the timer wheel (HZ = 250): armed at jiffy j for n
+/// jiffies, it fires at the first multiple of the level's granularity after j + n — 8
+/// jiffies for 1 and 2 s (250 and 500 jiffies), 64 for 4, 8 and 16 s, 512 for 32 and 64 s:
+/// jiffies 256, 512, 768, 1024, 1280, 1784, 2816, 4864, 8896, 17408 and 33792 (give-up).
+/// An answered connection starts with 10 segments (RFC 6928), so a 10-segment response
+/// arrives one RTT after the request.
 #[test]
 fn linux_presets_handshake_and_initial_window() {
     for tcp in [TcpConfig::linux_reno(), TcpConfig::linux_cubic()] {
@@ -372,7 +395,8 @@ fn linux_presets_handshake_and_initial_window() {
             .filter(|e| e.side == 0 && e.flags & aqmlab::packet::flags::SYN != 0)
             .map(|e| secs_of(e.t))
             .collect();
-        let expect = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 11.0, 19.0, 35.0, 67.0];
+        let jiffies = [0, 256, 512, 768, 1024, 1280, 1784, 2816, 4864, 8896, 17408];
+        let expect = jiffies.map(|j| j as f64 * 0.004);
         assert_eq!(syns.len(), expect.len(), "{syns:?}");
         for (t, e) in syns.iter().zip(expect) {
             assert!((t - e).abs() < 1e-9, "{syns:?}");
@@ -380,7 +404,10 @@ fn linux_presets_handshake_and_initial_window() {
         let c = table(&tables, "connections");
         assert_eq!(bools(c, "aborted"), vec![true]);
         let ended = f64s(c, "closed_s")[0];
-        assert!((ended - 131.0).abs() < 1e-3, "given up at {ended} s");
+        assert!(
+            (ended - 33792.0 * 0.004).abs() < 1e-3,
+            "given up at {ended} s"
+        );
 
         let mut sc = base(5.0);
         sc.tcp = tcp;

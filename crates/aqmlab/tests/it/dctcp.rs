@@ -186,7 +186,19 @@ fn receiver_echoes_ce_per_segment_with_delayed_acks() {
         (E, flags::CWR),
         (C, flags::CWR),
     ];
-    let dctcp = TcpConfig::linux_dctcp();
+    // Linux's receiver ACKs the first 16 segments of a connection at once (quick-ACK mode,
+    // `tcp/delack.rs`), each with the ECE of its own CE mark.
+    let quick = run(&TcpConfig::linux_dctcp(), &script);
+    let each: Vec<Vec<(u64, bool)>> = script
+        .iter()
+        .enumerate()
+        .map(|(i, &(ecn, _))| vec![(i as u64 + 1, ecn == C)])
+        .collect();
+    assert_eq!(quick, each);
+    // DCTCP's own rules, with delayed ACKs from the first segment (the BSD timer model's
+    // receiver, which has no quick-ACK mode).
+    let mut dctcp = TcpConfig::linux_dctcp();
+    dctcp.timer_model = aqmlab::tcp::config::TimerModel::Bsd;
     let acks = run(&dctcp, &script);
     let expect: Vec<Vec<(u64, bool)>> = vec![
         vec![],
@@ -208,6 +220,7 @@ fn receiver_echoes_ce_per_segment_with_delayed_acks() {
 
     let mut rfc3168 = TcpConfig::linux_reno();
     rfc3168.ecn = true;
+    rfc3168.timer_model = aqmlab::tcp::config::TimerModel::Bsd;
     let acks = run(&rfc3168, &script);
     let expect: Vec<Vec<(u64, bool)>> = vec![
         vec![],

@@ -412,7 +412,7 @@ fn syn_timeout_leaves_ssthresh_at_two_segments() {
         let _ = deliver(&mut ack, &mut cl, &cfg, t + 300 * MS);
         let expect = match cfg.timer_model {
             // cwnd 1 < ssthresh 2: slow start.
-            TimerModel::Bsd => 2 * mss,
+            TimerModel::Bsd | TimerModel::Linux => 2 * mss,
             // cwnd 2 = ssthresh 2: linear, + MSS²/cwnd.
             TimerModel::Ns2 => 2 * mss + mss / 2,
         };
