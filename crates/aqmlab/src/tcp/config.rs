@@ -316,6 +316,11 @@ pub struct TcpConfig {
     /// end slow start); only CUBIC has it.
     #[serde(default = "default_true")]
     pub hystart: bool,
+    /// HyStart++ (RFC 9406) in the first slow start in place of CUBIC's HyStart, for any
+    /// Linux congestion control (`tcp/hystart_pp.rs`); not a Linux default (Linux has no
+    /// HyStart++).
+    #[serde(default)]
+    pub hystart_plus_plus: bool,
 }
 
 impl TcpConfig {
@@ -361,6 +366,7 @@ impl TcpConfig {
             limited_transmit: false,
             congestion_control: CongestionControl::Reno,
             hystart: true,
+            hystart_plus_plus: false,
         }
     }
 
@@ -408,6 +414,7 @@ impl TcpConfig {
             limited_transmit: false,
             congestion_control: CongestionControl::Reno,
             hystart: true,
+            hystart_plus_plus: false,
         }
     }
 
@@ -477,6 +484,7 @@ impl TcpConfig {
             limited_transmit: false,
             congestion_control: CongestionControl::Reno,
             hystart: true,
+            hystart_plus_plus: false,
         }
     }
 
@@ -542,6 +550,7 @@ impl TcpConfig {
             limited_transmit: true,
             congestion_control: CongestionControl::LinuxReno,
             hystart: true,
+            hystart_plus_plus: false,
         }
     }
 
@@ -708,6 +717,14 @@ impl TcpConfig {
                 "connect_timeout_s",
                 &self.connect_timeout_s,
                 "a time > 0 s, or \"never\"",
+            );
+        }
+        if self.hystart_plus_plus && self.congestion_control == CongestionControl::Reno {
+            return err(
+                "hystart_plus_plus",
+                &true,
+                "false with congestion_control = \"reno\" (HyStart++ runs in the Linux \
+                 algorithms: linux_reno, cubic, dctcp)",
             );
         }
         Ok(())

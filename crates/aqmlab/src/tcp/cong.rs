@@ -28,6 +28,7 @@ use std::collections::VecDeque;
 
 use super::config::{CongestionControl, TcpConfig};
 use super::cubic::{AckContext, Cubic};
+use super::hystart_pp::HystartPP;
 use crate::units::{Time, SEC};
 
 /// Linux `tcp_slow_start`: cwnd grows by the segments ACKed, up to ssthresh; returns the
@@ -96,6 +97,9 @@ pub struct LinuxCong {
     pub cubic: Cubic,
     /// DCTCP's state (`congestion_control = "dctcp"`).
     pub dctcp: Option<Dctcp>,
+    /// HyStart++ (`hystart_plus_plus`), which then replaces CUBIC's HyStart.
+    hspp_on: bool,
+    pub hspp: Option<HystartPP>,
 }
 
 /// DCTCP's sender state as Linux `tcp_dctcp.c` keeps it: α in 1/1024 units, and the
@@ -192,6 +196,8 @@ impl LinuxCong {
             rto_rtt: None,
             cubic: Cubic::default(),
             dctcp: None,
+            hspp_on: cfg.hystart_plus_plus,
+            hspp: None,
         }
     }
 
@@ -211,6 +217,7 @@ impl LinuxCong {
         }
         self.cubic = Cubic::default();
         self.cubic.hystart_reset(now / 1000, snd_nxt);
+        self.hspp = self.hspp_on.then(|| HystartPP::new(snd_nxt));
     }
 
     /// A segment carrying `len` bytes of data from `seq` goes out; `idle`: nothing was in
@@ -335,6 +342,10 @@ impl LinuxCong {
         srtt_us: u64,
         mss: u64,
     ) -> Option<u32> {
+        if let Some(h) = self.hspp.as_mut() {
+            h.on_ack(snd_una, snd_nxt);
+            h.on_rtt(rtt, cwnd);
+        }
         if !self.cubic_on {
             return None;
         }
@@ -347,7 +358,7 @@ impl LinuxCong {
             snd_una,
             snd_nxt,
             ack_delay_us: hystart_ack_delay_us(mss, cwnd, ssthresh, packets_out, srtt_us),
-            hystart: self.hystart,
+            hystart: self.hystart && !self.hspp_on,
         };
         self.cubic.on_rtt_sample(rtt / 1000, &ctx)
     }
@@ -358,16 +369,33 @@ impl LinuxCong {
         self.is_cwnd_limited || (cwnd < ssthresh && cwnd < 2 * self.max_packets_out)
     }
 
-    /// The algorithm's `cong_avoid` for `acked` segments ACKed at `now`.
-    pub fn cong_avoid(&mut self, now: Time, cwnd: &mut u32, ssthresh: u32, acked: u32, clamp: u32) {
+    /// The algorithm's `cong_avoid` for `acked` segments ACKed at `now`. Returns a new
+    /// ssthresh (segments) when HyStart++ ends slow start.
+    pub fn cong_avoid(
+        &mut self,
+        now: Time,
+        cwnd: &mut u32,
+        ssthresh: u32,
+        acked: u32,
+        clamp: u32,
+    ) -> Option<u32> {
         if !self.is_cwnd_limited(*cwnd, ssthresh) {
-            return;
+            return None;
         }
         let mut acked = acked;
         if *cwnd < ssthresh {
+            if let Some(h) = self.hspp.as_mut().filter(|h| h.active()) {
+                let (add, over) = h.growth(acked, false);
+                if over {
+                    h.exited_at = Some(*cwnd);
+                    return Some(*cwnd);
+                }
+                *cwnd = cwnd.saturating_add(add).min(ssthresh).min(clamp);
+                return None;
+            }
             acked = slow_start(cwnd, ssthresh, acked, clamp);
             if acked == 0 {
-                return;
+                return None;
             }
         }
         let w = if self.cubic_on {
@@ -378,6 +406,7 @@ impl LinuxCong {
             *cwnd
         };
         cong_avoid_ai(cwnd, &mut self.cwnd_cnt, w, acked, clamp);
+        None
     }
 
     /// The algorithm's `ssthresh` at a reduction from `cwnd` segments (fast retransmit, ECE,
@@ -385,6 +414,9 @@ impl LinuxCong {
     pub fn ssthresh(&mut self, cwnd: u32) -> u32 {
         self.cwnd_cnt = 0;
         self.loss_una = None;
+        if let Some(h) = self.hspp.as_mut() {
+            h.stop();
+        }
         if self.cubic_on {
             self.cubic.recalc_ssthresh(cwnd)
         } else {
@@ -408,6 +440,9 @@ impl LinuxCong {
                 let w = d.ssthresh(cwnd);
                 self.cwnd_cnt = 0;
                 self.loss_una = None;
+                if let Some(h) = self.hspp.as_mut() {
+                    h.stop();
+                }
                 w
             },
             None => self.ssthresh(cwnd),
@@ -418,6 +453,9 @@ impl LinuxCong {
     /// is reset on entering the Loss state (`cubictcp_state`), HyStart starts a new round.
     pub fn on_rto(&mut self, now: Time, snd_una: u64, snd_max: u64) {
         self.cwnd_cnt = 0;
+        if let Some(h) = self.hspp.as_mut() {
+            h.stop();
+        }
         self.loss_una = Some(snd_una);
         if self.cubic_on {
             self.cubic.reset();

@@ -1018,7 +1018,9 @@ impl Endpoint {
         let Some(lx) = self.linux.as_deref_mut() else {
             return;
         };
-        lx.cong_avoid(now, &mut cwnd, ssthresh, acked, (MAX_CWND / mss) as u32);
+        if let Some(w) = lx.cong_avoid(now, &mut cwnd, ssthresh, acked, (MAX_CWND / mss) as u32) {
+            self.ssthresh = w as u64 * mss; // HyStart++ ended slow start
+        }
         if cwnd != before {
             self.cwnd = cwnd as u64 * mss;
         }

@@ -6,6 +6,7 @@ pub mod cubic;
 pub mod delack;
 pub mod ecn;
 pub mod endpoint;
+pub mod hystart_pp;
 pub mod ranges;
 pub mod reassembly;
 pub mod rtt;

@@ -445,3 +445,52 @@ fn presets_validate_and_round_trip() {
     let old: TcpConfig = serde_json::from_value(v).unwrap();
     assert_eq!(old, TcpConfig::freebsd_4x());
 }
+
+/// HyStart++ (RFC 9406) on the path of `hystart_exits_slow_start_on_a_delay_increase` with a
+/// 1000-packet buffer: a round's minimum RTT rises by clamp(50/8, 4, 16) = 6.25 ms once a
+/// queue outlasts a round (cwnd past the 42-packet BDP), Conservative Slow Start follows — a
+/// quarter of the growth, ×1.25 a round, where slow start doubles — for 5 rounds, and slow
+/// start ends with ssthresh = cwnd before any loss; for linux_reno as for CUBIC (whose own
+/// HyStart it replaces). (With the 300-packet buffer CSS's ×3 over 5 rounds from some 100
+/// segments overflows it: CSS slows slow start, it does not stop it.)
+#[test]
+fn hystart_plus_plus_ends_slow_start_through_css() {
+    for cc in [CongestionControl::Cubic, CongestionControl::LinuxReno] {
+        let mut sc = base(6.0);
+        sc.tcp = TcpConfig::linux_cubic();
+        sc.tcp.congestion_control = cc;
+        sc.tcp.hystart_plus_plus = true;
+        sc.topology.bottleneck_mbps = 10.0;
+        sc.queue = AqmConfig::Droptail {
+            limit: 1000,
+            unit: QueueUnit::Packets,
+        };
+        sc.rtt = RttConfig::Constant { rtt_ms: 50.0 };
+        sc.traffic = vec![bulk(1, None)];
+        let d = data(&run_losing(sc, &[]));
+        let initial = TcpConfig::linux_cubic().initial_ssthresh;
+        let exit = d
+            .iter()
+            .position(|e| e.ssthresh != initial)
+            .expect("slow start ended");
+        let w = d[exit].ssthresh / LMSS;
+        assert!(
+            d[..=exit].iter().all(|e| !e.retransmit),
+            "{cc:?}: no loss before"
+        );
+        assert!(
+            (42..1000).contains(&w),
+            "{cc:?}: HyStart++ exit at {w} segments"
+        );
+        assert!(d[exit].cwnd / LMSS <= w + 1, "ssthresh = cwnd at the exit");
+        // CSS adds one segment per 4 ACKed, and with the link saturated segments are ACKed
+        // at its rate, 10 Mb/s / 1500 bytes = 833 a second: cwnd grows by 208 a second in
+        // the last second before the exit, where slow start would add 833.
+        let before = d.iter().rev().find(|e| e.t + SEC <= d[exit].t).unwrap();
+        let per_s = (d[exit].cwnd - before.cwnd) as f64 / LMSS as f64;
+        assert!(
+            (per_s / (1e7 / 12000.0 / 4.0) - 1.0).abs() < 0.1,
+            "{cc:?}: +{per_s}/s"
+        );
+    }
+}
