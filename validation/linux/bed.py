@@ -278,6 +278,11 @@ def _wait(p: subprocess.Popen, deadline: float, what: str) -> None:
         raise BedError(f"{what} failed ({p.returncode}): {p.stderr.read().strip()[-2000:]}")
 
 
+def probe_allowance_s(cfg: BedConfig) -> float:
+    """The longest the RTT check may take (`_flows` waits this long for the probes)."""
+    return 5.0 + len(set(cfg.rtts_ms)) * cfg.probes * 0.3
+
+
 def run(cfg: BedConfig, out: Path, *, hard_timeout_s: float | None = None) -> dict:
     """Builds the bed, checks the delay line's RTTs with UDP probes, runs the flows and
     writes the raw samples into `out`:
@@ -290,7 +295,10 @@ def run(cfg: BedConfig, out: Path, *, hard_timeout_s: float | None = None) -> di
 
     Returns the metadata. The bed is gone when this returns, whatever happened."""
     out.mkdir(parents=True, exist_ok=True)
-    budget = hard_timeout_s or (cfg.seconds + 60.0)
+    # The RTT check before the flows sends `probes` UDP probes per distinct RTT one after the
+    # other (up to 0.3 s each, `_flows`): with 64 flows spread over 20-80 ms that is some
+    # 100 s, which the budget must add to the scenario's length.
+    budget = (hard_timeout_s or (cfg.seconds + 60.0)) + probe_allowance_s(cfg)
     old_alarm = signal.signal(signal.SIGALRM, _on_alarm)
     old_term = signal.signal(signal.SIGTERM, _on_term)
     signal.alarm(int(budget) + 1)
@@ -345,7 +353,7 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
         str(out / "probe.csv"), "--server", f"{RECEIVER_IP}:{ECHO_PORT}", "--bind", SENDER_IP,
         "--sports", ",".join(str(p) for p in firsts.values()), "--count", str(cfg.probes),
     )  # fmt: skip
-    _wait(probe, time.monotonic() + 5.0 + len(firsts) * cfg.probes * 0.3, "probe")
+    _wait(probe, time.monotonic() + probe_allowance_s(cfg), "probe")
     bed.stop(echo)
     meta["probe_ports_rtt_ms"] = {str(p): r for r, p in firsts.items()}
 
