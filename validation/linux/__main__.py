@@ -292,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
         if len(lins) > 1:
             all_noise.append(measure.noise(name, lins))
             all_cwnd_noise.append(measure.cwnd_noise(name, cwnds, spec["warmup"], spec["seconds"]))
-    measure.write_table(measure.frame(all_rows), out / "comparison")
+    table = measure.frame(all_rows)
+    measure.write_table(table, out / "comparison")
+    measure.write_table(measure.summary(table), out / "summary")
     if all_checks:
         measure.write_table(pl.DataFrame(all_checks), out / "bed_checks")
     if all_noise:

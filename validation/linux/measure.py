@@ -307,6 +307,52 @@ def write_table(df: pl.DataFrame, path: Path) -> None:
     path.with_suffix(".md").write_text(markdown(df))
 
 
+def summary(df: pl.DataFrame) -> pl.DataFrame:
+    """One line per configuration of a comparison table: the aggregate metrics side by side
+    (Linux / aqmlab), the relative differences of drop rate and mean queue, how many flows'
+    goodputs are within their tolerance, and the smallest cwnd correlation (1-4 flows)."""
+
+    def pair(sub: pl.DataFrame, metric: str, digits: int = 3) -> str:
+        r = sub.filter(pl.col("metric") == metric)
+        if r.is_empty():
+            return ""
+        lin, ours = r["linux"][0], r["aqmlab"][0]
+        return f"{lin:.{digits}g} / {ours:.{digits}g}"
+
+    def diff(sub: pl.DataFrame, metric: str) -> str:
+        r = sub.filter(pl.col("metric") == metric)
+        if r.is_empty():
+            return ""
+        lin, ours = r["linux"][0], r["aqmlab"][0]
+        if lin == 0:
+            return "—" if ours == 0 else "+∞"
+        mark = "" if r["passed"][0] else " ✗"
+        return f"{(ours - lin) / lin:+.0%}{mark}"
+
+    out = []
+    for (config, model), sub in df.group_by(["config", "model"], maintain_order=True):
+        flows = sub.filter(pl.col("metric").str.starts_with("goodput flow"))
+        corr = sub.filter(pl.col("metric").str.starts_with("cwnd correlation flow"))
+        n = flows.height
+        out.append(
+            {
+                "config": config,
+                "model": model,
+                "goodput Mb/s": pair(sub, "aggregate goodput (Mb/s)", 4),
+                "Jain": pair(sub, "Jain's index"),
+                "drop rate": pair(sub, "drop rate"),
+                "Δ drop": diff(sub, "drop rate"),
+                "mean queue": pair(sub, "mean queue (packets)"),
+                "Δ queue": diff(sub, "mean queue (packets)"),
+                "flows within 5 %": f"{int(flows['passed'].sum())} of {n}",
+                "cwnd corr (min)": (
+                    f"{corr['aqmlab'].min():.2f}" if corr.height and n <= 4 else "—"
+                ),
+            }
+        )
+    return pl.DataFrame(out)
+
+
 # --- the bed's noise over repeats ---------------------------------------------------------------
 
 
