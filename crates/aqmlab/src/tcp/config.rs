@@ -310,6 +310,17 @@ pub struct TcpConfig {
     /// end slow start); only CUBIC has it.
     #[serde(default = "default_true")]
     pub hystart: bool,
+    /// Proportional Rate Reduction (RFC 9937; Linux `tcp_cwnd_reduction`, always on in Linux)
+    /// during SACK recovery and ECE reductions, `tcp/prr.rs`; off: cwnd = ssthresh at once.
+    /// Ignored with `congestion_control = "reno"`.
+    #[serde(default)]
+    pub prr: bool,
+    /// RACK-TLP loss detection (RFC 8985; Linux `tcp_recovery` = 1, `tcp_early_retrans` = 3),
+    /// `tcp/rack.rs`: time-based loss marking with a reordering window and its timer, and
+    /// tail loss probes. Used by the Linux algorithms on SACK connections; ignored with
+    /// `congestion_control = "reno"`.
+    #[serde(default)]
+    pub rack_tlp: bool,
 }
 
 impl TcpConfig {
@@ -355,6 +366,8 @@ impl TcpConfig {
             limited_transmit: false,
             congestion_control: CongestionControl::Reno,
             hystart: true,
+            prr: false,
+            rack_tlp: false,
         }
     }
 
@@ -402,6 +415,8 @@ impl TcpConfig {
             limited_transmit: false,
             congestion_control: CongestionControl::Reno,
             hystart: true,
+            prr: false,
+            rack_tlp: false,
         }
     }
 
@@ -471,6 +486,8 @@ impl TcpConfig {
             limited_transmit: false,
             congestion_control: CongestionControl::Reno,
             hystart: true,
+            prr: false,
+            rack_tlp: false,
         }
     }
 
@@ -532,6 +549,8 @@ impl TcpConfig {
             limited_transmit: true,
             congestion_control: CongestionControl::LinuxReno,
             hystart: true,
+            prr: true,
+            rack_tlp: true,
         }
     }
 

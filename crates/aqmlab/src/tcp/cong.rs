@@ -59,15 +59,20 @@ pub fn cong_avoid_ai(cwnd: &mut u32, cnt: &mut u32, w: u32, acked: u32, clamp: u
 
 /// A data segment sent and not yet cumulatively acknowledged.
 #[derive(Clone, Copy, Debug)]
-struct Sent {
-    start: u64,
-    end: u64,
+pub(crate) struct Sent {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
     /// When it was last (re)transmitted.
-    at: Time,
+    pub(crate) at: Time,
     /// Retransmitted (Linux `TCPCB_RETRANS`): its ACK gives no sequence-based RTT sample.
-    rexmit: bool,
+    pub(crate) rexmit: bool,
     /// SACKed: already counted as delivered (`TCPCB_SACKED_ACKED`).
-    sacked: bool,
+    pub(crate) sacked: bool,
+    /// Marked lost by RACK (`TCPCB_LOST`; `rack_tlp` only).
+    pub(crate) lost: bool,
+    /// A retransmission of it is in flight (`TCPCB_SACKED_RETRANS`), until it is delivered or
+    /// marked lost again.
+    pub(crate) retrans: bool,
 }
 
 /// Linux's per-connection congestion-control state.
@@ -90,7 +95,15 @@ pub struct LinuxCong {
     /// snd_una at the last retransmission timeout, while in its loss episode (Linux
     /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it).
     pub loss_una: Option<u64>,
-    sent: VecDeque<Sent>,
+    pub(crate) sent: VecDeque<Sent>,
+    /// The most recently sent segment this ACK delivered: (send time, end, retransmitted)
+    /// (RACK's input, `tcp_rack_advance`).
+    pub(crate) newest_delivered: Option<(Time, u64, bool)>,
+    /// Highest sequence SACKed so far (Linux `tcp_highest_sack_seq`), and whether the last
+    /// ACK delivered a never-retransmitted segment below the value it had before that ACK
+    /// (reordering, `tcp_check_sack_reordering`).
+    pub(crate) high_sacked: u64,
+    pub(crate) reordered: bool,
     pub cubic: Cubic,
     /// DCTCP's state (`congestion_control = "dctcp"`).
     pub dctcp: Option<Dctcp>,
@@ -187,6 +200,9 @@ impl LinuxCong {
             lsndtime: 0,
             loss_una: None,
             sent: VecDeque::new(),
+            newest_delivered: None,
+            high_sacked: 0,
+            reordered: false,
             cubic: Cubic::default(),
             dctcp: None,
         }
@@ -229,6 +245,8 @@ impl LinuxCong {
                 at: now,
                 rexmit: false,
                 sacked: false,
+                lost: false,
+                retrans: false,
             });
         } else {
             let first = self.sent.partition_point(|s| s.end <= seq);
@@ -237,6 +255,7 @@ impl LinuxCong {
                     break;
                 }
                 s.rexmit = true;
+                s.retrans = true;
                 s.at = now;
             }
         }
@@ -248,6 +267,16 @@ impl LinuxCong {
     pub fn on_ack(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
         let mut delivered = 0u32;
         let mut sack_sent: Option<Time> = None;
+        let mut newest: Option<(Time, u64, bool)> = None;
+        let prior_fack = self.high_sacked;
+        let mut reordered = false;
+        let mut note = |s: &Sent| {
+            if newest.is_none_or(|(t, e, _)| s.at > t || (s.at == t && s.end > e)) {
+                newest = Some((s.at, s.end, s.rexmit));
+            }
+            reordered |= !s.rexmit && s.start < prior_fack;
+        };
+        let mut high_sacked = prior_fack;
         for &(start, end) in blocks {
             if end <= ack {
                 continue;
@@ -260,6 +289,8 @@ impl LinuxCong {
                 if s.start >= start && !s.sacked {
                     s.sacked = true;
                     delivered += 1;
+                    high_sacked = high_sacked.max(s.end);
+                    note(s);
                     if !s.rexmit {
                         sack_sent = sack_sent.max(Some(s.at));
                     }
@@ -277,12 +308,16 @@ impl LinuxCong {
             newest_any = newest_any.max(s.at);
             if !s.sacked {
                 delivered += 1;
+                note(s);
                 if !s.rexmit {
                     newest_clean = Some(s.at);
                 }
             }
             self.sent.pop_front();
         }
+        self.newest_delivered = newest;
+        self.high_sacked = high_sacked;
+        self.reordered = reordered;
         let rtt = if let Some(t) = sack_sent {
             Some(now - t)
         } else if let (Some(t), false) = (newest_clean, rexmit) {
@@ -330,6 +365,47 @@ impl LinuxCong {
             hystart: self.hystart,
         };
         self.cubic.on_rtt_sample(rtt / 1000, &ctx)
+    }
+
+    /// Segments in flight as Linux counts them with RACK (`tcp_packets_in_flight`):
+    /// outstanding, less SACKed, less marked lost, plus retransmissions in flight.
+    pub fn rack_in_flight(&self) -> u32 {
+        self.sent
+            .iter()
+            .filter(|s| !s.sacked)
+            .map(|s| (!s.lost) as u32 + s.retrans as u32)
+            .sum()
+    }
+
+    /// Segments SACKed (`sacked_out`).
+    pub fn sacked_out(&self) -> u32 {
+        self.sent.iter().filter(|s| s.sacked).count() as u32
+    }
+
+    /// The first segment marked lost and not retransmitted since: `(start, end)`.
+    pub fn first_lost(&self) -> Option<(u64, u64)> {
+        self.sent
+            .iter()
+            .find(|s| s.lost && !s.retrans && !s.sacked)
+            .map(|s| (s.start, s.end))
+    }
+
+    /// Whether a segment is marked lost and not yet retransmitted (`lost_out` less those).
+    pub fn any_lost(&self) -> bool {
+        self.sent.iter().any(|s| s.lost && !s.sacked)
+    }
+
+    /// The last segment sent: `(start, end)` (the tail loss probe's retransmission).
+    pub fn last_segment(&self) -> Option<(u64, u64)> {
+        self.sent.back().map(|s| (s.start, s.end))
+    }
+
+    /// A retransmission timeout marks every segment not SACKed lost (`tcp_timeout_mark_lost`).
+    pub fn mark_all_lost(&mut self) {
+        for s in self.sent.iter_mut().filter(|s| !s.sacked) {
+            s.lost = true;
+            s.retrans = false;
+        }
     }
 
     /// `tcp_is_cwnd_limited`.

@@ -5,6 +5,8 @@ pub mod cong;
 pub mod cubic;
 pub mod ecn;
 pub mod endpoint;
+pub mod prr;
+pub mod rack;
 pub mod ranges;
 pub mod reassembly;
 pub mod rtt;

@@ -57,7 +57,11 @@ fn data_pkt(i: u64, ecn: Ecn, extra: u8) -> Packet {
 /// cuts cwnd to max(cwnd − cwnd·α >> 11, 2) segments, with α just updated, and ECE ACKs
 /// within that window cut nothing more. α starts at 1.
 fn drive_sender(n: u64, marked: impl Fn(u64) -> bool) -> (Endpoint, u32, u64) {
-    let cfg = TcpConfig::linux_dctcp();
+    // The cut is checked as made at once, without PRR (PRR's CWR reduction: tests/it/prr.rs).
+    let cfg = TcpConfig {
+        prr: false,
+        ..TcpConfig::linux_dctcp()
+    };
     let (_, mut sv) = handshake(&cfg, &cfg);
     assert!(sv.ecn.ok, "ECN negotiated");
     assert_eq!(alpha_of(&sv), 1024);
