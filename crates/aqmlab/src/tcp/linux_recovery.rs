@@ -404,11 +404,17 @@ impl Endpoint {
                 .map_or(0, |(n, _)| n);
         }
         if sent == 0 {
+            // The last segment sent: data, or a FIN sent on its own after it.
             let last = self.linux.as_deref().and_then(|lx| lx.last_segment());
-            if let Some((s, e)) = last {
+            let fin_alone = self.fin_queued
+                && self.snd_max == self.app_end + 1
+                && last.is_none_or(|(_, e)| e < self.app_end);
+            if fin_alone {
+                sent = self.sack_retransmit(now, cfg, self.app_end, self.app_end, true, out);
+            } else if let Some((s, e)) = last {
                 sent = self.sack_retransmit(now, cfg, s, e, true, out);
-                retrans = true;
             }
+            retrans = sent > 0;
         }
         if sent == 0 {
             return;

@@ -72,10 +72,11 @@ fn event(d: &[TraceEntry], n: usize) -> Event {
     let ssthresh = d[at].ssthresh / LMSS;
     // With PRR cwnd comes down to ssthresh over the recovery: the epoch starts at the first
     // growth above ssthresh after it got there.
-    let low = at + d[at..]
-        .iter()
-        .position(|e| e.cwnd / LMSS <= ssthresh)
-        .expect("cwnd down to ssthresh");
+    let low = at
+        + d[at..]
+            .iter()
+            .position(|e| e.cwnd / LMSS <= ssthresh)
+            .expect("cwnd down to ssthresh");
     let epoch = d[low..]
         .iter()
         .find(|e| e.cwnd / LMSS > ssthresh)
