@@ -123,10 +123,17 @@ impl Endpoint {
     fn prr_on_ack(&mut self, cfg: &TcpConfig, delivered: u32, newly_lost: bool, una_adv: bool) {
         let mss = cfg.mss as u64;
         let (in_recovery, snd_una) = (self.in_recovery, self.snd_una);
+        // PRR runs in SACK recovery only: a NewReno recovery (a peer without SACK) keeps its
+        // own window rules, and ends a CWR reduction under way.
+        let newreno = in_recovery && self.recovery(cfg) != Recovery::Sack;
         let Some(p) = self.prr.as_deref_mut() else {
             return;
         };
         if !p.active {
+            return;
+        }
+        if newreno {
+            p.end();
             return;
         }
         if p.entry_ack_done {
@@ -276,10 +283,7 @@ impl Endpoint {
         let mss = cfg.mss as u64;
         let cwnd = segments(self.cwnd, mss);
         self.snd_nxt = self.snd_max;
-        loop {
-            let Some(lx) = self.linux.as_deref() else {
-                break;
-            };
+        while let Some(lx) = self.linux.as_deref() {
             if lx.rack_in_flight() >= cwnd {
                 break;
             }

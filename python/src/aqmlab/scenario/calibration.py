@@ -98,6 +98,8 @@ _TCP_NEUTRAL = {
     "limited_transmit": False,
     "congestion_control": "reno",
     "hystart": True,
+    "prr": False,
+    "rack_tlp": False,
 }
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 
