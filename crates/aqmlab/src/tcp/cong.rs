@@ -75,6 +75,40 @@ pub(crate) struct Sent {
     pub(crate) retrans: bool,
 }
 
+/// Counts over the record of outstanding segments, kept as records change (Linux
+/// `sacked_out`, `lost_out`, `retrans_out`; `pending`: lost and not retransmitted since).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SentCounts {
+    pub(crate) sacked: u32,
+    pub(crate) lost: u32,
+    pub(crate) retrans: u32,
+    pub(crate) pending: u32,
+}
+
+impl SentCounts {
+    #[inline]
+    fn add(&mut self, s: &Sent) {
+        if s.sacked {
+            self.sacked += 1;
+        } else {
+            self.lost += s.lost as u32;
+            self.retrans += s.retrans as u32;
+            self.pending += (s.lost && !s.retrans) as u32;
+        }
+    }
+
+    #[inline]
+    fn sub(&mut self, s: &Sent) {
+        if s.sacked {
+            self.sacked -= 1;
+        } else {
+            self.lost -= s.lost as u32;
+            self.retrans -= s.retrans as u32;
+            self.pending -= (s.lost && !s.retrans) as u32;
+        }
+    }
+}
+
 /// Linux's per-connection congestion-control state.
 #[derive(Clone, Debug)]
 pub struct LinuxCong {
@@ -104,6 +138,10 @@ pub struct LinuxCong {
     /// (reordering, `tcp_check_sack_reordering`).
     pub(crate) high_sacked: u64,
     pub(crate) reordered: bool,
+    /// Counts over `sent`, and the highest end of a segment ever retransmitted (RACK's scan
+    /// may stop early above it).
+    pub(crate) counts: SentCounts,
+    pub(crate) max_rexmit_end: u64,
     pub cubic: Cubic,
     /// DCTCP's state (`congestion_control = "dctcp"`).
     pub dctcp: Option<Dctcp>,
@@ -203,6 +241,8 @@ impl LinuxCong {
             newest_delivered: None,
             high_sacked: 0,
             reordered: false,
+            counts: SentCounts::default(),
+            max_rexmit_end: 0,
             cubic: Cubic::default(),
             dctcp: None,
         }
@@ -254,9 +294,12 @@ impl LinuxCong {
                 if s.start >= end {
                     break;
                 }
+                self.counts.sub(s);
                 s.rexmit = true;
                 s.retrans = true;
                 s.at = now;
+                self.counts.add(s);
+                self.max_rexmit_end = self.max_rexmit_end.max(s.end);
             }
         }
     }
@@ -287,7 +330,9 @@ impl LinuxCong {
                     break;
                 }
                 if s.start >= start && !s.sacked {
+                    self.counts.sub(s);
                     s.sacked = true;
+                    self.counts.add(s);
                     delivered += 1;
                     high_sacked = high_sacked.max(s.end);
                     note(s);
@@ -313,6 +358,7 @@ impl LinuxCong {
                     newest_clean = Some(s.at);
                 }
             }
+            self.counts.sub(s);
             self.sent.pop_front();
         }
         self.newest_delivered = newest;
@@ -370,34 +416,52 @@ impl LinuxCong {
     /// Segments in flight as Linux counts them with RACK (`tcp_packets_in_flight`):
     /// outstanding, less SACKed, less marked lost, plus retransmissions in flight.
     pub fn rack_in_flight(&self) -> u32 {
-        self.sent
-            .iter()
-            .filter(|s| !s.sacked)
-            .map(|s| (!s.lost) as u32 + s.retrans as u32)
-            .sum()
+        debug_assert_eq!(self.counts, self.recount());
+        let c = &self.counts;
+        (self.sent.len() as u32 + c.retrans).saturating_sub(c.sacked + c.lost)
     }
 
     /// Segments SACKed (`sacked_out`).
     pub fn sacked_out(&self) -> u32 {
-        self.sent.iter().filter(|s| s.sacked).count() as u32
+        self.counts.sacked
+    }
+
+    /// The counts from scratch (checks).
+    pub(crate) fn recount(&self) -> SentCounts {
+        let mut c = SentCounts::default();
+        self.sent.iter().for_each(|s| c.add(s));
+        c
     }
 
     /// The first segment marked lost and not retransmitted since: `(start, end)`.
     pub fn first_lost(&self) -> Option<(u64, u64)> {
+        if self.counts.pending == 0 {
+            return None;
+        }
         self.sent
             .iter()
             .find(|s| s.lost && !s.retrans && !s.sacked)
             .map(|s| (s.start, s.end))
     }
 
-    /// Whether a segment is marked lost and not yet retransmitted (`lost_out` less those).
+    /// Whether a segment not SACKed is marked lost (`lost_out > 0`).
     pub fn any_lost(&self) -> bool {
-        self.sent.iter().any(|s| s.lost && !s.sacked)
+        self.counts.lost > 0
     }
 
     /// The last segment sent: `(start, end)` (the tail loss probe's retransmission).
     pub fn last_segment(&self) -> Option<(u64, u64)> {
         self.sent.back().map(|s| (s.start, s.end))
+    }
+
+    /// Marks the segment at `i` lost (`tcp_mark_skb_lost`): a retransmission of it in flight
+    /// is lost too.
+    pub(crate) fn mark_lost(&mut self, i: usize) {
+        let s = &mut self.sent[i];
+        self.counts.sub(s);
+        s.lost = true;
+        s.retrans = false;
+        self.counts.add(s);
     }
 
     /// A retransmission timeout marks every segment not SACKed lost (`tcp_timeout_mark_lost`).
@@ -406,6 +470,7 @@ impl LinuxCong {
             s.lost = true;
             s.retrans = false;
         }
+        self.counts = self.recount();
     }
 
     /// `tcp_is_cwnd_limited`.

@@ -194,7 +194,7 @@ impl Endpoint {
         if r.advanced {
             r.advanced = false;
             let wnd = r.reo_wnd(in_recovery, lx.sacked_out(), cfg.dupack_threshold, srtt);
-            let (n, wait) = r.detect_loss(now, &mut lx.sent, wnd);
+            let (n, wait) = r.detect_loss(now, lx, wnd);
             newly = n;
             if let Some(w) = wait {
                 r.reo_at = Some(Rack::reo_deadline(now, w, tick));
@@ -372,7 +372,7 @@ impl Endpoint {
             return;
         };
         let wnd = r.reo_wnd(in_recovery, lx.sacked_out(), cfg.dupack_threshold, srtt);
-        let (n, _) = r.detect_loss(now, &mut lx.sent, wnd);
+        let (n, _) = r.detect_loss(now, lx, wnd);
         if n == 0 {
             return;
         }

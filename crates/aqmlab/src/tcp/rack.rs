@@ -41,9 +41,7 @@
 //! (Linux would see the receiver's DSACK; the model has none) and ends the episode without a
 //! reduction.
 
-use std::collections::VecDeque;
-
-use super::cong::Sent;
+use super::cong::LinuxCong;
 use crate::units::Time;
 
 /// The RACK and TLP state of one connection.
@@ -122,32 +120,37 @@ impl Rack {
         (self.min_rtt / 4).min(srtt)
     }
 
-    /// `tcp_rack_detect_loss` over the record of outstanding segments (`sent`, in sequence
-    /// order; each is examined, as a send-time-ordered list would give the same answer):
-    /// marks lost every segment, not delivered and not already marked lost without a
+    /// `tcp_rack_detect_loss` over the record of outstanding segments (`lx.sent`, in sequence
+    /// order): marks lost every segment, not delivered and not already marked lost without a
     /// retransmission since, that was sent before RACK.xmit_ts and has waited RACK.rtt +
     /// `reo_wnd`. Returns the segments newly marked lost and, if some segment sent before
-    /// RACK.xmit_ts has yet to wait, the longest such wait (ns, ≥ 1).
+    /// RACK.xmit_ts has yet to wait, the longest such wait (ns, ≥ 1). Linux walks a list in
+    /// send order and stops at the first segment sent after RACK.xmit_ts; in sequence order
+    /// first transmissions are in send order, so the walk stops there too unless a
+    /// retransmitted segment lies beyond.
     pub(crate) fn detect_loss(
         &mut self,
         now: Time,
-        sent: &mut VecDeque<Sent>,
+        lx: &mut LinuxCong,
         reo_wnd: Time,
     ) -> (u32, Option<Time>) {
         let mut lost = 0u32;
         let mut wait: Option<Time> = None;
-        for s in sent.iter_mut() {
+        for i in 0..lx.sent.len() {
+            let s = lx.sent[i];
             if s.sacked || (s.lost && !s.retrans) {
                 continue;
             }
             if !sent_after(self.xmit_ts, s.at, self.end_seq, s.end) {
+                if !s.rexmit && s.start >= lx.max_rexmit_end {
+                    break;
+                }
                 continue;
             }
             // Linux 6.x: lost once `rtt + reo_wnd − elapsed` (tcp_rack_skb_timeout) is ≤ 0.
             let deadline = s.at + self.rtt + reo_wnd;
             if deadline <= now {
-                s.lost = true;
-                s.retrans = false;
+                lx.mark_lost(i);
                 lost += 1;
             } else {
                 let w = deadline - now;
@@ -218,45 +221,47 @@ mod tests {
 
     const MS: Time = 1_000_000;
 
-    fn seg(k: u64, at: Time) -> Sent {
-        Sent {
-            start: 1 + k * 100,
-            end: 1 + (k + 1) * 100,
-            at,
-            rexmit: false,
-            sacked: false,
-            lost: false,
-            retrans: false,
-        }
-    }
-
     /// Segments 0..5 sent 1 ms apart from t = 0; RTT 100 ms. Segment 3 (sent at 3 ms) is
     /// SACKed at 103 ms: segments 0–2 were sent before it. With a window of 25 ms (min_RTT/4)
     /// segment k is lost at k + 100 + 25 ms: none at 103 or 110 ms, when the timer must wait
     /// for the latest of them (segment 2: 127 − 110 = 17 ms; the timer adds 2 jiffies).
     #[test]
     fn loss_after_the_reordering_window_and_the_timer() {
-        let mut sent: VecDeque<Sent> = (0..5).map(|k| seg(k, k * MS)).collect();
+        let mut lx = LinuxCong::new(&crate::tcp::config::TcpConfig::linux_reno());
+        for k in 0..5 {
+            lx.on_data_sent(k * MS, 1 + k * 100, 100, false, k == 0);
+        }
         let mut r = Rack::default();
         r.on_rtt_sample(100 * MS);
-        sent[3].sacked = true;
-        r.advance(103 * MS, 3 * MS, sent[3].end, false);
+        assert_eq!(lx.on_ack(103 * MS, 1, &[(301, 401)]).0, 1);
+        let (at, end, rexmit) = lx.newest_delivered.unwrap();
+        r.advance(103 * MS, at, end, rexmit);
         assert_eq!((r.rtt, r.xmit_ts, r.end_seq), (100 * MS, 3 * MS, 401));
-        let wnd = r.reo_wnd(false, 1, 3, 100 * MS);
+        let wnd = r.reo_wnd(false, lx.sacked_out(), 3, 100 * MS);
         assert_eq!(wnd, 25 * MS);
-        assert_eq!(r.detect_loss(103 * MS, &mut sent, wnd), (0, Some(24 * MS)));
-        assert_eq!(r.detect_loss(110 * MS, &mut sent, wnd), (0, Some(17 * MS)));
+        assert_eq!(r.detect_loss(103 * MS, &mut lx, wnd), (0, Some(24 * MS)));
+        assert_eq!(r.detect_loss(110 * MS, &mut lx, wnd), (0, Some(17 * MS)));
         assert_eq!(Rack::reo_deadline(110 * MS, 17 * MS, MS), 129 * MS);
         // At 126 ms segment 0 (deadline 125) is lost, 1 (126) too (nothing left to wait);
         // 2 waits 1 ms more.
-        assert_eq!(r.detect_loss(126 * MS, &mut sent, wnd), (2, Some(MS)));
-        assert!(sent[0].lost && sent[1].lost && !sent[2].lost && !sent[4].lost);
+        assert_eq!(r.detect_loss(126 * MS, &mut lx, wnd), (2, Some(MS)));
+        assert_eq!(lx.first_lost(), Some((1, 101)));
+        assert_eq!(lx.rack_in_flight(), 5 - 1 - 2);
         // Already lost and not retransmitted: not counted again.
-        assert_eq!(r.detect_loss(200 * MS, &mut sent, wnd), (1, None));
-        assert!(
-            sent[2].lost && !sent[4].lost,
-            "4 was sent after RACK.xmit_ts"
+        assert_eq!(r.detect_loss(200 * MS, &mut lx, wnd), (1, None));
+        assert_eq!(
+            lx.rack_in_flight(),
+            1,
+            "segment 4 was sent after RACK.xmit_ts"
         );
+        // Segment 0 retransmitted at 200 ms: in flight again; lost again once a segment sent
+        // after it is delivered and its RTT has passed.
+        lx.on_data_sent(200 * MS, 1, 100, true, false);
+        assert_eq!(
+            (lx.rack_in_flight(), lx.first_lost()),
+            (2, Some((101, 201)))
+        );
+        assert_eq!(lx.counts, lx.recount());
     }
 
     /// Without reordering seen, three SACKed segments (or recovery) close the window: the
