@@ -494,8 +494,8 @@ impl TcpConfig {
     /// Linux 6.x with Reno (preset `linux-reno`): the kernel's defaults as a sender and
     /// receiver see them on an Ethernet path (sources in docs/tcp.md). Segments of 1448 bytes
     /// plus 52 of header (MTU 1500, 20 IP + 20 TCP + 12 of timestamp option); IW 10 (RFC 6928,
-    /// `TCP_INIT_CWND`); SACK recovery (RFC 6675 here; Linux's RACK-TLP and PRR are not
-    /// modelled) with at most 3 blocks (the timestamp option leaves room for 3); Limited
+    /// `TCP_INIT_CWND`); SACK recovery with RACK-TLP and PRR (`rack_tlp`, `prr`; RFC 6675
+    /// with both off) with at most 3 blocks (the timestamp option leaves room for 3); Limited
     /// Transmit; delayed ACKs every 2 segments or after a per-connection 40 ms timer
     /// (`TCP_DELACK_MIN`; no quick-ack mode, no adaptive ATO); RTO between 200 ms
     /// (`TCP_RTO_MIN`) and 120 s (`TCP_RTO_MAX`), 1 s before any sample (`TCP_TIMEOUT_INIT`,
