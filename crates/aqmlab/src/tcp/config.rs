@@ -321,6 +321,17 @@ pub struct TcpConfig {
     /// HyStart++).
     #[serde(default)]
     pub hystart_plus_plus: bool,
+    /// Proportional Rate Reduction (RFC 9937; Linux `tcp_cwnd_reduction`, always on in Linux)
+    /// during SACK recovery and ECE reductions, `tcp/prr.rs`; off: cwnd = ssthresh at once.
+    /// Ignored with `congestion_control = "reno"`.
+    #[serde(default)]
+    pub prr: bool,
+    /// RACK-TLP loss detection (RFC 8985; Linux `tcp_recovery` = 1, `tcp_early_retrans` = 3),
+    /// `tcp/rack.rs`: time-based loss marking with a reordering window and its timer, and
+    /// tail loss probes. Used by the Linux algorithms on SACK connections; ignored with
+    /// `congestion_control = "reno"`.
+    #[serde(default)]
+    pub rack_tlp: bool,
 }
 
 impl TcpConfig {
@@ -367,6 +378,8 @@ impl TcpConfig {
             congestion_control: CongestionControl::Reno,
             hystart: true,
             hystart_plus_plus: false,
+            prr: false,
+            rack_tlp: false,
         }
     }
 
@@ -415,6 +428,8 @@ impl TcpConfig {
             congestion_control: CongestionControl::Reno,
             hystart: true,
             hystart_plus_plus: false,
+            prr: false,
+            rack_tlp: false,
         }
     }
 
@@ -485,14 +500,16 @@ impl TcpConfig {
             congestion_control: CongestionControl::Reno,
             hystart: true,
             hystart_plus_plus: false,
+            prr: false,
+            rack_tlp: false,
         }
     }
 
     /// Linux 6.x with Reno (preset `linux-reno`): the kernel's defaults as a sender and
     /// receiver see them on an Ethernet path (sources in docs/tcp.md). Segments of 1448 bytes
     /// plus 52 of header (MTU 1500, 20 IP + 20 TCP + 12 of timestamp option); IW 10 (RFC 6928,
-    /// `TCP_INIT_CWND`); SACK recovery (RFC 6675 here; Linux's RACK-TLP and PRR are not
-    /// modelled) with at most 3 blocks (the timestamp option leaves room for 3); Limited
+    /// `TCP_INIT_CWND`); SACK recovery with RACK-TLP and PRR (`rack_tlp`, `prr`; RFC 6675
+    /// with both off) with at most 3 blocks (the timestamp option leaves room for 3); Limited
     /// Transmit; Linux's timer model (`TimerModel::Linux`): delayed ACKs when more than one
     /// full segment is unacknowledged or after the adaptive ATO (40 ms at first,
     /// `TCP_ATO_MIN`), quick-ACK mode for the first 16 ACKs (`tcp/delack.rs`); Linux's RTO
@@ -551,6 +568,8 @@ impl TcpConfig {
             congestion_control: CongestionControl::LinuxReno,
             hystart: true,
             hystart_plus_plus: false,
+            prr: true,
+            rack_tlp: true,
         }
     }
 

@@ -60,15 +60,54 @@ pub fn cong_avoid_ai(cwnd: &mut u32, cnt: &mut u32, w: u32, acked: u32, clamp: u
 
 /// A data segment sent and not yet cumulatively acknowledged.
 #[derive(Clone, Copy, Debug)]
-struct Sent {
-    start: u64,
-    end: u64,
+pub(crate) struct Sent {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
     /// When it was last (re)transmitted.
-    at: Time,
+    pub(crate) at: Time,
     /// Retransmitted (Linux `TCPCB_RETRANS`): its ACK gives no sequence-based RTT sample.
-    rexmit: bool,
+    pub(crate) rexmit: bool,
     /// SACKed: already counted as delivered (`TCPCB_SACKED_ACKED`).
-    sacked: bool,
+    pub(crate) sacked: bool,
+    /// Marked lost by RACK (`TCPCB_LOST`; `rack_tlp` only).
+    pub(crate) lost: bool,
+    /// A retransmission of it is in flight (`TCPCB_SACKED_RETRANS`), until it is delivered or
+    /// marked lost again.
+    pub(crate) retrans: bool,
+}
+
+/// Counts over the record of outstanding segments, kept as records change (Linux
+/// `sacked_out`, `lost_out`, `retrans_out`; `pending`: lost and not retransmitted since).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SentCounts {
+    pub(crate) sacked: u32,
+    pub(crate) lost: u32,
+    pub(crate) retrans: u32,
+    pub(crate) pending: u32,
+}
+
+impl SentCounts {
+    #[inline]
+    fn add(&mut self, s: &Sent) {
+        if s.sacked {
+            self.sacked += 1;
+        } else {
+            self.lost += s.lost as u32;
+            self.retrans += s.retrans as u32;
+            self.pending += (s.lost && !s.retrans) as u32;
+        }
+    }
+
+    #[inline]
+    fn sub(&mut self, s: &Sent) {
+        if s.sacked {
+            self.sacked -= 1;
+        } else {
+            self.lost -= s.lost as u32;
+            self.retrans -= s.retrans as u32;
+            self.pending -= (s.lost && !s.retrans) as u32;
+        }
+    }
 }
 
 /// Linux's per-connection congestion-control state.
@@ -91,7 +130,19 @@ pub struct LinuxCong {
     /// snd_una at the last retransmission timeout, while in its loss episode (Linux
     /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it).
     pub loss_una: Option<u64>,
-    sent: VecDeque<Sent>,
+    pub(crate) sent: VecDeque<Sent>,
+    /// The most recently sent segment this ACK delivered: (send time, end, retransmitted)
+    /// (RACK's input, `tcp_rack_advance`).
+    pub(crate) newest_delivered: Option<(Time, u64, bool)>,
+    /// Highest sequence SACKed so far (Linux `tcp_highest_sack_seq`), and whether the last
+    /// ACK delivered a never-retransmitted segment below the value it had before that ACK
+    /// (reordering, `tcp_check_sack_reordering`).
+    pub(crate) high_sacked: u64,
+    pub(crate) reordered: bool,
+    /// Counts over `sent`, and the highest end of a segment ever retransmitted (RACK's scan
+    /// may stop early above it).
+    pub(crate) counts: SentCounts,
+    pub(crate) max_rexmit_end: u64,
     /// The last ACK's sample for the RTO estimator (`on_ack`), if it gave one.
     pub rto_rtt: Option<Time>,
     pub cubic: Cubic,
@@ -194,6 +245,11 @@ impl LinuxCong {
             loss_una: None,
             sent: VecDeque::new(),
             rto_rtt: None,
+            newest_delivered: None,
+            high_sacked: 0,
+            reordered: false,
+            counts: SentCounts::default(),
+            max_rexmit_end: 0,
             cubic: Cubic::default(),
             dctcp: None,
             hspp_on: cfg.hystart_plus_plus,
@@ -239,6 +295,8 @@ impl LinuxCong {
                 at: now,
                 rexmit: false,
                 sacked: false,
+                lost: false,
+                retrans: false,
             });
         } else {
             let first = self.sent.partition_point(|s| s.end <= seq);
@@ -246,8 +304,12 @@ impl LinuxCong {
                 if s.start >= end {
                     break;
                 }
+                self.counts.sub(s);
                 s.rexmit = true;
+                s.retrans = true;
                 s.at = now;
+                self.counts.add(s);
+                self.max_rexmit_end = self.max_rexmit_end.max(s.end);
             }
         }
     }
@@ -261,6 +323,16 @@ impl LinuxCong {
         // The oldest clean segment newly SACKed and newly ACKed (`first_sackt`,
         // `first_ackt`): the RTO estimator's sample (`rto_rtt`).
         let mut sack_first: Option<Time> = None;
+        let mut newest: Option<(Time, u64, bool)> = None;
+        let prior_fack = self.high_sacked;
+        let mut reordered = false;
+        let mut note = |s: &Sent| {
+            if newest.is_none_or(|(t, e, _)| s.at > t || (s.at == t && s.end > e)) {
+                newest = Some((s.at, s.end, s.rexmit));
+            }
+            reordered |= !s.rexmit && s.start < prior_fack;
+        };
+        let mut high_sacked = prior_fack;
         for &(start, end) in blocks {
             if end <= ack {
                 continue;
@@ -271,8 +343,12 @@ impl LinuxCong {
                     break;
                 }
                 if s.start >= start && !s.sacked {
+                    self.counts.sub(s);
                     s.sacked = true;
+                    self.counts.add(s);
                     delivered += 1;
+                    high_sacked = high_sacked.max(s.end);
+                    note(s);
                     if !s.rexmit {
                         sack_sent = sack_sent.max(Some(s.at));
                         sack_first = Some(sack_first.map_or(s.at, |t| t.min(s.at)));
@@ -292,11 +368,13 @@ impl LinuxCong {
             newest_any = newest_any.max(s.at);
             if !s.sacked {
                 delivered += 1;
+                note(s);
                 if !s.rexmit {
                     newest_clean = Some(s.at);
                     oldest_clean = oldest_clean.or(Some(s.at));
                 }
             }
+            self.counts.sub(s);
             self.sent.pop_front();
         }
         // The echoed timestamp: millisecond clock, at least 1 ms.
@@ -306,6 +384,9 @@ impl LinuxCong {
                 .max(1);
             ms * 1_000_000
         };
+        self.newest_delivered = newest;
+        self.high_sacked = high_sacked;
+        self.reordered = reordered;
         let rtt = if let Some(t) = sack_sent {
             Some(now - t)
         } else if let (Some(t), false) = (newest_clean, rexmit) {
@@ -361,6 +442,66 @@ impl LinuxCong {
             hystart: self.hystart && !self.hspp_on,
         };
         self.cubic.on_rtt_sample(rtt / 1000, &ctx)
+    }
+
+    /// Segments in flight as Linux counts them with RACK (`tcp_packets_in_flight`):
+    /// outstanding, less SACKed, less marked lost, plus retransmissions in flight.
+    pub fn rack_in_flight(&self) -> u32 {
+        debug_assert_eq!(self.counts, self.recount());
+        let c = &self.counts;
+        (self.sent.len() as u32 + c.retrans).saturating_sub(c.sacked + c.lost)
+    }
+
+    /// Segments SACKed (`sacked_out`).
+    pub fn sacked_out(&self) -> u32 {
+        self.counts.sacked
+    }
+
+    /// The counts from scratch (checks).
+    pub(crate) fn recount(&self) -> SentCounts {
+        let mut c = SentCounts::default();
+        self.sent.iter().for_each(|s| c.add(s));
+        c
+    }
+
+    /// The first segment marked lost and not retransmitted since: `(start, end)`.
+    pub fn first_lost(&self) -> Option<(u64, u64)> {
+        if self.counts.pending == 0 {
+            return None;
+        }
+        self.sent
+            .iter()
+            .find(|s| s.lost && !s.retrans && !s.sacked)
+            .map(|s| (s.start, s.end))
+    }
+
+    /// Whether a segment not SACKed is marked lost (`lost_out > 0`).
+    pub fn any_lost(&self) -> bool {
+        self.counts.lost > 0
+    }
+
+    /// The last segment sent: `(start, end)` (the tail loss probe's retransmission).
+    pub fn last_segment(&self) -> Option<(u64, u64)> {
+        self.sent.back().map(|s| (s.start, s.end))
+    }
+
+    /// Marks the segment at `i` lost (`tcp_mark_skb_lost`): a retransmission of it in flight
+    /// is lost too.
+    pub(crate) fn mark_lost(&mut self, i: usize) {
+        let s = &mut self.sent[i];
+        self.counts.sub(s);
+        s.lost = true;
+        s.retrans = false;
+        self.counts.add(s);
+    }
+
+    /// A retransmission timeout marks every segment not SACKed lost (`tcp_timeout_mark_lost`).
+    pub fn mark_all_lost(&mut self) {
+        for s in self.sent.iter_mut().filter(|s| !s.sacked) {
+            s.lost = true;
+            s.retrans = false;
+        }
+        self.counts = self.recount();
     }
 
     /// `tcp_is_cwnd_limited`.

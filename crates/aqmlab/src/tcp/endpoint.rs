@@ -15,6 +15,8 @@ use super::config::{
 use super::cong::LinuxCong;
 use super::delack::{AckClock, LinuxAck, MAX_QUICKACKS};
 use super::ecn::EcnState;
+use super::prr::Prr;
+use super::rack::Rack;
 use super::reassembly::{Reassembly, SackBlocks};
 use super::rtt::{linux_timer_expiry, RtoEstimator};
 use super::sack::{NextSeg, Scoreboard};
@@ -166,6 +168,12 @@ pub struct Endpoint {
     linux: Option<Box<LinuxCong>>,
     /// Linux's delayed-ACK engine (`timer_model = "linux"`, `tcp/delack.rs`).
     lack: Option<Box<LinuxAck>>,
+    /// PRR (`prr`, `tcp/prr.rs`) and RACK-TLP (`rack_tlp`, `tcp/rack.rs`), for the Linux
+    /// algorithms only; None otherwise (hooks below, `linux_recovery` section).
+    prr: Option<Box<Prr>>,
+    rack: Option<Box<Rack>>,
+    /// Segments the current ACK delivered (Linux `acked_sacked`), for PRR.
+    ack_delivered: u32,
 }
 
 /// The delayed-ACK engine's constants for this configuration, in jiffies (`tick_ms`):
@@ -222,6 +230,11 @@ impl Endpoint {
             lack: (cfg.timer_model == TimerModel::Linux).then(Box::default),
             linux: (cfg.congestion_control != CongestionControl::Reno)
                 .then(|| Box::new(LinuxCong::new(cfg))),
+            prr: (cfg.prr && cfg.congestion_control != CongestionControl::Reno)
+                .then(|| Box::new(Prr::default())),
+            rack: (cfg.rack_tlp && cfg.congestion_control != CongestionControl::Reno)
+                .then(|| Box::new(Rack::default())),
+            ack_delivered: 0,
         }
     }
 
@@ -274,6 +287,14 @@ impl Endpoint {
     pub fn linux_cong(&self) -> Option<&LinuxCong> {
         self.linux.as_deref()
     }
+    /// PRR's state (`prr`).
+    pub fn prr_state(&self) -> Option<&Prr> {
+        self.prr.as_deref()
+    }
+    /// RACK-TLP's state and counters (`rack_tlp`).
+    pub fn rack_state(&self) -> Option<&Rack> {
+        self.rack.as_deref()
+    }
 
     /// The loss recovery in force: SACK only if both ends agreed to it on the SYNs, else a
     /// SACK endpoint falls back to NewReno (RFC 6582), as SACK stacks do without the option.
@@ -290,9 +311,13 @@ impl Endpoint {
 
     /// Earliest pending timer.
     pub fn next_deadline(&self) -> Option<Time> {
-        match (self.rexmt_at, self.delack_at) {
+        let t = match (self.rexmt_at, self.delack_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        };
+        match &self.rack {
+            None => t,
+            Some(r) => [t, r.reo_at, r.tlp_at].into_iter().flatten().min(),
         }
     }
 
@@ -512,6 +537,14 @@ impl Endpoint {
     }
 
     fn process_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
+        if self.prr.is_none() && self.rack.is_none() {
+            self.process_ack_base(now, cfg, pkt, out);
+        } else {
+            self.linux_recovery_ack(now, cfg, pkt, out);
+        }
+    }
+
+    fn process_ack_base(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
         let ack = pkt.ack;
         if ack > self.snd_max {
             // Acknowledges data never sent: answer with an ACK (RFC 793 p. 72).
@@ -523,6 +556,7 @@ impl Endpoint {
         } else {
             0
         };
+        self.ack_delivered = linux_acked;
         let sack = self.recovery(cfg) == Recovery::Sack;
         let mut new_sack = false;
         if sack && ack >= self.snd_una {
@@ -648,11 +682,16 @@ impl Endpoint {
             Some(lx) => lx.ssthresh_ece(cwnd) as u64 * mss,
             None => self.cut_ssthresh(cfg),
         };
-        self.cwnd = if cfg.exact_halving && self.linux.is_none() {
-            self.exact_half(cfg)
+        if let Some(p) = self.prr.as_deref_mut() {
+            // Linux's CWR state: PRR brings cwnd down to ssthresh over the window.
+            p.start(cwnd, Some(self.snd_max));
         } else {
-            self.ssthresh
-        };
+            self.cwnd = if cfg.exact_halving && self.linux.is_none() {
+                self.exact_half(cfg)
+            } else {
+                self.ssthresh
+            };
+        }
         self.ecn_reduced = true;
         self.ecn.on_reduction(self.snd_max, true);
     }
@@ -778,6 +817,7 @@ impl Endpoint {
             // cwnd was set to ssthresh on entry and never inflated, so it stays.
             Recovery::Sack if ack >= self.recover => {
                 self.in_recovery = false;
+                self.prr_end_recovery();
                 false
             },
             Recovery::Sack => true,
@@ -823,18 +863,21 @@ impl Endpoint {
                 // Entry (RFC 6675 §5 steps 1–2; ns-2 `dupack_action`): DupThresh duplicate
                 // ACKs, or (RFC 6675) IsLost(HighACK + 1); not again before the cumulative ACK
                 // reaches the last RecoveryPoint (RFC 6675 §5.1, ns-2 `bug_fix_`).
-                let trigger = match cfg.sack_variant {
-                    SackVariant::Rfc6675 => {
-                        self.dupacks >= cfg.dupack_threshold
-                            || self.board.first_is_lost(
-                                self.snd_una,
-                                self.snd_max,
-                                cfg.dupack_threshold,
-                                mss,
-                            )
-                    },
-                    SackVariant::Ns2 => self.dupacks == cfg.dupack_threshold,
-                };
+                // With RACK-TLP, recovery starts only when RACK has marked a loss
+                // (`linux_recovery_ack`).
+                let trigger = self.rack.is_none()
+                    && match cfg.sack_variant {
+                        SackVariant::Rfc6675 => {
+                            self.dupacks >= cfg.dupack_threshold
+                                || self.board.first_is_lost(
+                                    self.snd_una,
+                                    self.snd_max,
+                                    cfg.dupack_threshold,
+                                    mss,
+                                )
+                        },
+                        SackVariant::Ns2 => self.dupacks == cfg.dupack_threshold,
+                    };
                 if trigger && !self.in_recovery && self.snd_una >= self.recover {
                     self.sack_enter_recovery(now, cfg, out);
                 } else if !trigger && self.limited_transmit_due(cfg) {
@@ -981,6 +1024,9 @@ impl Endpoint {
         if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
             d.on_ack(acked, ece, snd_una, snd_max);
         }
+        if let (Some(rtt), Some(r)) = (rtt, self.rack.as_deref_mut()) {
+            r.on_rtt_sample(rtt);
+        }
         if let Some(rtt) = rtt {
             let exit = lx.on_rtt_sample(
                 now,
@@ -1075,6 +1121,9 @@ impl Endpoint {
         let idle = self.snd_nxt == self.snd_una && !self.in_recovery;
         if let Some(lx) = self.linux.as_deref_mut() {
             lx.on_data_sent(now, seq, len, retransmit, idle);
+        }
+        if let Some(p) = self.prr.as_deref_mut() {
+            p.on_sent(1);
         }
     }
 
@@ -1234,6 +1283,9 @@ impl Endpoint {
                 self.output(now, cfg, out);
             }
         }
+        if self.rack.is_some() {
+            self.rack_timers(now, cfg, out);
+        }
         if let Some(t) = self.rexmt_at {
             if t <= now {
                 self.rexmt_at = None;
@@ -1273,6 +1325,9 @@ impl Endpoint {
         // ssthresh stays, and so does that last action, for later timeouts too.
         if self.linux.is_some() {
             self.linux_on_rto(now, cfg, opening);
+            if !opening && (self.prr.is_some() || self.rack.is_some()) {
+                self.linux_recovery_on_rto();
+            }
         } else {
             if !(cfg.timer_model == TimerModel::Ns2 && self.ecn_reduced) {
                 self.ssthresh = self.halved_window(cfg);
@@ -1311,6 +1366,9 @@ impl Endpoint {
         self.output_segments(now, cfg, out);
         if cfg.congestion_control != CongestionControl::Reno {
             self.linux_after_output(cfg, snd_max_before);
+            if self.rack.is_some() {
+                self.rack_after_output(now, cfg, snd_max_before);
+            }
         }
     }
 
@@ -1318,7 +1376,11 @@ impl Endpoint {
     #[inline]
     fn output_segments(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         if self.sack_recovery(cfg) {
-            self.sack_output(now, cfg, out);
+            if self.rack.is_some() {
+                self.rack_output(now, cfg, out);
+            } else {
+                self.sack_output(now, cfg, out);
+            }
             return;
         }
         // ns-2 NewReno: after a partial ACK, at most `recov_maxburst_` segments per call
@@ -1418,12 +1480,15 @@ impl Endpoint {
         if let (Some(a), true) = (self.lack.as_deref_mut(), len > 0) {
             a.on_data_sent(now / cfg.tick().max(1));
         }
-        let (ecn_flags, ecn) = if syn {
+        let (ecn_flags, mut ecn) = if syn {
             (0, Ecn::NotEct)
         } else {
             self.ecn
                 .on_send(len as u32, retransmit, cfg.cwr_on_retransmit)
         };
+        if self.dctcp_ect(cfg, syn) {
+            ecn = Ecn::Ect0;
+        }
         let seg = Seg {
             seq,
             ack: self.rcv_nxt,
@@ -1476,8 +1541,14 @@ impl Endpoint {
     fn sack_enter_recovery(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         self.in_recovery = true;
         self.recover = self.snd_max;
-        if !(self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
+        let cut = !(self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
+        if cut {
             self.ssthresh = self.cut_ssthresh(cfg);
+        }
+        if self.prr.is_some() {
+            // The board already holds this ACK's blocks: the first lost segment is known.
+            self.prr_enter_recovery(cfg, true);
+        } else if cut {
             self.cwnd = self.ssthresh;
         }
         self.ecn_reduced = false;
@@ -1581,8 +1652,20 @@ impl Endpoint {
         }
     }
 
+    /// DCTCP sends every segment ECT(0) — SYNs, pure ACKs and retransmissions too: Linux
+    /// `dctcp_init` sets ECT in the socket's TOS (`INET_ECN_xmit`) for the handshake and keeps
+    /// it when ECN is agreed, clearing it otherwise (fallback to Reno, `INET_ECN_dontxmit`).
+    #[inline]
+    fn dctcp_ect(&self, cfg: &TcpConfig, syn: bool) -> bool {
+        cfg.congestion_control == CongestionControl::Dctcp
+            && if syn { cfg.ecn } else { self.ecn.ok }
+    }
+
     fn emit_ack(&mut self, cfg: &TcpConfig, out: &mut Outbox) {
-        let (ecn_flags, ecn) = self.ecn.on_send(0, false, false);
+        let (ecn_flags, mut ecn) = self.ecn.on_send(0, false, false);
+        if self.dctcp_ect(cfg, false) {
+            ecn = Ecn::Ect0;
+        }
         let seg = Seg {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
@@ -1633,6 +1716,9 @@ impl Endpoint {
         }
     }
 }
+
+#[path = "linux_recovery.rs"]
+mod linux_recovery;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,8 @@ pub mod delack;
 pub mod ecn;
 pub mod endpoint;
 pub mod hystart_pp;
+pub mod prr;
+pub mod rack;
 pub mod ranges;
 pub mod reassembly;
 pub mod rtt;

@@ -104,6 +104,22 @@ impl Scoreboard {
             .is_some_and(|(s, _, n, b)| s == snd_una && Self::is_lost(n, b, dupthresh, mss))
     }
 
+    /// Bytes at or above `from` that RFC 6675 IsLost presumes lost (for PRR's "new loss on
+    /// this ACK" test: IsLost only grows for a byte as SACKs arrive).
+    pub fn lost_bytes_from(
+        &self,
+        from: u64,
+        snd_una: u64,
+        snd_max: u64,
+        dupthresh: u32,
+        mss: u64,
+    ) -> u64 {
+        self.holes(snd_una, snd_max)
+            .filter(|&(_, e, n, b)| e > from && Self::is_lost(n, b, dupthresh, mss))
+            .map(|(s, e, _, _)| e - s.max(from))
+            .sum()
+    }
+
     /// RFC 6675 §4 SetPipe(): each un-SACKed byte between HighACK and HighData counts once if
     /// not presumed lost, and once more if it was retransmitted (below HighRxt).
     pub fn set_pipe(&self, snd_una: u64, snd_max: u64, dupthresh: u32, mss: u64) -> u64 {

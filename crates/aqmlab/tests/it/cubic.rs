@@ -70,7 +70,14 @@ fn event(d: &[TraceEntry], n: usize) -> Event {
         .0;
     let w_max = d[at - 1].cwnd / LMSS;
     let ssthresh = d[at].ssthresh / LMSS;
-    let epoch = d[at..]
+    // With PRR cwnd comes down to ssthresh over the recovery: the epoch starts at the first
+    // growth above ssthresh after it got there.
+    let low = at
+        + d[at..]
+            .iter()
+            .position(|e| e.cwnd / LMSS <= ssthresh)
+            .expect("cwnd down to ssthresh");
+    let epoch = d[low..]
         .iter()
         .find(|e| e.cwnd / LMSS > ssthresh)
         .map(|e| secs_of(e.t))
@@ -335,6 +342,8 @@ fn linux_timeouts_cut_ssthresh_once_per_window() {
     let mut sc = base(20.0);
     sc.tcp = TcpConfig::linux_cubic();
     sc.tcp.hystart = false;
+    // Timers only: no tail loss probe ahead of them (TLP: tests/it/rack.rs).
+    sc.tcp.rack_tlp = false;
     sc.traffic = vec![bulk(1, Some(30 * LMSS))];
     let mut sim = Simulation::new(sc).unwrap();
     sim.enable_trace();

@@ -57,7 +57,11 @@ fn data_pkt(i: u64, ecn: Ecn, extra: u8) -> Packet {
 /// cuts cwnd to max(cwnd − cwnd·α >> 11, 2) segments, with α just updated, and ECE ACKs
 /// within that window cut nothing more. α starts at 1.
 fn drive_sender(n: u64, marked: impl Fn(u64) -> bool) -> (Endpoint, u32, u64) {
-    let cfg = TcpConfig::linux_dctcp();
+    // The cut is checked as made at once, without PRR (PRR's CWR reduction: tests/it/prr.rs).
+    let cfg = TcpConfig {
+        prr: false,
+        ..TcpConfig::linux_dctcp()
+    };
     let (_, mut sv) = handshake(&cfg, &cfg);
     assert!(sv.ecn.ok, "ECN negotiated");
     assert_eq!(alpha_of(&sv), 1024);
@@ -296,4 +300,46 @@ fn dctcp_flows_hold_the_queue_near_k_at_full_utilisation() {
         q.marks
     );
     assert!(p99 < 2.0 * k, "99th percentile {p99} packets");
+}
+
+/// Linux DCTCP sends every segment ECT(0) (`dctcp_init` → `INET_ECN_xmit`): SYN, SYN-ACK,
+/// pure ACKs and retransmissions as well as new data, so that a marking queue never drops
+/// them as not ECN-capable; with RFC 3168 ECN only new data is ECT.
+#[test]
+fn dctcp_sends_every_segment_ect() {
+    for (tcp, all) in [
+        (TcpConfig::linux_dctcp(), true),
+        (
+            TcpConfig {
+                ecn: true,
+                ..TcpConfig::linux_reno()
+            },
+            false,
+        ),
+    ] {
+        let mut sc = base(3.0);
+        sc.tcp = tcp;
+        sc.traffic = vec![bulk(1, Some(40 * LMSS))];
+        let mut sim = Simulation::new(sc).unwrap();
+        sim.enable_trace();
+        let reverse = sim.topology().reverse();
+        lose_segments(&mut sim, reverse, LMSS, &[12]);
+        let end = sim.end_time();
+        sim.run_until(end);
+        let tr = sim.trace();
+        assert!(
+            tr.iter().any(|e| e.retransmit && e.len > 0),
+            "a retransmission"
+        );
+        assert!(tr.iter().any(|e| e.flags & flags::SYN != 0));
+        for e in tr {
+            let new_data = e.len > 0 && !e.retransmit;
+            let expect = if all || new_data {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            };
+            assert_eq!(e.ecn, expect, "all = {all}: {e:?}");
+        }
+    }
 }

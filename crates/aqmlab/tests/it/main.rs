@@ -10,6 +10,8 @@ mod ecn;
 mod framing;
 mod fuzz_scenarios;
 mod mixes;
+mod prr;
+mod rack;
 mod sack;
 mod slicing;
 mod tcp_traces;

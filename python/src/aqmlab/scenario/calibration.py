@@ -99,6 +99,8 @@ _TCP_NEUTRAL = {
     "congestion_control": "reno",
     "hystart": True,
     "hystart_plus_plus": False,
+    "prr": False,
+    "rack_tlp": False,
 }
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 
