@@ -1,11 +1,14 @@
 //! TCP: a BSD / ns-2 Full-TCP style implementation.
 
+pub mod bbr;
 pub mod config;
 pub mod cong;
 pub mod cubic;
 pub mod ecn;
 pub mod endpoint;
+pub mod pacing;
 pub mod ranges;
+pub mod rate;
 pub mod reassembly;
 pub mod rtt;
 pub mod sack;
