@@ -26,8 +26,11 @@
 
 use std::collections::VecDeque;
 
+use super::bbr::Bbr;
 use super::config::{CongestionControl, TcpConfig};
 use super::cubic::{AckContext, Cubic};
+use super::pacing::Pacer;
+use super::rate::{mstamp, RateEstimator, TxState};
 use crate::units::{Time, SEC};
 
 /// Linux `tcp_slow_start`: cwnd grows by the segments ACKed, up to ssthresh; returns the
@@ -94,6 +97,18 @@ pub struct LinuxCong {
     pub cubic: Cubic,
     /// DCTCP's state (`congestion_control = "dctcp"`).
     pub dctcp: Option<Dctcp>,
+    /// The pacer (`pacing`, or BBR).
+    pub pacer: Option<Pacer>,
+    /// Delivery-rate estimation (BBR only), and the delivery state of each segment of
+    /// `sent`, index for index.
+    pub rate: Option<Box<RateEstimator>>,
+    rate_tx: VecDeque<TxState>,
+    /// BBR's state, from the connection's establishment.
+    pub bbr: Option<Box<Bbr>>,
+    /// snd_max at the last timeout, while its loss episode lasts (BBR's `TCP_CA_Loss`).
+    pub bbr_loss_high: Option<u64>,
+    /// Seed of the algorithm's random stream (BBR), set per connection.
+    pub cc_seed: u64,
 }
 
 /// DCTCP's sender state as Linux `tcp_dctcp.c` keeps it: α in 1/1024 units, and the
@@ -189,6 +204,52 @@ impl LinuxCong {
             sent: VecDeque::new(),
             cubic: Cubic::default(),
             dctcp: None,
+            pacer: (cfg.pacing || cfg.congestion_control == CongestionControl::Bbr)
+                .then(Pacer::default),
+            rate: (cfg.congestion_control == CongestionControl::Bbr)
+                .then(|| Box::new(RateEstimator::default())),
+            rate_tx: VecDeque::new(),
+            bbr: None,
+            bbr_loss_high: None,
+            cc_seed: 0,
+        }
+    }
+
+    /// Jiffies per second.
+    #[inline]
+    pub fn hz(&self) -> u64 {
+        self.hz
+    }
+
+    /// A retransmission timeout under BBR (`tcp_enter_loss` → `bbr_set_state(TCP_CA_Loss)`),
+    /// after `ssthresh` saved cwnd: the loss episode lasts until snd_una reaches `snd_max`.
+    pub fn bbr_on_rto(&mut self, now: Time, snd_max: u64) {
+        self.bbr_loss_high = Some(snd_max);
+        if let (Some(b), Some(r)) = (self.bbr.as_deref_mut(), self.rate.as_deref()) {
+            b.on_loss_state(r, mstamp(now));
+        }
+    }
+
+    /// Stamps a data segment with the delivery state (`tcp_rate_skb_sent`), BBR only: a new
+    /// one is appended in step with `sent`, a retransmission restamps the segments it covers.
+    /// `nothing_out`: no data was outstanding before it.
+    pub fn rate_on_sent(&mut self, now: Time, seq: u64, len: u64, retransmit: bool, nothing_out: bool) {
+        let Some(r) = self.rate.as_deref_mut() else {
+            return;
+        };
+        let now_us = mstamp(now);
+        let end = seq + len;
+        if !retransmit {
+            let tx = r.on_sent(now_us, end, nothing_out, false);
+            self.rate_tx.push_back(tx);
+        } else {
+            let first = self.sent.partition_point(|s| s.end <= seq);
+            for i in first..self.sent.len() {
+                if self.sent[i].start >= end {
+                    break;
+                }
+                self.rate_tx[i] = r.on_sent(now_us, self.sent[i].end, false, true);
+            }
         }
     }
 
@@ -246,6 +307,9 @@ impl LinuxCong {
     /// returns the segments newly delivered (Linux `acked_sacked`) and the algorithm's RTT
     /// sample (module comment).
     pub fn on_ack(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
+        if self.rate.is_some() {
+            return self.on_ack_rated(now, ack, blocks);
+        }
         let mut delivered = 0u32;
         let mut sack_sent: Option<Time> = None;
         for &(start, end) in blocks {
@@ -296,6 +360,73 @@ impl LinuxCong {
         } else {
             None
         };
+        (delivered, rtt)
+    }
+
+    /// `on_ack` with delivery-rate sampling (BBR): each segment newly delivered goes
+    /// through `tcp_rate_skb_delivered`; the RTT sample is the rate sample's `rtt_us` and
+    /// feeds `tcp_min_rtt`. The sample is completed by `RateEstimator::gen`.
+    fn on_ack_rated(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
+        let r = self.rate.as_deref_mut().expect("rate estimation");
+        r.start_ack();
+        let mut delivered = 0u32;
+        let mut sack_sent: Option<Time> = None;
+        for &(start, end) in blocks {
+            if end <= ack {
+                continue;
+            }
+            let first = self.sent.partition_point(|s| s.end <= start);
+            for i in first..self.sent.len() {
+                let s = &mut self.sent[i];
+                if s.end > end {
+                    break;
+                }
+                if s.start >= start && !s.sacked {
+                    s.sacked = true;
+                    delivered += 1;
+                    if !s.rexmit {
+                        sack_sent = sack_sent.max(Some(s.at));
+                    }
+                    r.on_delivered(&mut self.rate_tx[i], true);
+                }
+            }
+        }
+        let (mut popped, mut rexmit) = (0u32, false);
+        let (mut newest_clean, mut newest_any): (Option<Time>, Time) = (None, 0);
+        while let Some(s) = self.sent.front() {
+            if s.end > ack {
+                break;
+            }
+            popped += 1;
+            rexmit |= s.rexmit;
+            newest_any = newest_any.max(s.at);
+            if !s.sacked {
+                delivered += 1;
+                if !s.rexmit {
+                    newest_clean = Some(s.at);
+                }
+            }
+            self.sent.pop_front();
+            let mut tx = self.rate_tx.pop_front().expect("in step with sent");
+            r.on_delivered(&mut tx, false);
+        }
+        let rtt = if let Some(t) = sack_sent {
+            Some(now - t)
+        } else if let (Some(t), false) = (newest_clean, rexmit) {
+            Some(now - t)
+        } else if popped > 0 {
+            let ms = (now / 1_000_000)
+                .saturating_sub(newest_any / 1_000_000)
+                .max(1);
+            Some(ms * 1_000_000)
+        } else {
+            None
+        };
+        if let Some(t) = rtt {
+            let us = (t / 1000).max(1);
+            r.rs.rtt_us = us as i64;
+            r.update_rtt_min(mstamp(now), us);
+        }
         (delivered, rtt)
     }
 
@@ -365,6 +496,9 @@ impl LinuxCong {
     pub fn ssthresh(&mut self, cwnd: u32) -> u32 {
         self.cwnd_cnt = 0;
         self.loss_una = None;
+        if let Some(b) = self.bbr.as_deref_mut() {
+            return b.on_reduction(cwnd);
+        }
         if self.cubic_on {
             self.cubic.recalc_ssthresh(cwnd)
         } else {

@@ -20,6 +20,10 @@ use super::sack::{NextSeg, Scoreboard};
 use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS};
 use crate::units::Time;
 
+// Pacing and BBR's hooks (`tcp/endpoint_paced.rs`).
+#[path = "endpoint_paced.rs"]
+mod paced;
+
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
 const MAX_CWND: u64 = 1_073_725_440;
 /// ns-2 `Agent/TCP/FullTcp/Newreno set recov_maxburst_ 2` (tcl/lib/ns-default.tcl).
@@ -163,6 +167,8 @@ pub struct Endpoint {
     /// Linux's congestion control (`congestion_control` `"linux_reno"` or `"cubic"`,
     /// `tcp/cong.rs`); None for the stacks' own Reno, whose endpoints are as before.
     linux: Option<Box<LinuxCong>>,
+    /// The pacer holds data until this time (`tcp/pacing.rs`); output resumes then.
+    pace_at: Option<Time>,
 }
 
 /// Whole segments in `bytes` (Linux keeps cwnd and ssthresh in segments).
@@ -207,6 +213,7 @@ impl Endpoint {
             board: Scoreboard::default(),
             linux: (cfg.congestion_control != CongestionControl::Reno)
                 .then(|| Box::new(LinuxCong::new(cfg))),
+            pace_at: None,
         }
     }
 
@@ -275,7 +282,11 @@ impl Endpoint {
 
     /// Earliest pending timer.
     pub fn next_deadline(&self) -> Option<Time> {
-        match (self.rexmt_at, self.delack_at) {
+        let d = match (self.rexmt_at, self.delack_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (d, self.pace_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -311,6 +322,9 @@ impl Endpoint {
     /// the socket buffer, limits transmission).
     pub fn write(&mut self, now: Time, cfg: &TcpConfig, bytes: u64, out: &mut Outbox) {
         debug_assert!(!self.fin_queued, "write after close");
+        if cfg.congestion_control == CongestionControl::Bbr {
+            self.rate_check_app_limited(cfg);
+        }
         self.app_end = self.app_end.saturating_add(bytes);
         self.output(now, cfg, out);
     }
@@ -416,7 +430,11 @@ impl Endpoint {
             self.ecn.on_receive(pkt);
         }
         if pkt.has(flags::ACK) {
+            let before = cfg.paced().then(|| self.paced_ack_state(cfg));
             self.process_ack(now, cfg, pkt, out);
+            if let Some(b) = before {
+                self.paced_after_ack(now, cfg, pkt, b);
+            }
             if handshake_ack {
                 // Linux processes the handshake's ACK before the algorithm starts
                 // (`tcp_rcv_state_process`: `tcp_ack`, then `tcp_init_transfer`): DCTCP's
@@ -461,6 +479,9 @@ impl Endpoint {
             lx.on_established(now, self.snd_nxt, dctcp);
             if self.counters.syn_retransmits > 1 {
                 self.cwnd = cfg.mss as u64;
+            }
+            if cfg.paced() {
+                self.paced_on_established(now, cfg);
             }
         }
     }
@@ -963,6 +984,9 @@ impl Endpoint {
     /// CWR state after an ECE reduction, until the data then outstanding is acknowledged.
     #[inline(never)]
     fn linux_cong_avoid(&mut self, now: Time, cfg: &TcpConfig, acked: u32) {
+        if cfg.congestion_control == CongestionControl::Bbr {
+            return; // BBR sets cwnd itself (`cong_control`), after every ACK
+        }
         if acked == 0 || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
             return;
         }
@@ -1001,6 +1025,9 @@ impl Endpoint {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
         }
         lx.on_rto(now, snd_una, snd_max);
+        if cfg.congestion_control == CongestionControl::Bbr {
+            lx.bbr_on_rto(now, snd_max);
+        }
         self.ecn_reduced = false;
         self.cwnd = mss;
         self.ecn.on_reduction(self.snd_max, false);
@@ -1022,12 +1049,15 @@ impl Endpoint {
 
     /// A data segment of `len` bytes at `seq` is about to go out (Linux senders only).
     #[inline(never)]
-    fn linux_on_send(&mut self, now: Time, seq: u64, len: u64, retransmit: bool) {
+    fn linux_on_send(&mut self, now: Time, cfg: &TcpConfig, seq: u64, len: u64, retransmit: bool) {
         // Nothing in flight before it (Linux `tcp_packets_in_flight() == 0`): outside
         // recovery, nothing between snd_una and the next byte to send.
         let idle = self.snd_nxt == self.snd_una && !self.in_recovery;
         if let Some(lx) = self.linux.as_deref_mut() {
             lx.on_data_sent(now, seq, len, retransmit, idle);
+        }
+        if cfg.paced() {
+            self.paced_on_send(now, cfg, seq, len, retransmit, idle);
         }
     }
 
@@ -1124,6 +1154,15 @@ impl Endpoint {
     // ----- timers (tcp_timer) -----
 
     pub fn on_timer(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        if let Some(t) = self.pace_at {
+            if t <= now {
+                // `tcp_pace_kick`: the pacer releases the next segment.
+                self.pace_at = None;
+                if self.state != State::Closed {
+                    self.output(now, cfg, out);
+                }
+            }
+        }
         if let Some(t) = self.delack_at {
             if t <= now {
                 self.delack_at = None;
@@ -1308,9 +1347,12 @@ impl Endpoint {
                 return None;
             }
         }
+        if len > 0 && cfg.paced() && self.pacing_hold(now, cfg, retransmit, out) {
+            return None;
+        }
         let seq = self.snd_nxt;
         if cfg.congestion_control != CongestionControl::Reno && len > 0 {
-            self.linux_on_send(now, seq, len, retransmit);
+            self.linux_on_send(now, cfg, seq, len, retransmit);
         }
         let (ecn_flags, ecn) = if syn {
             (0, Ecn::NotEct)
