@@ -410,15 +410,16 @@ impl LinuxCong {
             let mut tx = self.rate_tx.pop_front().expect("in step with sent");
             r.on_delivered(&mut tx, false);
         }
+        // As `on_ack`, but without the timestamp fallback: the model echoes the send time
+        // of the newest segment ACKed, which after a spurious retransmission (go-back-N after
+        // a timeout) is that retransmission's, and gives samples of a millisecond that would
+        // corrupt BBR's min RTT. Linux's TSecr echoes the segment that made the receiver ACK,
+        // an honest RTT; here the ACK gives no sample (Karn) instead.
+        let _ = (popped, newest_any);
         let rtt = if let Some(t) = sack_sent {
             Some(now - t)
         } else if let (Some(t), false) = (newest_clean, rexmit) {
             Some(now - t)
-        } else if popped > 0 {
-            let ms = (now / 1_000_000)
-                .saturating_sub(newest_any / 1_000_000)
-                .max(1);
-            Some(ms * 1_000_000)
         } else {
             None
         };
