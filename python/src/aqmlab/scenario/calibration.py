@@ -98,6 +98,7 @@ _TCP_NEUTRAL = {
     "limited_transmit": False,
     "congestion_control": "reno",
     "hystart": True,
+    "pacing": False,
 }
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 
