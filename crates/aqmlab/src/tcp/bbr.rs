@@ -193,7 +193,15 @@ impl Bbr {
     /// `bbr_init` when the connection is established: `min_rtt_us` is Linux's `tcp_min_rtt`
     /// (`u64::MAX`: none), `srtt_us8` its `srtt_us` (8 × SRTT, µs; 0: none), `cwnd` the
     /// initial window; `seed` seeds the stream of the gain cycle's start phase.
-    pub fn new(mss: u64, cwnd: u32, min_rtt_us: u64, srtt_us8: u64, now_us: u64, jiffies: u64, seed: u64) -> Self {
+    pub fn new(
+        mss: u64,
+        cwnd: u32,
+        min_rtt_us: u64,
+        srtt_us8: u64,
+        now_us: u64,
+        jiffies: u64,
+        seed: u64,
+    ) -> Self {
         let mut bw = Minmax::default();
         bw.reset(0, 0);
         let mut b = Bbr {
@@ -323,7 +331,11 @@ impl Bbr {
     /// below 1.2 Mbit/s, else 2), at most 127.
     pub fn tso_segs_goal(&self) -> u32 {
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(GSO_BYTES_CAP);
-        let min_segs = if self.pacing_rate < MIN_TSO_RATE >> 3 { 1 } else { 2 };
+        let min_segs = if self.pacing_rate < MIN_TSO_RATE >> 3 {
+            1
+        } else {
+            2
+        };
         ((bytes / self.mss) as u32).max(min_segs).min(0x7f)
     }
 
@@ -369,7 +381,7 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
-        let bdp = (((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128;
+        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
         bdp.min(u32::MAX as u128) as u32
     }
 
@@ -393,7 +405,7 @@ impl Bbr {
     fn packets_in_net_at_edt(&self, ctx: &BbrCtx, inflight_now: u32) -> u32 {
         let edt = ctx.wstamp_ns.max(ctx.now_ns);
         let interval_us = (edt - ctx.now_ns) / 1000;
-        let delivered = (self.bw() as u128 * interval_us as u128 >> BW_SCALE) as u64;
+        let delivered = ((self.bw() as u128 * interval_us as u128) >> BW_SCALE) as u64;
         let mut at_edt = inflight_now as u64;
         if self.pacing_gain > BBR_UNIT {
             at_edt += self.tso_segs_goal() as u64;
@@ -412,7 +424,14 @@ impl Bbr {
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: Some(cwnd) while conserving packets.
-    fn set_cwnd_to_recover_or_restore(&mut self, rs: &RateSample, ctx: &BbrCtx, acked: u32, delivered: u64, cwnd: &mut u32) -> bool {
+    fn set_cwnd_to_recover_or_restore(
+        &mut self,
+        rs: &RateSample,
+        ctx: &BbrCtx,
+        acked: u32,
+        delivered: u64,
+        cwnd: &mut u32,
+    ) -> bool {
         let prev = self.prev_ca_state;
         let state = ctx.state;
         let mut w = ctx.cwnd;
@@ -439,7 +458,15 @@ impl Bbr {
     }
 
     /// `bbr_set_cwnd`: returns the new cwnd.
-    fn set_cwnd(&mut self, rs: &RateSample, ctx: &BbrCtx, acked: u32, bw: u64, gain: u32, delivered: u64) -> u32 {
+    fn set_cwnd(
+        &mut self,
+        rs: &RateSample,
+        ctx: &BbrCtx,
+        acked: u32,
+        bw: u64,
+        gain: u32,
+        delivered: u64,
+    ) -> u32 {
         let mut cwnd = ctx.cwnd;
         if acked > 0 && !self.set_cwnd_to_recover_or_restore(rs, ctx, acked, delivered, &mut cwnd) {
             let mut target = self.bdp(bw, gain);
@@ -468,7 +495,8 @@ impl Bbr {
         let inflight = self.packets_in_net_at_edt(ctx, rs.prior_in_flight);
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
-            return full_length && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain));
+            return full_length
+                && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain));
         }
         full_length || inflight <= self.inflight(bw, BBR_UNIT)
     }
@@ -624,7 +652,9 @@ impl Bbr {
             expected = 0;
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
-        let extra = (self.ack_epoch_acked as u64).saturating_sub(expected).min(cwnd as u64) as u32;
+        let extra = (self.ack_epoch_acked as u64)
+            .saturating_sub(expected)
+            .min(cwnd as u64) as u32;
         let i = self.extra_acked_win_idx;
         if extra > self.extra_acked[i] {
             self.extra_acked[i] = extra;
@@ -636,7 +666,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = self.full_bw * FULL_BW_THRESH >> BBR_SCALE;
+        let thresh = (self.full_bw * FULL_BW_THRESH) >> BBR_SCALE;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
@@ -653,7 +683,8 @@ impl Bbr {
             self.ssthresh = self.inflight(self.max_bw(), BBR_UNIT);
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(ctx, ctx.in_flight) <= self.inflight(self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(ctx, ctx.in_flight)
+                <= self.inflight(self.max_bw(), BBR_UNIT)
         {
             self.reset_probe_bw_mode(ctx.now_us, delivered_mstamp);
         }
@@ -677,9 +708,17 @@ impl Bbr {
     }
 
     /// `bbr_update_min_rtt`; may change cwnd (end of PROBE_RTT).
-    fn update_min_rtt(&mut self, rs: &RateSample, ctx: &BbrCtx, r: &mut RateEstimator, cwnd: &mut u32) {
+    fn update_min_rtt(
+        &mut self,
+        rs: &RateSample,
+        ctx: &BbrCtx,
+        r: &mut RateEstimator,
+        cwnd: &mut u32,
+    ) {
         let expired = after(ctx.jiffies, self.min_rtt_stamp + MIN_RTT_WIN_SEC * ctx.hz);
-        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) <= self.min_rtt_us || (expired && !rs.is_ack_delayed)) {
+        if rs.rtt_us >= 0
+            && ((rs.rtt_us as u64) <= self.min_rtt_us || (expired && !rs.is_ack_delayed))
+        {
             self.min_rtt_us = rs.rtt_us as u64;
             self.min_rtt_stamp = ctx.jiffies;
         }
@@ -824,6 +863,62 @@ mod tests {
             seen[b.cycle_idx as usize] += 1;
         }
         assert_eq!(seen[1], 0, "3/4 never first");
-        assert!(seen.iter().enumerate().all(|(i, &n)| i == 1 || n > 10), "{seen:?}");
+        assert!(
+            seen.iter().enumerate().all(|(i, &n)| i == 1 || n > 10),
+            "{seen:?}"
+        );
+    }
+
+    /// Long-term bandwidth (`bbr_lt_bw_sampling`) on a policer's signature: rounds of 100 ms
+    /// delivering 100 segments with `lost_per_round` lost. Returns the state after `rounds`.
+    fn policed(lost_per_round: u64, second_rate: u64, rounds: u32) -> (Bbr, RateEstimator) {
+        let mut b = Bbr::new(1448, 10, 40_000, 0, 0, 0, 3);
+        b.mode = Mode::ProbeBw;
+        b.full_bw_reached = true;
+        let mut r = RateEstimator::default();
+        for k in 0..rounds {
+            // From the 5th round the rate may change (second interval).
+            let d = if k >= 4 { second_rate } else { 100 };
+            r.delivered += d;
+            r.lost += lost_per_round;
+            r.delivered_mstamp += 100_000;
+            b.round_start = true;
+            let rs = RateSample {
+                losses: lost_per_round as u32,
+                rtt_us: -1,
+                ..RateSample::default()
+            };
+            b.lt_bw_sampling(&rs, &r, r.delivered_mstamp);
+        }
+        (b, r)
+    }
+
+    #[test]
+    fn long_term_bandwidth_detects_a_policer() {
+        // 1000 segments/s is 2^24/1000 = 16 777 in BW units.
+        let (b, _) = policed(30, 100, 3);
+        assert!(b.lt_is_sampling && b.lt_bw == 0, "an interval needs 4 rounds");
+        let (b, _) = policed(30, 100, 4);
+        assert_eq!((b.lt_bw, b.lt_use_bw), (16_777, false), "first interval");
+        let (b, _) = policed(30, 100, 8);
+        assert!(b.lt_use_bw, "two consistent lossy intervals: policed");
+        assert_eq!(b.lt_bw, 16_777);
+        assert_eq!(b.bw(), 16_777, "the long-term rate replaces the max filter");
+        assert_eq!(b.pacing_gain, BBR_UNIT);
+        // A second interval 50 % faster is not consistent: a new first interval.
+        let (b, _) = policed(30, 150, 8);
+        assert!(!b.lt_use_bw);
+        assert_eq!(b.lt_bw, 150 * BW_UNIT / 100_000, "the second interval's rate");
+        // Loss below 50/256 (here 15 %) never ends an interval; 17 rounds reset sampling.
+        let (b, _) = policed(15, 100, 12);
+        assert_eq!(b.lt_bw, 0);
+        // Policed for 48 rounds of PROBE_BW, then back to the max filter and gain cycling.
+        let (mut b, r) = policed(30, 100, 8);
+        for _ in 0..LT_BW_MAX_RTTS - 1 {
+            b.lt_bw_sampling(&RateSample::default(), &r, 0);
+        }
+        assert!(b.lt_use_bw);
+        b.lt_bw_sampling(&RateSample::default(), &r, 0);
+        assert!(!b.lt_use_bw && b.lt_bw == 0);
     }
 }

@@ -233,7 +233,14 @@ impl LinuxCong {
     /// Stamps a data segment with the delivery state (`tcp_rate_skb_sent`), BBR only: a new
     /// one is appended in step with `sent`, a retransmission restamps the segments it covers.
     /// `nothing_out`: no data was outstanding before it.
-    pub fn rate_on_sent(&mut self, now: Time, seq: u64, len: u64, retransmit: bool, nothing_out: bool) {
+    pub fn rate_on_sent(
+        &mut self,
+        now: Time,
+        seq: u64,
+        len: u64,
+        retransmit: bool,
+        nothing_out: bool,
+    ) {
         let Some(r) = self.rate.as_deref_mut() else {
             return;
         };

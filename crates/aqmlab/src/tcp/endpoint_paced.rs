@@ -142,7 +142,11 @@ impl Endpoint {
         let in_flight = self.linux_in_flight(cfg);
         let cwnd = segments(self.cwnd, mss);
         let lost_pending = self.in_recovery;
-        if let Some(r) = self.linux.as_deref_mut().and_then(|l| l.rate.as_deref_mut()) {
+        if let Some(r) = self
+            .linux
+            .as_deref_mut()
+            .and_then(|l| l.rate.as_deref_mut())
+        {
             r.check_app_limited(unsent, mss, in_flight, cwnd, lost_pending);
         }
     }
@@ -196,7 +200,13 @@ impl Endpoint {
     /// algorithms' pacing rate follows cwnd (`tcp_update_pacing_rate`). Not for ACKs older
     /// than snd_una or with nothing outstanding (Linux's `old_ack`, `no_queue`).
     #[inline(never)]
-    pub(super) fn paced_after_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, b: AckBefore) {
+    pub(super) fn paced_after_ack(
+        &mut self,
+        now: Time,
+        cfg: &TcpConfig,
+        pkt: &Packet,
+        b: AckBefore,
+    ) {
         if pkt.ack < b.snd_una || pkt.ack > b.snd_max || b.snd_max == b.snd_una {
             return;
         }

@@ -82,7 +82,13 @@ impl Pacer {
 /// 200 % while `cwnd < ssthresh / 2` and by 120 % otherwise, `cwnd' = max(cwnd,
 /// packets_out)`; `srtt_us8` is Linux's `srtt_us`, 8 × SRTT in µs (0: no sample yet, the
 /// rate is then not divided, as in Linux). Bytes per second.
-pub fn pacing_rate_linux(mss: u64, cwnd: u32, ssthresh: u32, packets_out: u32, srtt_us8: u64) -> u64 {
+pub fn pacing_rate_linux(
+    mss: u64,
+    cwnd: u32,
+    ssthresh: u32,
+    packets_out: u32,
+    srtt_us8: u64,
+) -> u64 {
     // mss · (USEC_PER_SEC / 100 << 3): the << 3 undoes srtt_us's scaling, the / 100 the
     // ratio's percent.
     let mut rate = mss as u128 * ((1_000_000 / 100) << 3);

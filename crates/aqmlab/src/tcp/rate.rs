@@ -216,7 +216,13 @@ impl RateEstimator {
 
     /// `tcp_rate_skb_sent`: the stamp of a data segment ending at `end_seq` sent at
     /// `now_us`; `nothing_out`: no data was outstanding before it (`!tp->packets_out`).
-    pub fn on_sent(&mut self, now_us: u64, end_seq: u64, nothing_out: bool, retransmitted: bool) -> TxState {
+    pub fn on_sent(
+        &mut self,
+        now_us: u64,
+        end_seq: u64,
+        nothing_out: bool,
+        retransmitted: bool,
+    ) -> TxState {
         if nothing_out {
             self.first_tx_mstamp = now_us;
             self.delivered_mstamp = now_us;
@@ -273,7 +279,8 @@ impl RateEstimator {
     /// `on_delivered`: `acked` newly delivered, `lost` newly marked lost.
     pub fn gen(&mut self, now_us: u64, acked: u32, lost: u32) {
         // The application-limited bubble is gone once delivered passes its end.
-        if self.app_limited != 0 && (self.app_limited_initial || self.delivered > self.app_limited) {
+        if self.app_limited != 0 && (self.app_limited_initial || self.delivered > self.app_limited)
+        {
             self.app_limited = 0;
             self.app_limited_initial = false;
         }
@@ -312,7 +319,14 @@ impl RateEstimator {
     /// `tcp_rate_check_app_limited`, when the application writes: less than a segment
     /// unsent, not cwnd-limited and no lost segment awaiting retransmission mark the
     /// connection application-limited until what is in flight now is delivered.
-    pub fn check_app_limited(&mut self, unsent: u64, mss: u64, in_flight: u32, cwnd: u32, lost_pending: bool) {
+    pub fn check_app_limited(
+        &mut self,
+        unsent: u64,
+        mss: u64,
+        in_flight: u32,
+        cwnd: u32,
+        lost_pending: bool,
+    ) {
         if unsent < mss && in_flight < cwnd && !lost_pending {
             self.mark_app_limited(in_flight);
         }
@@ -358,7 +372,9 @@ mod tests {
             .map(|k| r.on_sent(1000 + 1000 * k, 100 * (k + 1), k == 0, false))
             .collect();
         // All sent before any ACK: the same delivery state, delivered = 0 at 1000 µs.
-        assert!(tx.iter().all(|t| t.delivered == 0 && t.delivered_mstamp == 1000));
+        assert!(tx
+            .iter()
+            .all(|t| t.delivered == 0 && t.delivered_mstamp == 1000));
         assert!(tx.iter().all(|t| t.first_tx_mstamp == 1000));
         // ACK of segment 0 at 41 000 µs: 1 segment over max(0, 40 000) µs.
         // (Its RTT sample reaches the min-RTT filter first, as in `tcp_ack`.)
@@ -367,10 +383,16 @@ mod tests {
         r.update_rtt_min(41_000, 40_000);
         r.gen(41_000, 1, 0);
         assert_eq!((r.rs.delivered, r.rs.interval_us), (1, 40_000));
-        assert!(r.rs.is_app_limited, "the first flight is application-limited");
+        assert!(
+            r.rs.is_app_limited,
+            "the first flight is application-limited"
+        );
         // A new segment sent at 41 000 µs carries delivered = 1 at 41 000.
         let mut t4 = r.on_sent(41_000, 500, false, false);
-        assert_eq!((t4.delivered, t4.delivered_mstamp, t4.first_tx_mstamp), (1, 41_000, 1000));
+        assert_eq!(
+            (t4.delivered, t4.delivered_mstamp, t4.first_tx_mstamp),
+            (1, 41_000, 1000)
+        );
         // ACK of segments 1 and 2 (a delayed ACK) at 43 000 µs: the later one (sent at
         // 3000) gives the sample: delivered 3 − 0 over max(3000 − 1000, 43 000 − 1000).
         r.start_ack();
@@ -378,7 +400,10 @@ mod tests {
         r.on_delivered(&mut tx[2], false);
         r.gen(43_000, 2, 0);
         assert_eq!((r.rs.delivered, r.rs.interval_us), (3, 42_000));
-        assert!(r.rs.is_app_limited, "segment 2 was sent in the first flight");
+        assert!(
+            r.rs.is_app_limited,
+            "segment 2 was sent in the first flight"
+        );
         assert_eq!(r.app_limited, 0, "the bubble is gone after the first ACK");
         assert!(!t4.is_app_limited, "sent after it");
         // Segment 4 SACKed at 81 000 µs: 4 − 1 delivered over max(41 000 − 1000 = 40 000

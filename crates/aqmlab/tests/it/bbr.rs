@@ -39,7 +39,10 @@ fn pacing_intervals_equal_len_over_rate() {
     let r0 = sv.pacing_rate().unwrap();
     assert!(r0 > 0 && r0 < u64::MAX, "rate set at establishment: {r0}");
     let iv0 = LMSS * SEC / r0;
-    assert!(sv.next_deadline().unwrap() >= t0 + 200 * MS, "only the retransmit timer");
+    assert!(
+        sv.next_deadline().unwrap() >= t0 + 200 * MS,
+        "only the retransmit timer"
+    );
     out.clear();
     // The ACK of 2 segments at t1 = t0 + 40 ms: cwnd 12, and a new rate.
     let t1 = t0 + 40 * MS;
@@ -67,7 +70,11 @@ fn pacing_intervals_equal_len_over_rate() {
     for k in 0..3 {
         out.clear();
         sv.on_timer(due, &cfg, &mut out);
-        assert_eq!(out.segs.iter().filter(|s| s.len > 0).count(), 1, "segment {k}");
+        assert_eq!(
+            out.segs.iter().filter(|s| s.len > 0).count(),
+            1,
+            "segment {k}"
+        );
         if k < 2 {
             due += iv;
             assert_eq!(sv.next_deadline(), Some(due), "segment {k}");
@@ -139,32 +146,51 @@ fn bbr_run_with(secs: f64, tcp: TcpConfig, limit: u64) -> BbrRun {
 #[test]
 fn bbr_state_machine_on_one_flow() {
     let run = bbr_run(25.0);
-    assert_eq!(run.sim.scenario().tcp.congestion_control, CongestionControl::Bbr);
+    assert_eq!(
+        run.sim.scenario().tcp.congestion_control,
+        CongestionControl::Bbr
+    );
     let eps: Vec<_> = run.sim.endpoints().collect();
     let b = eps[0][1].bbr().expect("BBR running");
     let modes: Vec<Mode> = b.log.iter().map(|&(_, m)| m).collect();
     println!("mode log: {:?}", b.log);
-    assert_eq!(&modes[..4], &[Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt]);
+    assert_eq!(
+        &modes[..4],
+        &[Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt]
+    );
     assert!(b.full_bw_reached);
     assert_eq!(b.full_bw_cnt, 3, "three rounds without growth");
     let startup_end = b.log[1].0 as f64 * 1e-6;
     let drain_end = b.log[2].0 as f64 * 1e-6;
     assert!(startup_end < 1.5, "STARTUP ended at {startup_end} s");
-    assert!(drain_end - startup_end < 0.5, "DRAIN ended at {drain_end} s");
+    assert!(
+        drain_end - startup_end < 0.5,
+        "DRAIN ended at {drain_end} s"
+    );
     // PROBE_RTT about 10 s after the min RTT was last lowered (in STARTUP), for 200 ms
     // plus a round, at cwnd 4.
     let probe_rtt = b.log[3].0 as f64 * 1e-6;
-    assert!((9.5..12.0).contains(&probe_rtt), "PROBE_RTT at {probe_rtt} s");
+    assert!(
+        (9.5..12.0).contains(&probe_rtt),
+        "PROBE_RTT at {probe_rtt} s"
+    );
     assert_eq!(modes.get(4), Some(&Mode::ProbeBw));
     let probe_rtt_len = b.log[4].0 as f64 * 1e-6 - probe_rtt;
-    assert!((0.2..0.35).contains(&probe_rtt_len), "PROBE_RTT lasted {probe_rtt_len} s");
+    assert!(
+        (0.2..0.35).contains(&probe_rtt_len),
+        "PROBE_RTT lasted {probe_rtt_len} s"
+    );
     let in_probe_rtt: Vec<_> = run
         .samples
         .iter()
         .filter(|s| s.1 == Mode::ProbeRtt)
         .collect();
     assert!(in_probe_rtt.iter().all(|s| s.5 <= 4), "cwnd 4 in PROBE_RTT");
-    assert!(b.probe_rtt_count >= 2, "again 10 s later: {}", b.probe_rtt_count);
+    assert!(
+        b.probe_rtt_count >= 2,
+        "again 10 s later: {}",
+        b.probe_rtt_count
+    );
     // All 8 phases of the gain cycle visited in PROBE_BW.
     let mut phases = [0u32; 8];
     for s in run.samples.iter().filter(|s| s.1 == Mode::ProbeBw) {
@@ -174,12 +200,19 @@ fn bbr_state_machine_on_one_flow() {
     // Bottleneck bandwidth: 10 Mb/s of 1500-byte packets carrying 1448 bytes.
     let payload_rate = 10e6 / 8.0 * 1448.0 / 1500.0;
     let bw = b.bw_bytes_per_sec();
-    println!("bw estimate {:.0} B/s = {:.4} of the payload rate", bw, bw / payload_rate);
+    println!(
+        "bw estimate {:.0} B/s = {:.4} of the payload rate",
+        bw,
+        bw / payload_rate
+    );
     assert!((bw / payload_rate - 1.0).abs() < 0.03, "bw {bw}");
     // min RTT: 40 ms + 1.2 ms serialisation at 10 Mb/s (+ µs on the access links).
     let min_rtt_ms = b.min_rtt_us as f64 / 1000.0;
     println!("min_rtt {min_rtt_ms:.3} ms");
-    assert!((41.0..42.5).contains(&min_rtt_ms), "min_rtt {min_rtt_ms} ms");
+    assert!(
+        (41.0..42.5).contains(&min_rtt_ms),
+        "min_rtt {min_rtt_ms} ms"
+    );
     // Queue and utilisation after STARTUP (the link's whole-run statistics).
     let q = &run.sim.link(run.sim.topology().reverse()).queue.stats;
     let pkt_bits = (q.departure_bytes as f64 / q.departures as f64) * 8.0;
@@ -225,10 +258,21 @@ fn bbr_with_a_shallow_buffer_keeps_the_link_busy() {
     );
     if std::env::var_os("BBR_TRACE").is_some() {
         for x in run.samples.iter().step_by(10) {
-            println!("{:.2} {:?} idx {} bw {:.0} minrtt {} cwnd {}", x.0 as f64 * 1e-9, x.1, x.2, x.3, x.4, x.5);
+            println!(
+                "{:.2} {:?} idx {} bw {:.0} minrtt {} cwnd {}",
+                x.0 as f64 * 1e-9,
+                x.1,
+                x.2,
+                x.3,
+                x.4,
+                x.5
+            );
         }
     }
-    assert!(drops > 0 && sv.counters.data_retransmits > 0, "losses happened");
+    assert!(
+        drops > 0 && sv.counters.data_retransmits > 0,
+        "losses happened"
+    );
     assert!(util > 0.9, "utilisation {util}");
     assert!(b.full_bw_reached && !b.lt_use_bw);
     let bw = b.bw_bytes_per_sec() / (10e6 / 8.0 * 1448.0 / 1500.0);
@@ -246,14 +290,18 @@ fn paced_cubic_runs_through_a_bottleneck() {
     let unpaced = bbr_run_with(20.0, TcpConfig::linux_cubic(), 100);
     let (up, mp, dp) = link_use(&paced);
     let (uu, mu, du) = link_use(&unpaced);
-    let rate = paced.sim.endpoints().next().unwrap()[1].pacing_rate().unwrap();
+    let rate = paced.sim.endpoints().next().unwrap()[1]
+        .pacing_rate()
+        .unwrap();
     println!(
         "paced CUBIC: utilisation {up:.4}, mean queue {mp:.1}, drops {dp}, rate {rate} B/s; \
          unpaced: {uu:.4}, {mu:.1}, {du}"
     );
     assert!(rate > 1_000_000 && rate < 5_000_000, "pacing rate {rate}");
     assert!(up > 0.9 && uu > 0.9);
-    assert!(unpaced.sim.endpoints().next().unwrap()[1].pacing_rate().is_none());
+    assert!(unpaced.sim.endpoints().next().unwrap()[1]
+        .pacing_rate()
+        .is_none());
 }
 
 // ----- a two-sender bottleneck built by hand, for BBR against CUBIC -----
@@ -409,14 +457,17 @@ fn bbr_and_cubic_share_a_bottleneck() {
     // the same here (an unbounded buffer).
     let mut out = Outbox::default();
     net.run(200 * MS);
-    for f in 0..n {
-        let cfg = cfgs[f].clone();
-        net.eps[f][1].write(200 * MS, &cfg, 1 << 40, &mut out);
+    for (f, cfg) in cfgs.iter().enumerate() {
+        net.eps[f][1].write(200 * MS, cfg, 1 << 40, &mut out);
         net.after_call(200 * MS, f, 1, &mut out);
     }
     let secs = 30.0;
     net.run((secs * SEC as f64) as Time);
-    let rates: Vec<f64> = net.delivered.iter().map(|&d| d as f64 * 8.0 / secs / 1e6).collect();
+    let rates: Vec<f64> = net
+        .delivered
+        .iter()
+        .map(|&d| d as f64 * 8.0 / secs / 1e6)
+        .collect();
     let total: f64 = rates.iter().sum();
     let mean_q = net.queue_area / (secs * SEC as f64);
     println!(
@@ -430,6 +481,12 @@ fn bbr_and_cubic_share_a_bottleneck() {
         net.eps[1][1].counters.data_retransmits
     );
     assert!(net.eps[0][1].bbr().is_some());
-    assert!(rates.iter().all(|&r| r > 0.5), "both flows get a share: {rates:?}");
-    assert!(total > 0.9 * 10.0 * 1448.0 / 1500.0, "link used: {total} Mb/s");
+    assert!(
+        rates.iter().all(|&r| r > 0.5),
+        "both flows get a share: {rates:?}"
+    );
+    assert!(
+        total > 0.9 * 10.0 * 1448.0 / 1500.0,
+        "link used: {total} Mb/s"
+    );
 }
