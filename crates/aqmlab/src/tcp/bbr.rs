@@ -897,7 +897,10 @@ mod tests {
     fn long_term_bandwidth_detects_a_policer() {
         // 1000 segments/s is 2^24/1000 = 16 777 in BW units.
         let (b, _) = policed(30, 100, 3);
-        assert!(b.lt_is_sampling && b.lt_bw == 0, "an interval needs 4 rounds");
+        assert!(
+            b.lt_is_sampling && b.lt_bw == 0,
+            "an interval needs 4 rounds"
+        );
         let (b, _) = policed(30, 100, 4);
         assert_eq!((b.lt_bw, b.lt_use_bw), (16_777, false), "first interval");
         let (b, _) = policed(30, 100, 8);
@@ -908,7 +911,11 @@ mod tests {
         // A second interval 50 % faster is not consistent: a new first interval.
         let (b, _) = policed(30, 150, 8);
         assert!(!b.lt_use_bw);
-        assert_eq!(b.lt_bw, 150 * BW_UNIT / 100_000, "the second interval's rate");
+        assert_eq!(
+            b.lt_bw,
+            150 * BW_UNIT / 100_000,
+            "the second interval's rate"
+        );
         // Loss below 50/256 (here 15 %) never ends an interval; 17 rounds reset sampling.
         let (b, _) = policed(15, 100, 12);
         assert_eq!(b.lt_bw, 0);
