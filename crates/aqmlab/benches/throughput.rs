@@ -78,6 +78,14 @@ fn main() {
     // `AQMLAB_BENCH_SECONDS`, when given, overrides its duration too (and shortens a warm-up
     // that would no longer end before it to half the run: the work per simulated second is
     // the same, warm-up only decides which records are kept).
+    // AQMLAB_BENCH_TCP: a TCP preset (`linux-bbr`, ...) for the built-in flows instead.
+    let sc = match std::env::var("AQMLAB_BENCH_TCP") {
+        Ok(name) => Scenario {
+            tcp: TcpConfig::preset(&name).expect("a TCP preset name"),
+            ..sc
+        },
+        Err(_) => sc,
+    };
     let sc = match std::env::var("AQMLAB_BENCH_SCENARIO") {
         Ok(path) => {
             let text = std::fs::read_to_string(&path).expect("readable scenario JSON");

@@ -23,6 +23,8 @@ pub enum StreamKind {
     DelayClock = 7,
     /// Hosts' send jitter (`net::jitter`).
     HostJitter = 8,
+    /// BBR's random choices (`tcp::bbr`), one stream per connection.
+    TcpBbr = 9,
     Test = 99,
 }
 

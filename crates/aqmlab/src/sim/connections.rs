@@ -84,7 +84,7 @@ impl Simulation {
         let base_rtt = delay_to_server + delay_to_client + extra;
         let id = self.next_conn_id;
         self.next_conn_id += 1;
-        let conn = Conn {
+        let mut conn = Conn {
             id,
             ep: [
                 self.ep_template.fresh_with_phase(phases[0]),
@@ -111,6 +111,12 @@ impl Simulation {
             delivered_measured: 0,
             losses: Default::default(),
         };
+        if self.sc.tcp.congestion_control == crate::tcp::config::CongestionControl::Bbr {
+            // BBR's random draws (the gain cycle's start phase): a stream per connection.
+            let mut r = Rng::substream(seed, StreamKind::TcpBbr, source as u64, identity);
+            conn.ep[0].set_cc_seed(r.next_u64());
+            conn.ep[1].set_cc_seed(r.next_u64());
+        }
         let slot = if let Some(s) = self.free_slots.pop() {
             let gen = self.tags[s as usize].gen.wrapping_add(1);
             self.conns[s as usize] = conn;

@@ -416,6 +416,12 @@ impl Simulation {
     }
 
     /// Number of links (ids `0..link_count()`; `net::topology` gives their numbering).
+    /// The endpoints (client, server) of every connection slot, in slot order (for
+    /// inspecting a sender's state in tests).
+    pub fn endpoints(&self) -> impl Iterator<Item = &[Endpoint; 2]> {
+        self.conns.iter().map(|c| &c.ep)
+    }
+
     pub fn link_count(&self) -> usize {
         self.links.len()
     }

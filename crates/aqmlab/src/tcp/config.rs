@@ -194,6 +194,11 @@ pub enum CongestionControl {
     /// with ECE; an ECE reduction cuts cwnd·α/2, a loss halves. The receiver's ECE follows the
     /// CE state of the data it acknowledges. Needs `ecn` (without it, Linux Reno).
     Dctcp,
+    /// BBR v1 as Linux 6.x has it (`tcp_bbr.c`, `tcp/bbr.rs`): a model of the path's
+    /// bottleneck bandwidth (windowed max of delivery-rate samples, `tcp/rate.rs`) and min
+    /// RTT sets the pacing rate and cwnd; STARTUP, DRAIN, PROBE_BW gain cycling, PROBE_RTT,
+    /// policer detection. Always paced (Linux's internal pacing), whatever `pacing` says.
+    Bbr,
 }
 
 fn default_true() -> bool {
@@ -332,6 +337,13 @@ pub struct TcpConfig {
     /// `congestion_control = "reno"`.
     #[serde(default)]
     pub rack_tlp: bool,
+    /// TCP-internal pacing as Linux does it without `sch_fq` (`tcp_pacing_check`,
+    /// `tcp_update_skb_after_send`): data segments, retransmissions included, leave at most
+    /// at the pacing rate, 200 % of cwnd/SRTT in slow start and 120 % otherwise
+    /// (`tcp_update_pacing_rate`); the first 10 data segments are not paced. Linux
+    /// congestion controls only; BBR always paces, at its own rate.
+    #[serde(default)]
+    pub pacing: bool,
 }
 
 impl TcpConfig {
@@ -380,6 +392,7 @@ impl TcpConfig {
             hystart_plus_plus: false,
             prr: false,
             rack_tlp: false,
+            pacing: false,
         }
     }
 
@@ -430,6 +443,7 @@ impl TcpConfig {
             hystart_plus_plus: false,
             prr: false,
             rack_tlp: false,
+            pacing: false,
         }
     }
 
@@ -502,6 +516,7 @@ impl TcpConfig {
             hystart_plus_plus: false,
             prr: false,
             rack_tlp: false,
+            pacing: false,
         }
     }
 
@@ -570,6 +585,7 @@ impl TcpConfig {
             hystart_plus_plus: false,
             prr: true,
             rack_tlp: true,
+            pacing: false,
         }
     }
 
@@ -592,6 +608,17 @@ impl TcpConfig {
         }
     }
 
+    /// Linux 6.x with BBR v1 (preset `linux-bbr`, `net.ipv4.tcp_congestion_control = bbr`
+    /// without `sch_fq`: TCP's internal pacing, `tcp_needs_internal_pacing`); otherwise
+    /// `linux_reno`.
+    pub fn linux_bbr() -> Self {
+        TcpConfig {
+            congestion_control: CongestionControl::Bbr,
+            pacing: true,
+            ..Self::linux_reno()
+        }
+    }
+
     /// A preset by name, as written in scenarios (`[tcp] preset = "..."`). `ns2-fulltcp`, the
     /// former name of `ns2-weigle2005`, is still accepted (`DEPRECATED_PRESETS`).
     pub fn preset(name: &str) -> Option<Self> {
@@ -601,8 +628,10 @@ impl TcpConfig {
             "ns2-weigle2005" | "ns2-fulltcp" => Some(Self::ns2_fulltcp()),
             "ns2.35-fulltcp" => Some(Self::ns2_35_fulltcp()),
             "linux-reno" => Some(Self::linux_reno()),
-            "linux-cubic" => Some(Self::linux_cubic()),
+            // `linux`: Linux's default congestion control, CUBIC.
+            "linux-cubic" | "linux" => Some(Self::linux_cubic()),
             "linux-dctcp" => Some(Self::linux_dctcp()),
+            "linux-bbr" => Some(Self::linux_bbr()),
             _ => None,
         }
     }
@@ -615,11 +644,19 @@ impl TcpConfig {
         "linux-reno",
         "linux-cubic",
         "linux-dctcp",
+        "linux-bbr",
+        "linux",
     ];
 
     /// Old preset names still accepted, and the names they stand for.
     pub const DEPRECATED_PRESETS: &'static [(&'static str, &'static str)] =
         &[("ns2-fulltcp", "ns2-weigle2005")];
+
+    /// Data segments are paced: `pacing`, or BBR (which always paces).
+    #[inline]
+    pub fn paced(&self) -> bool {
+        self.pacing || self.congestion_control == CongestionControl::Bbr
+    }
 
     pub fn tick(&self) -> Time {
         crate::units::round_ns(self.tick_ms * MS as f64)
@@ -729,6 +766,13 @@ impl TcpConfig {
                 "sack_max_blocks",
                 &self.sack_max_blocks,
                 "an integer in 1..=4 (RFC 2018 §3, no timestamps)",
+            );
+        }
+        if self.pacing && self.congestion_control == CongestionControl::Reno {
+            return err(
+                "pacing",
+                &self.pacing,
+                "false with congestion_control = \"reno\" (pacing is Linux's)",
             );
         }
         if self.connect_timeout_s.is_nan() || self.connect_timeout_s <= 0.0 {

@@ -26,9 +26,12 @@
 
 use std::collections::VecDeque;
 
+use super::bbr::Bbr;
 use super::config::{CongestionControl, TcpConfig};
 use super::cubic::{AckContext, Cubic};
 use super::hystart_pp::HystartPP;
+use super::pacing::Pacer;
+use super::rate::{mstamp, RateEstimator, TxState};
 use crate::units::{Time, SEC};
 
 /// Linux `tcp_slow_start`: cwnd grows by the segments ACKed, up to ssthresh; returns the
@@ -151,6 +154,18 @@ pub struct LinuxCong {
     /// HyStart++ (`hystart_plus_plus`), which then replaces CUBIC's HyStart.
     hspp_on: bool,
     pub hspp: Option<HystartPP>,
+    /// The pacer (`pacing`, or BBR).
+    pub pacer: Option<Pacer>,
+    /// Delivery-rate estimation (BBR only), and the delivery state of each segment of
+    /// `sent`, index for index.
+    pub rate: Option<Box<RateEstimator>>,
+    rate_tx: VecDeque<TxState>,
+    /// BBR's state, from the connection's establishment.
+    pub bbr: Option<Box<Bbr>>,
+    /// snd_max at the last timeout, while its loss episode lasts (BBR's `TCP_CA_Loss`).
+    pub bbr_loss_high: Option<u64>,
+    /// Seed of the algorithm's random stream (BBR), set per connection.
+    pub cc_seed: u64,
 }
 
 /// DCTCP's sender state as Linux `tcp_dctcp.c` keeps it: α in 1/1024 units, and the
@@ -254,6 +269,59 @@ impl LinuxCong {
             dctcp: None,
             hspp_on: cfg.hystart_plus_plus,
             hspp: None,
+            pacer: (cfg.pacing || cfg.congestion_control == CongestionControl::Bbr)
+                .then(Pacer::default),
+            rate: (cfg.congestion_control == CongestionControl::Bbr)
+                .then(|| Box::new(RateEstimator::default())),
+            rate_tx: VecDeque::new(),
+            bbr: None,
+            bbr_loss_high: None,
+            cc_seed: 0,
+        }
+    }
+
+    /// Jiffies per second.
+    #[inline]
+    pub fn hz(&self) -> u64 {
+        self.hz
+    }
+
+    /// A retransmission timeout under BBR (`tcp_enter_loss` → `bbr_set_state(TCP_CA_Loss)`),
+    /// after `ssthresh` saved cwnd: the loss episode lasts until snd_una reaches `snd_max`.
+    pub fn bbr_on_rto(&mut self, now: Time, snd_max: u64) {
+        self.bbr_loss_high = Some(snd_max);
+        if let (Some(b), Some(r)) = (self.bbr.as_deref_mut(), self.rate.as_deref()) {
+            b.on_loss_state(r, mstamp(now));
+        }
+    }
+
+    /// Stamps a data segment with the delivery state (`tcp_rate_skb_sent`), BBR only: a new
+    /// one is appended in step with `sent`, a retransmission restamps the segments it covers.
+    /// `nothing_out`: no data was outstanding before it.
+    pub fn rate_on_sent(
+        &mut self,
+        now: Time,
+        seq: u64,
+        len: u64,
+        retransmit: bool,
+        nothing_out: bool,
+    ) {
+        let Some(r) = self.rate.as_deref_mut() else {
+            return;
+        };
+        let now_us = mstamp(now);
+        let end = seq + len;
+        if !retransmit {
+            let tx = r.on_sent(now_us, end, nothing_out, false);
+            self.rate_tx.push_back(tx);
+        } else {
+            let first = self.sent.partition_point(|s| s.end <= seq);
+            for i in first..self.sent.len() {
+                if self.sent[i].start >= end {
+                    break;
+                }
+                self.rate_tx[i] = r.on_sent(now_us, self.sent[i].end, false, true);
+            }
         }
     }
 
@@ -316,8 +384,19 @@ impl LinuxCong {
 
     /// An ACK with cumulative acknowledgment `ack` (snd_una after it) and SACK `blocks`:
     /// returns the segments newly delivered (Linux `acked_sacked`) and the algorithm's RTT
-    /// sample (module comment).
+    /// sample (module comment). With delivery-rate sampling (BBR) each segment newly
+    /// delivered also goes through `tcp_rate_skb_delivered`, and the sample — the rate
+    /// sample's `rtt_us`, which feeds `tcp_min_rtt` — has no timestamp fallback: the model
+    /// echoes the send time of the newest segment ACKed, which after a spurious
+    /// retransmission (go-back-N after a timeout) is that retransmission's and would give
+    /// samples of a millisecond that corrupt BBR's min RTT (Linux's TSecr echoes the segment
+    /// that made the receiver ACK); such an ACK gives BBR no sample (Karn). The sample is
+    /// completed by `RateEstimator::gen`.
     pub fn on_ack(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
+        let mut rate = self.rate.as_deref_mut();
+        if let Some(r) = rate.as_mut() {
+            r.start_ack();
+        }
         let mut delivered = 0u32;
         let mut sack_sent: Option<Time> = None;
         // The oldest clean segment newly SACKed and newly ACKed (`first_sackt`,
@@ -338,7 +417,8 @@ impl LinuxCong {
                 continue;
             }
             let first = self.sent.partition_point(|s| s.end <= start);
-            for s in self.sent.range_mut(first..) {
+            for i in first..self.sent.len() {
+                let s = &mut self.sent[i];
                 if s.end > end {
                     break;
                 }
@@ -352,6 +432,9 @@ impl LinuxCong {
                     if !s.rexmit {
                         sack_sent = sack_sent.max(Some(s.at));
                         sack_first = Some(sack_first.map_or(s.at, |t| t.min(s.at)));
+                    }
+                    if let Some(r) = rate.as_mut() {
+                        r.on_delivered(&mut self.rate_tx[i], true);
                     }
                 }
             }
@@ -376,6 +459,10 @@ impl LinuxCong {
             }
             self.counts.sub(s);
             self.sent.pop_front();
+            if let Some(r) = rate.as_mut() {
+                let mut tx = self.rate_tx.pop_front().expect("in step with sent");
+                r.on_delivered(&mut tx, false);
+            }
         }
         // The echoed timestamp: millisecond clock, at least 1 ms.
         let ts_rtt = || {
@@ -387,12 +474,10 @@ impl LinuxCong {
         self.newest_delivered = newest;
         self.high_sacked = high_sacked;
         self.reordered = reordered;
-        let rtt = if let Some(t) = sack_sent {
+        let clean = if let Some(t) = sack_sent {
             Some(now - t)
         } else if let (Some(t), false) = (newest_clean, rexmit) {
             Some(now - t)
-        } else if popped > 0 {
-            Some(ts_rtt())
         } else {
             None
         };
@@ -404,6 +489,15 @@ impl LinuxCong {
             _ if popped > 0 => Some(ts_rtt()),
             _ => None,
         };
+        if let Some(r) = rate {
+            if let Some(t) = clean {
+                let us = (t / 1000).max(1);
+                r.rs.rtt_us = us as i64;
+                r.update_rtt_min(mstamp(now), us);
+            }
+            return (delivered, clean);
+        }
+        let rtt = clean.or_else(|| (popped > 0).then(ts_rtt));
         (delivered, rtt)
     }
 
@@ -557,6 +651,9 @@ impl LinuxCong {
         self.loss_una = None;
         if let Some(h) = self.hspp.as_mut() {
             h.stop();
+        }
+        if let Some(b) = self.bbr.as_deref_mut() {
+            return b.on_reduction(cwnd);
         }
         if self.cubic_on {
             self.cubic.recalc_ssthresh(cwnd)

@@ -23,6 +23,10 @@ use super::sack::{NextSeg, Scoreboard};
 use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS};
 use crate::units::Time;
 
+// Pacing and BBR's hooks (`tcp/endpoint_paced.rs`).
+#[path = "endpoint_paced.rs"]
+mod paced;
+
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
 const MAX_CWND: u64 = 1_073_725_440;
 /// ns-2 `Agent/TCP/FullTcp/Newreno set recov_maxburst_ 2` (tcl/lib/ns-default.tcl).
@@ -174,6 +178,8 @@ pub struct Endpoint {
     rack: Option<Box<Rack>>,
     /// Segments the current ACK delivered (Linux `acked_sacked`), for PRR.
     ack_delivered: u32,
+    /// The pacer holds data until this time (`tcp/pacing.rs`); output resumes then.
+    pace_at: Option<Time>,
 }
 
 /// The delayed-ACK engine's constants for this configuration, in jiffies (`tick_ms`):
@@ -235,6 +241,7 @@ impl Endpoint {
             rack: (cfg.rack_tlp && cfg.congestion_control != CongestionControl::Reno)
                 .then(|| Box::new(Rack::default())),
             ack_delivered: 0,
+            pace_at: None,
         }
     }
 
@@ -311,7 +318,11 @@ impl Endpoint {
 
     /// Earliest pending timer.
     pub fn next_deadline(&self) -> Option<Time> {
-        let t = match (self.rexmt_at, self.delack_at) {
+        let d = match (self.rexmt_at, self.delack_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let t = match (d, self.pace_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -351,6 +362,9 @@ impl Endpoint {
     /// the socket buffer, limits transmission).
     pub fn write(&mut self, now: Time, cfg: &TcpConfig, bytes: u64, out: &mut Outbox) {
         debug_assert!(!self.fin_queued, "write after close");
+        if cfg.congestion_control == CongestionControl::Bbr {
+            self.rate_check_app_limited(cfg);
+        }
         self.app_end = self.app_end.saturating_add(bytes);
         self.output(now, cfg, out);
     }
@@ -461,7 +475,11 @@ impl Endpoint {
             }
         }
         if pkt.has(flags::ACK) {
+            let before = cfg.paced().then(|| self.paced_ack_state(cfg));
             self.process_ack(now, cfg, pkt, out);
+            if let Some(b) = before {
+                self.paced_after_ack(now, cfg, pkt, b);
+            }
             if handshake_ack {
                 // Linux processes the handshake's ACK before the algorithm starts
                 // (`tcp_rcv_state_process`: `tcp_ack`, then `tcp_init_transfer`): DCTCP's
@@ -506,6 +524,9 @@ impl Endpoint {
             lx.on_established(now, self.snd_nxt, dctcp);
             if self.counters.syn_retransmits > 1 {
                 self.cwnd = cfg.mss as u64;
+            }
+            if cfg.paced() {
+                self.paced_on_established(now, cfg);
             }
         }
     }
@@ -1054,6 +1075,9 @@ impl Endpoint {
     /// CWR state after an ECE reduction, until the data then outstanding is acknowledged.
     #[inline(never)]
     fn linux_cong_avoid(&mut self, now: Time, cfg: &TcpConfig, acked: u32) {
+        if cfg.congestion_control == CongestionControl::Bbr {
+            return; // BBR sets cwnd itself (`cong_control`), after every ACK
+        }
         if acked == 0 || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
             return;
         }
@@ -1094,6 +1118,9 @@ impl Endpoint {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
         }
         lx.on_rto(now, snd_una, snd_max);
+        if cfg.congestion_control == CongestionControl::Bbr {
+            lx.bbr_on_rto(now, snd_max);
+        }
         self.ecn_reduced = false;
         self.cwnd = mss;
         self.ecn.on_reduction(self.snd_max, false);
@@ -1115,7 +1142,7 @@ impl Endpoint {
 
     /// A data segment of `len` bytes at `seq` is about to go out (Linux senders only).
     #[inline(never)]
-    fn linux_on_send(&mut self, now: Time, seq: u64, len: u64, retransmit: bool) {
+    fn linux_on_send(&mut self, now: Time, cfg: &TcpConfig, seq: u64, len: u64, retransmit: bool) {
         // Nothing in flight before it (Linux `tcp_packets_in_flight() == 0`): outside
         // recovery, nothing between snd_una and the next byte to send.
         let idle = self.snd_nxt == self.snd_una && !self.in_recovery;
@@ -1124,6 +1151,9 @@ impl Endpoint {
         }
         if let Some(p) = self.prr.as_deref_mut() {
             p.on_sent(1);
+        }
+        if cfg.paced() {
+            self.paced_on_send(now, cfg, seq, len, retransmit, idle);
         }
     }
 
@@ -1271,6 +1301,15 @@ impl Endpoint {
     // ----- timers (tcp_timer) -----
 
     pub fn on_timer(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        if let Some(t) = self.pace_at {
+            if t <= now {
+                // `tcp_pace_kick`: the pacer releases the next segment.
+                self.pace_at = None;
+                if self.state != State::Closed {
+                    self.output(now, cfg, out);
+                }
+            }
+        }
         if let Some(t) = self.delack_at {
             if t <= now {
                 self.delack_at = None;
@@ -1473,9 +1512,12 @@ impl Endpoint {
                 return None;
             }
         }
+        if len > 0 && cfg.paced() && self.pacing_hold(now, cfg, retransmit, out) {
+            return None;
+        }
         let seq = self.snd_nxt;
         if cfg.congestion_control != CongestionControl::Reno && len > 0 {
-            self.linux_on_send(now, seq, len, retransmit);
+            self.linux_on_send(now, cfg, seq, len, retransmit);
         }
         if let (Some(a), true) = (self.lack.as_deref_mut(), len > 0) {
             a.on_data_sent(now / cfg.tick().max(1));

@@ -1,5 +1,6 @@
 //! TCP: a BSD / ns-2 Full-TCP style implementation.
 
+pub mod bbr;
 pub mod config;
 pub mod cong;
 pub mod cubic;
@@ -7,9 +8,11 @@ pub mod delack;
 pub mod ecn;
 pub mod endpoint;
 pub mod hystart_pp;
+pub mod pacing;
 pub mod prr;
 pub mod rack;
 pub mod ranges;
+pub mod rate;
 pub mod reassembly;
 pub mod rtt;
 pub mod sack;

@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod aqm_network;
+mod bbr;
 mod common;
 mod cubic;
 mod dctcp;

@@ -101,6 +101,7 @@ _TCP_NEUTRAL = {
     "hystart_plus_plus": False,
     "prr": False,
     "rack_tlp": False,
+    "pacing": False,
 }
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 

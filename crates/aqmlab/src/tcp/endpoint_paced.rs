@@ -1,0 +1,271 @@
+//! The endpoint's hooks for pacing (`tcp/pacing.rs`), delivery-rate estimation
+//! (`tcp/rate.rs`) and BBR (`tcp/bbr.rs`): called from `endpoint.rs` only when the
+//! configuration paces (`TcpConfig::paced`), so the other senders' paths are unchanged.
+
+use super::super::bbr::{Bbr, BbrCtx, CaState, TCP_INFINITE_SSTHRESH};
+use super::super::config::{CongestionControl, SackVariant, TcpConfig};
+use super::super::pacing::pacing_rate_linux;
+use super::super::rate::mstamp;
+use super::{segments, Endpoint, Outbox, MAX_CWND};
+use crate::packet::Packet;
+use crate::units::Time;
+
+/// The sender's state before an ACK is processed.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AckBefore {
+    snd_una: u64,
+    snd_max: u64,
+    cwnd: u64,
+    in_flight: u32,
+    delivered: u64,
+}
+
+impl Endpoint {
+    /// Seeds the congestion control's random stream (BBR's gain-cycle start phase); the
+    /// simulator gives each connection its own (`rng::StreamKind::TcpBbr`).
+    pub fn set_cc_seed(&mut self, seed: u64) {
+        if let Some(lx) = self.linux.as_deref_mut() {
+            lx.cc_seed = seed;
+        }
+    }
+
+    /// BBR's state, once the connection is established.
+    pub fn bbr(&self) -> Option<&Bbr> {
+        self.linux.as_deref().and_then(|l| l.bbr.as_deref())
+    }
+
+    /// The pacing rate in bytes per second (`u64::MAX`: not set), if the sender paces.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.linux
+            .as_deref()
+            .and_then(|l| l.pacer.as_ref())
+            .map(|p| p.rate)
+    }
+
+    /// Linux `tcp_packets_in_flight` in segments: RFC 6675's pipe during SACK recovery,
+    /// else what was sent from snd_una less what was SACKed.
+    pub(super) fn linux_in_flight(&self, cfg: &TcpConfig) -> u32 {
+        let mss = cfg.mss as u64;
+        if self.sack_recovery(cfg) && cfg.sack_variant == SackVariant::Rfc6675 {
+            let pipe = self
+                .board
+                .set_pipe(self.snd_una, self.snd_max, cfg.dupack_threshold, mss);
+            return pipe.div_ceil(mss) as u32;
+        }
+        let out = (self.snd_nxt - self.snd_una).div_ceil(mss);
+        out.saturating_sub(self.board.sacked_bytes() / mss) as u32
+    }
+
+    /// `tcp_pacing_check` before a data segment: true if the pacer holds it (output then
+    /// resumes at the pacing deadline). A pure ACK that is due goes out all the same.
+    /// Retransmissions are paced (`tcp_xmit_retransmit_queue` checks the pacer), except
+    /// those of NewReno and Reno recovery, which are sent once from a moved snd_nxt and
+    /// would otherwise be lost until the retransmit timer.
+    #[inline(never)]
+    pub(super) fn pacing_hold(
+        &mut self,
+        now: Time,
+        cfg: &TcpConfig,
+        retransmit: bool,
+        out: &mut Outbox,
+    ) -> bool {
+        if retransmit && self.in_recovery && !self.sack_recovery(cfg) {
+            return false;
+        }
+        let Some(t) = self
+            .linux
+            .as_deref()
+            .and_then(|l| l.pacer.as_ref())
+            .and_then(|p| p.hold_until(now))
+        else {
+            return false;
+        };
+        self.pace_at = Some(t);
+        if self.ack_now {
+            self.emit_ack(cfg, out);
+        }
+        true
+    }
+
+    /// A data segment leaves (after `LinuxCong::on_data_sent`): the pacer's next departure
+    /// time; for BBR the segment's delivery state, the losses it stands for and
+    /// `CA_EVENT_TX_START` (`idle`: nothing was in flight).
+    #[inline(never)]
+    pub(super) fn paced_on_send(
+        &mut self,
+        now: Time,
+        cfg: &TcpConfig,
+        seq: u64,
+        len: u64,
+        retransmit: bool,
+        idle: bool,
+    ) {
+        let nothing_out = !retransmit && self.snd_max == self.snd_una;
+        let (snd_una, mss) = (self.snd_una, cfg.mss as u64);
+        let cwnd = segments(self.cwnd, mss);
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        if let Some(p) = lx.pacer.as_mut() {
+            p.on_data_sent(now, len);
+        }
+        if lx.rate.is_none() {
+            return;
+        }
+        lx.rate_on_sent(now, seq, len, retransmit, nothing_out);
+        let in_loss = lx.bbr_loss_high.is_some_and(|h| snd_una < h);
+        let jiffies = lx.jiffies(now);
+        let r = lx.rate.as_deref_mut().expect("rate");
+        if retransmit {
+            r.lost += 1;
+            if !in_loss {
+                r.pending_losses += 1;
+            }
+        }
+        if idle {
+            let (app_limited, dm) = (r.app_limited != 0, r.delivered_mstamp);
+            if let Some(b) = lx.bbr.as_deref_mut() {
+                if let Some(w) = b.on_tx_start(app_limited, mstamp(now), jiffies, dm, cwnd) {
+                    self.cwnd = w as u64 * mss;
+                }
+                if let Some(p) = lx.pacer.as_mut() {
+                    p.rate = b.pacing_rate;
+                }
+            }
+        }
+    }
+
+    /// `tcp_rate_check_app_limited` when the application writes (BBR).
+    pub(super) fn rate_check_app_limited(&mut self, cfg: &TcpConfig) {
+        let mss = cfg.mss as u64;
+        let unsent = self.app_end.saturating_sub(self.snd_nxt);
+        let in_flight = self.linux_in_flight(cfg);
+        let cwnd = segments(self.cwnd, mss);
+        let lost_pending = self.in_recovery;
+        if let Some(r) = self
+            .linux
+            .as_deref_mut()
+            .and_then(|l| l.rate.as_deref_mut())
+        {
+            r.check_app_limited(unsent, mss, in_flight, cwnd, lost_pending);
+        }
+    }
+
+    /// The connection is established: BBR starts (`bbr_init`: its min RTT from the
+    /// handshake's sample, its pacing rate from the initial window and SRTT), or the pacing
+    /// rate is set from cwnd and SRTT (`tcp_rcv_state_process` calls
+    /// `tcp_update_pacing_rate`).
+    pub(super) fn paced_on_established(&mut self, now: Time, cfg: &TcpConfig) {
+        let mss = cfg.mss as u64;
+        let srtt8 = (self.rto.srtt_s() * 8e6) as u64;
+        let cwnd = segments(self.cwnd, mss);
+        let ssthresh = segments(self.ssthresh, mss);
+        let min_rtt_sample = self.min_rtt_sample;
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        if cfg.congestion_control == CongestionControl::Bbr {
+            let jiffies = lx.jiffies(now);
+            let seed = lx.cc_seed;
+            let r = lx.rate.as_deref_mut().expect("rate");
+            if min_rtt_sample > 0 {
+                r.update_rtt_min(mstamp(now), (min_rtt_sample / 1000).max(1));
+            }
+            let b = Bbr::new(mss, cwnd, r.min_rtt_us(), srtt8, mstamp(now), jiffies, seed);
+            if let Some(p) = lx.pacer.as_mut() {
+                p.rate = b.pacing_rate;
+            }
+            lx.bbr = Some(Box::new(b));
+            self.ssthresh = TCP_INFINITE_SSTHRESH as u64 * mss;
+        } else if let Some(p) = lx.pacer.as_mut() {
+            p.rate = pacing_rate_linux(mss, cwnd, ssthresh, 0, srtt8);
+        }
+    }
+
+    /// The sender's state before an ACK (for `paced_after_ack`).
+    pub(super) fn paced_ack_state(&self, cfg: &TcpConfig) -> AckBefore {
+        let rate = self.linux.as_deref().and_then(|l| l.rate.as_deref());
+        AckBefore {
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+            cwnd: self.cwnd,
+            in_flight: rate.map_or(0, |_| self.linux_in_flight(cfg)),
+            delivered: rate.map_or(0, |r| r.delivered),
+        }
+    }
+
+    /// After an ACK, as Linux's `tcp_ack` ends (`tcp_rate_gen`, `tcp_cong_control`): BBR's
+    /// `bbr_main` sets cwnd (from the cwnd before the ACK: loss recovery's own changes do
+    /// not apply to BBR, which bypasses PRR), ssthresh and the pacing rate; the other
+    /// algorithms' pacing rate follows cwnd (`tcp_update_pacing_rate`). Not for ACKs older
+    /// than snd_una or with nothing outstanding (Linux's `old_ack`, `no_queue`).
+    #[inline(never)]
+    pub(super) fn paced_after_ack(
+        &mut self,
+        now: Time,
+        cfg: &TcpConfig,
+        pkt: &Packet,
+        b: AckBefore,
+    ) {
+        if pkt.ack < b.snd_una || pkt.ack > b.snd_max || b.snd_max == b.snd_una {
+            return;
+        }
+        let mss = cfg.mss as u64;
+        let srtt8 = (self.rto.srtt_s() * 8e6) as u64;
+        if cfg.congestion_control != CongestionControl::Bbr {
+            let cwnd = segments(self.cwnd, mss);
+            let ssthresh = segments(self.ssthresh, mss);
+            let packets_out = (self.snd_max - self.snd_una).div_ceil(mss) as u32;
+            if let Some(p) = self.linux.as_deref_mut().and_then(|l| l.pacer.as_mut()) {
+                p.rate = pacing_rate_linux(mss, cwnd, ssthresh, packets_out, srtt8);
+            }
+            return;
+        }
+        let in_flight = self.linux_in_flight(cfg);
+        let snd_una = self.snd_una;
+        let in_recovery = self.in_recovery;
+        let acked_bytes = pkt.ack - b.snd_una;
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        if lx.bbr.is_none() {
+            return;
+        }
+        let state = match lx.bbr_loss_high {
+            Some(h) if snd_una < h => CaState::Loss,
+            _ => {
+                lx.bbr_loss_high = None;
+                if in_recovery {
+                    CaState::Recovery
+                } else {
+                    CaState::Open
+                }
+            },
+        };
+        let ctx = BbrCtx {
+            now_us: mstamp(now),
+            jiffies: lx.jiffies(now),
+            hz: lx.hz(),
+            now_ns: now,
+            wstamp_ns: lx.pacer.as_ref().map_or(0, |p| p.wstamp),
+            cwnd: segments(b.cwnd, mss),
+            clamp: (MAX_CWND / mss) as u32,
+            in_flight,
+            state,
+        };
+        let r = lx.rate.as_deref_mut().expect("rate");
+        let acked = (r.delivered - b.delivered) as u32;
+        let losses = std::mem::take(&mut r.pending_losses);
+        r.gen(ctx.now_us, acked, losses);
+        r.rs.prior_in_flight = b.in_flight;
+        // `FLAG_ACK_MAYBE_DELAYED`: one segment, cumulatively, less than an MSS.
+        r.rs.is_ack_delayed = acked == 1 && pkt.sack_n == 0 && acked_bytes > 0 && acked_bytes < mss;
+        let bbr = lx.bbr.as_deref_mut().expect("bbr");
+        let cwnd = bbr.on_ack(&ctx, r, srtt8);
+        self.cwnd = cwnd as u64 * mss;
+        self.ssthresh = bbr.ssthresh as u64 * mss;
+        if let Some(p) = lx.pacer.as_mut() {
+            p.rate = bbr.pacing_rate;
+        }
+    }
+}
