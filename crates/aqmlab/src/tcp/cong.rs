@@ -148,6 +148,8 @@ pub struct LinuxCong {
     pub(crate) max_rexmit_end: u64,
     /// The last ACK's sample for the RTO estimator (`on_ack`), if it gave one.
     pub rto_rtt: Option<Time>,
+    /// The last send time stamped on a segment (`on_data_sent`).
+    last_at: Time,
     pub cubic: Cubic,
     /// DCTCP's state (`congestion_control = "dctcp"`).
     pub dctcp: Option<Dctcp>,
@@ -260,6 +262,7 @@ impl LinuxCong {
             loss_una: None,
             sent: VecDeque::new(),
             rto_rtt: None,
+            last_at: 0,
             newest_delivered: None,
             high_sacked: 0,
             reordered: false,
@@ -355,6 +358,14 @@ impl LinuxCong {
             self.cubic.on_tx_start(now_j, self.lsndtime);
         }
         self.lsndtime = now_j;
+        // Send times strictly increase in transmission order: segments sent in one event get
+        // stamps a nanosecond apart, so that "sent after" (RACK, RFC 8985 §6.2) follows the
+        // order of transmission. Ties broken by sequence number (the RFC's rule for a
+        // clock too coarse to separate a burst) would make a retransmission sent right after
+        // new data in the same instant look older than it, and RACK would mark it lost one
+        // RTT later although it arrives.
+        let now = now.max(self.last_at + 1);
+        self.last_at = now;
         let end = seq + len;
         if !retransmit {
             self.sent.push_back(Sent {
@@ -756,6 +767,20 @@ pub fn hystart_ack_delay_us(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Segments sent in one event are stamped in transmission order: new data at t, then a
+    /// retransmission of an older segment at the same t is the later one (RACK's "sent
+    /// after"), a nanosecond apart.
+    #[test]
+    fn send_stamps_follow_transmission_order() {
+        let mut lx = LinuxCong::new(&TcpConfig::linux_cubic());
+        let t = 5 * SEC;
+        lx.on_data_sent(t - 1000, 1, 1448, false, true);
+        lx.on_data_sent(t, 1449, 1448, false, false);
+        lx.on_data_sent(t, 1, 1448, true, false);
+        assert_eq!((lx.sent[0].at, lx.sent[1].at), (t + 1, t));
+        assert!(lx.sent[0].rexmit && !lx.sent[1].rexmit);
+    }
 
     #[test]
     fn slow_start_spills_over_into_congestion_avoidance() {

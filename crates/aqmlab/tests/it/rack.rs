@@ -84,7 +84,8 @@ fn rack_detects_a_loss_by_time_after_the_reordering_window() {
     cl.on_segment(200 * MS, &cfg, &ack(1, &[seg(1)]), &mut out);
     assert!(data_of(&out).is_empty(), "nothing lost yet");
     let r = cl.rack_state().unwrap();
-    assert_eq!((r.rtt, r.min_rtt), (100 * MS, 100 * MS));
+    // Segment 1 left a nanosecond after segment 0 (stamps follow the transmission order).
+    assert_eq!((r.rtt, r.min_rtt), (100 * MS - 1, 100 * MS - 1));
     assert_eq!(r.reo_at, Some(240 * MS));
     assert_eq!(cl.next_deadline(), Some(240 * MS));
     cl.on_timer(239 * MS, &cfg, &mut out);
@@ -150,7 +151,7 @@ fn rack_rides_out_reordering_within_the_window() {
     // Segment 2 (sent at 100 ms with the others, before 5) is lost at 100 + 111 + 25 ms: 25 ms
     // from now (jiffy 52), 7 jiffies + 2, fired by the wheel at jiffy 62.
     let r = cl.rack_state().unwrap();
-    assert_eq!(r.rtt, 111 * MS);
+    assert_eq!(r.rtt, 111 * MS - 5, "segment 5, stamped 5 ns after segment 0");
     assert_eq!(r.reo_at, Some(248 * MS));
 }
 
