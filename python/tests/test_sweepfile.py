@@ -389,7 +389,7 @@ def test_example_sweeps_plan_without_failures(example: Path):
 def test_tcp_example_compares_the_linux_stacks_under_three_queues():
     plan = sweepfile.check(sweepfile.read(SWEEP_DIR / "tcp_cc.toml")).runs
     cells = {(r.labels["tcp"], r.labels["queue"], r.labels["load"]) for r in plan}
-    assert {c[0] for c in cells} == {"Reno", "CUBIC"}
+    assert {c[0] for c in cells} == {"Reno", "CUBIC", "BBR"}
     assert {c[1] for c in cells} == {"DropTail", "CoDel", "FQ-CoDel"}
     presets = {r.scenario["tcp"]["congestion_control"] for r in plan if r.scenario}
-    assert presets == {"linux_reno", "cubic"}
+    assert presets == {"linux_reno", "cubic", "bbr"}
