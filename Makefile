@@ -120,11 +120,17 @@ validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs
 
 # Real Linux TCP in network namespaces against the same scenarios in aqmlab (root needed; it
 # says so and exits 0 otherwise): validation/linux/README.md.
-linux-bed: bootstrap ## Linux testbed (root): reno, cubic; 1 and 4 flows at 40 ms, against aqmlab
-	$(BIN)/python -m validation.linux --flows 1,4 --cc reno,cubic --rtt 40 --seconds 60
+# The whole matrix (about 45 minutes): reno, cubic, bbr; 1/4/16/64 flows at 40 ms and 4/16/64
+# over 20-80 ms; then one comparison of everything recorded (summary.md, comparison.md).
+linux-bed: bootstrap ## Linux testbed (root): reno/cubic/bbr, 1-64 flows, 40 ms and 20-80 ms, against aqmlab
+	@if [ "$$(id -u)" != 0 ]; then $(BIN)/python -m validation.linux; exit 0; fi; \
+	out=validation/linux/results/$$(date +%Y%m%d-%H%M%S); \
+	$(BIN)/python -m validation.linux --flows 1,4,16,64 --cc reno,cubic,bbr --rtt 40 --seconds 60 --out $$out; \
+	$(BIN)/python -m validation.linux --flows 4,16,64 --cc reno,cubic,bbr --rtt 20-80 --seconds 60 --out $$out; \
+	$(BIN)/python -m validation.linux --from $$out
 
-linux-bed-noise: bootstrap ## the Linux testbed's own noise: 3 runs of reno, 4 flows
-	$(BIN)/python -m validation.linux --flows 4 --cc reno --rtt 40 --seconds 60 --repeat 3
+linux-bed-noise: bootstrap ## the Linux testbed's own noise: 3 runs each of reno and bbr, 4 flows
+	$(BIN)/python -m validation.linux --flows 4 --cc reno,bbr --rtt 40 --seconds 60 --repeat 3
 
 # The installable wheel: abi3 (one wheel for every CPython >= 3.11 on this platform), release
 # profile, into dist/ (the previous one removed). Installing it needs no Rust toolchain.

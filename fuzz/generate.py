@@ -38,9 +38,11 @@ PRESETS = [
     "linux-reno",
     "linux-cubic",
     "linux-dctcp",
+    "linux-bbr",
+    "linux",
 ]
 # Congestion controls drawn beside any preset (the historic stacks' own Reno and Linux's).
-CONGESTION = ["reno", "linux_reno", "cubic", "dctcp"]
+CONGESTION = ["reno", "linux_reno", "cubic", "dctcp", "bbr"]
 
 
 def pick(r: random.Random, values: tuple[list, list]) -> Any:
@@ -192,6 +194,13 @@ def scenario(r: random.Random) -> dict[str, Any]:
     if r.random() < 0.2:
         tcp["congestion_control"] = r.choice(CONGESTION)
         tcp["hystart"] = r.random() < 0.8
+        # Linux's loss recovery, pacing and HyStart++ on or off (HyStart++ with the stacks'
+        # own Reno is refused with one line).
+        for key in ("prr", "rack_tlp", "pacing", "hystart_plus_plus"):
+            if r.random() < 0.3:
+                tcp[key] = r.random() < 0.5
+    if r.random() < 0.1:
+        tcp["timer_model"] = r.choice(["bsd", "ns2", "linux"])
     if r.random() < 0.1:
         tcp["min_rto_s"] = pick(r, ([0.2, 1.0], [1e-9, 0.0, 1e9]))
     if r.random() < 0.3:

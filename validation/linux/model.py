@@ -29,7 +29,7 @@ from aqmlab.analysis.metrics import jain_index
 # The model of each Linux congestion control (docs/tcp.md); a congestion control without one
 # (BBR, not built yet) is compared with DEFAULT_PRESET, the closest historic stack made
 # Linux-like by LINUX_APPROX, and the table says which model was used.
-DEFAULT_PRESETS = "reno=linux-reno,cubic=linux-cubic"
+DEFAULT_PRESETS = "reno=linux-reno,cubic=linux-cubic,bbr=linux-bbr"
 DEFAULT_PRESET = "freebsd-4.x"
 
 # Linux's defaults where the model has a knob (net.ipv4.tcp_* defaults, kernel 6.x).
