@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from aqmlab import tcp_presets
+
 # (ordinary values, boundary and wrong values): a boundary value is drawn with probability
 # EDGE, so that most scenarios run and every rule is still visited.
 EDGE = 0.03
@@ -30,17 +32,8 @@ UDP_MBPS = ([0.5, 1.0, 5.0], [1e-9, 1e4, 1e8, 0.0])
 QUEUES = ["droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel"]
 RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
 TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
-PRESETS = [
-    "freebsd-2.2.8",
-    "freebsd-4.x",
-    "ns2-weigle2005",
-    "ns2.35-fulltcp",
-    "linux-reno",
-    "linux-cubic",
-    "linux-dctcp",
-    "linux-bbr",
-    "linux",
-]
+# Every preset the core knows (historic and Linux), so that a new one is fuzzed at once.
+PRESETS = tcp_presets()
 # Congestion controls drawn beside any preset (the historic stacks' own Reno and Linux's).
 CONGESTION = ["reno", "linux_reno", "cubic", "dctcp", "bbr"]
 

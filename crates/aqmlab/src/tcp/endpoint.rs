@@ -1581,25 +1581,8 @@ impl Endpoint {
     /// In a window already reduced for ECE, cwnd and ssthresh stay as they are (RFC 3168
     /// §6.1.2; ns-2 SACK `dupack_action`: "don't cut cwnd again, but retransmit").
     fn sack_enter_recovery(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
-        self.in_recovery = true;
-        self.recover = self.snd_max;
-        let cut = !(self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
-        if cut {
-            self.ssthresh = self.cut_ssthresh(cfg);
-        }
-        if self.prr.is_some() {
-            // The board already holds this ACK's blocks: the first lost segment is known.
-            self.prr_enter_recovery(cfg, true);
-        } else if cut {
-            self.cwnd = self.ssthresh;
-        }
-        self.ecn_reduced = false;
-        self.counters.fast_retransmits += 1;
-        self.ecn.on_reduction(self.snd_max, false);
-        // The retransmission restarts the timer and is never timed (Karn).
-        self.rexmt_at = None;
-        self.timing = None;
-        self.board.start_recovery(self.snd_una);
+        // The board already holds this ACK's blocks: the first lost segment is known.
+        self.begin_loss_recovery(cfg, true);
         // ns-2 `dupack_action`: pipe = maxseq − highest_ack − SACKed bytes.
         self.board.ns2_pipe =
             (self.snd_max - self.snd_una) as i64 - self.board.sacked_bytes() as i64;
@@ -1608,6 +1591,30 @@ impl Endpoint {
         // ns-2's `fast_retransmit` calls `foutput` directly, not `send_much`, so this first
         // retransmission never passes through `sent()` and does not count in pipe_.
         self.board.ns2_pipe -= sent as i64;
+    }
+
+    /// The start of a SACK or RACK recovery: RecoveryPoint = HighData; ssthresh cut unless the
+    /// window was already reduced for ECE (RFC 3168 §6.1.2); cwnd to ssthresh at once, or
+    /// PRR's first step (`newly_lost`: this ACK marked a segment lost); the retransmission
+    /// that follows restarts the timer and is never timed (Karn).
+    fn begin_loss_recovery(&mut self, cfg: &TcpConfig, newly_lost: bool) {
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        let cut = !(self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
+        if cut {
+            self.ssthresh = self.cut_ssthresh(cfg);
+        }
+        if self.prr.is_some() {
+            self.prr_enter_recovery(cfg, newly_lost);
+        } else if cut {
+            self.cwnd = self.ssthresh;
+        }
+        self.ecn_reduced = false;
+        self.counters.fast_retransmits += 1;
+        self.ecn.on_reduction(self.snd_max, false);
+        self.rexmt_at = None;
+        self.timing = None;
+        self.board.start_recovery(self.snd_una);
     }
 
     /// Retransmits one segment from `seq`, stopping at `end` (a hole's end); returns the

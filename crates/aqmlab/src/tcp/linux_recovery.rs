@@ -252,23 +252,7 @@ impl Endpoint {
         newly_lost: bool,
         out: &mut Outbox,
     ) {
-        self.in_recovery = true;
-        self.recover = self.snd_max;
-        let cut = !(self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
-        if cut {
-            self.ssthresh = self.cut_ssthresh(cfg);
-        }
-        if self.prr.is_some() {
-            self.prr_enter_recovery(cfg, newly_lost);
-        } else if cut {
-            self.cwnd = self.ssthresh;
-        }
-        self.ecn_reduced = false;
-        self.counters.fast_retransmits += 1;
-        self.ecn.on_reduction(self.snd_max, false);
-        self.rexmt_at = None;
-        self.timing = None;
-        self.board.start_recovery(self.snd_una);
+        self.begin_loss_recovery(cfg, newly_lost);
         if let Some(r) = self.rack.as_deref_mut() {
             r.tlp_high_seq = None;
             r.tlp_at = None;

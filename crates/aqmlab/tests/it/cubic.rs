@@ -210,6 +210,21 @@ fn reno_friendly_region_takes_over_at_small_rtt() {
     );
 }
 
+/// One greedy flow of `tcp` for 6 s through a 10 Mb/s bottleneck with a drop-tail buffer of
+/// `limit` packets on a 50 ms path (BDP 42 packets): where slow start's exit shows.
+fn slow_start_path(tcp: TcpConfig, limit: u64) -> Scenario {
+    let mut sc = base(6.0);
+    sc.tcp = tcp;
+    sc.topology.bottleneck_mbps = 10.0;
+    sc.queue = AqmConfig::Droptail {
+        limit,
+        unit: QueueUnit::Packets,
+    };
+    sc.rtt = RttConfig::Constant { rtt_ms: 50.0 };
+    sc.traffic = vec![bulk(1, None)];
+    sc
+}
+
 /// A 10 Mb/s bottleneck with a 300-packet buffer and a 50 ms path (BDP 42 packets): slow
 /// start fills the buffer, the minimum of a round's RTT samples rises by more than
 /// clamp(50/8, 4, 16) = 6.25 ms, and HyStart ends slow start (ssthresh = cwnd) before any
@@ -221,17 +236,9 @@ fn reno_friendly_region_takes_over_at_small_rtt() {
 #[test]
 fn hystart_exits_slow_start_on_a_delay_increase() {
     let run = |hystart: bool| {
-        let mut sc = base(6.0);
-        sc.tcp = TcpConfig::linux_cubic();
-        sc.tcp.hystart = hystart;
-        sc.topology.bottleneck_mbps = 10.0;
-        sc.queue = AqmConfig::Droptail {
-            limit: 300,
-            unit: QueueUnit::Packets,
-        };
-        sc.rtt = RttConfig::Constant { rtt_ms: 50.0 };
-        sc.traffic = vec![bulk(1, None)];
-        data(&run_losing(sc, &[]))
+        let mut tcp = TcpConfig::linux_cubic();
+        tcp.hystart = hystart;
+        data(&run_losing(slow_start_path(tcp, 300), &[]))
     };
     let initial = TcpConfig::linux_cubic().initial_ssthresh;
     let d = run(true);
@@ -465,18 +472,10 @@ fn presets_validate_and_round_trip() {
 #[test]
 fn hystart_plus_plus_ends_slow_start_through_css() {
     for cc in [CongestionControl::Cubic, CongestionControl::LinuxReno] {
-        let mut sc = base(6.0);
-        sc.tcp = TcpConfig::linux_cubic();
-        sc.tcp.congestion_control = cc;
-        sc.tcp.hystart_plus_plus = true;
-        sc.topology.bottleneck_mbps = 10.0;
-        sc.queue = AqmConfig::Droptail {
-            limit: 1000,
-            unit: QueueUnit::Packets,
-        };
-        sc.rtt = RttConfig::Constant { rtt_ms: 50.0 };
-        sc.traffic = vec![bulk(1, None)];
-        let d = data(&run_losing(sc, &[]));
+        let mut tcp = TcpConfig::linux_cubic();
+        tcp.congestion_control = cc;
+        tcp.hystart_plus_plus = true;
+        let d = data(&run_losing(slow_start_path(tcp, 1000), &[]));
         let initial = TcpConfig::linux_cubic().initial_ssthresh;
         let exit = d
             .iter()

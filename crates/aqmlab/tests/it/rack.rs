@@ -151,7 +151,11 @@ fn rack_rides_out_reordering_within_the_window() {
     // Segment 2 (sent at 100 ms with the others, before 5) is lost at 100 + 111 + 25 ms: 25 ms
     // from now (jiffy 52), 7 jiffies + 2, fired by the wheel at jiffy 62.
     let r = cl.rack_state().unwrap();
-    assert_eq!(r.rtt, 111 * MS - 5, "segment 5, stamped 5 ns after segment 0");
+    assert_eq!(
+        r.rtt,
+        111 * MS - 5,
+        "segment 5, stamped 5 ns after segment 0"
+    );
     assert_eq!(r.reo_at, Some(248 * MS));
 }
 
