@@ -782,12 +782,23 @@ impl TcpConfig {
                 "a time > 0 s, or \"never\"",
             );
         }
-        if self.hystart_plus_plus && self.congestion_control == CongestionControl::Reno {
+        // HyStart++ replaces the window-based slow start of Linux's Reno, CUBIC and DCTCP;
+        // the stacks' own Reno has no such hook and BBR has its own STARTUP, so there it
+        // would be a silent no-op.
+        if self.hystart_plus_plus
+            && matches!(
+                self.congestion_control,
+                CongestionControl::Reno | CongestionControl::Bbr
+            )
+        {
+            let cc = format!("{:?}", self.congestion_control).to_lowercase();
             return err(
                 "hystart_plus_plus",
                 &true,
-                "false with congestion_control = \"reno\" (HyStart++ runs in the Linux \
-                 algorithms: linux_reno, cubic, dctcp)",
+                &format!(
+                    "false with congestion_control = \"{cc}\" (HyStart++ runs in \
+                     linux_reno, cubic and dctcp)"
+                ),
             );
         }
         Ok(())

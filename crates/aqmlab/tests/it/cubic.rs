@@ -502,3 +502,34 @@ fn hystart_plus_plus_ends_slow_start_through_css() {
         );
     }
 }
+
+/// HyStart++ is refused, with one line naming the field, where it would do nothing: the
+/// stacks' own Reno and BBR (whose STARTUP it cannot replace).
+#[test]
+fn hystart_plus_plus_is_refused_where_it_cannot_run() {
+    for (cc, name) in [
+        (CongestionControl::Reno, "reno"),
+        (CongestionControl::Bbr, "bbr"),
+    ] {
+        let tcp = TcpConfig {
+            congestion_control: cc,
+            hystart_plus_plus: true,
+            ..TcpConfig::linux_reno()
+        };
+        let e = tcp.validate("tcp").unwrap_err().to_string();
+        assert!(e.contains("hystart_plus_plus") && e.contains(name), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    for cc in [
+        CongestionControl::LinuxReno,
+        CongestionControl::Cubic,
+        CongestionControl::Dctcp,
+    ] {
+        let tcp = TcpConfig {
+            congestion_control: cc,
+            hystart_plus_plus: true,
+            ..TcpConfig::linux_reno()
+        };
+        assert!(tcp.validate("tcp").is_ok(), "{cc:?}");
+    }
+}
