@@ -73,6 +73,7 @@ fn queue_packets(q: &AqmConfig) -> f64 {
         AqmConfig::Codel(c) => c.limit as f64,
         AqmConfig::Pie(c) => c.limit as f64,
         AqmConfig::FqCodel(c) => c.limit as f64,
+        AqmConfig::Dualpi2(c) => c.limit as f64,
     }
 }
 
