@@ -8,8 +8,8 @@
 //!   the two queues' head sojourn times (time since the head packet of each queue was enqueued,
 //!   0 for an empty queue) and `d_prev` the value of the previous update, in seconds:
 //!   `p′ ← clamp(p′ + α·(d − target) + β·(d − d_prev), 0, 1)`. α and β are the per-second
-//!   figures tc takes (0.16, 3.2) applied once per update as they are: neither Linux nor the
-//!   RFC's pseudocode multiplies them by `tupdate`. Without `drop_on_overload`, p′ is capped at
+//!   figures tc takes (0.16, 3.2) applied once per update as they are: Linux does not multiply
+//!   them by `tupdate`. Without `drop_on_overload`, p′ is capped at
 //!   1/k.
 //! * Coupling: C queue p_C = p′², applied as two independent draws against p′ (Linux
 //!   `dualpi2_classic_marking`); L queue p_CL = k·p′ (Linux `dualpi2_scalable_marking`).
