@@ -457,8 +457,9 @@ pub struct DualPi2Config {
     /// false.
     #[serde(default)]
     pub drop_enqueue: bool,
-    /// Bytes (device MTU + link header). Default 1514.
-    #[serde(default = "d_1514")]
+    /// Bytes, IP MTU (Linux: 1514 with the Ethernet header its packet lengths include).
+    /// Default 1500.
+    #[serde(default = "d_1500_u32")]
     pub mtu: u32,
 }
 

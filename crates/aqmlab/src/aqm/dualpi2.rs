@@ -65,13 +65,14 @@ pub struct DualPi2Params {
     pub drop_overload: bool,
     /// Mark/drop at enqueue (true) or at dequeue (false, Linux's default).
     pub drop_early: bool,
-    /// Bytes: Linux's `psched_mtu` (device MTU + link header, 1514 on Ethernet); the credit's
-    /// scale and the 2·MTU no-AQM floor.
+    /// Bytes: the credit's scale and the 2·MTU no-AQM floor. Linux uses `psched_mtu` (1514 on
+    /// Ethernet: MTU + 14-byte header) against packet lengths that include that header; packet
+    /// sizes here are IP bytes, so the equivalent is the IP MTU, 1500.
     pub mtu: u32,
 }
 
 impl DualPi2Params {
-    /// Linux `dualpi2_reset_default` (Ethernet: MTU 1514 with header).
+    /// Linux `dualpi2_reset_default`, with the MTU in IP bytes (1500; see `mtu`).
     pub fn linux_defaults() -> Self {
         use crate::units::MS;
         DualPi2Params {
@@ -85,7 +86,7 @@ impl DualPi2Params {
             c_protection: 10,
             drop_overload: true,
             drop_early: false,
-            mtu: 1514,
+            mtu: 1500,
         }
     }
 }
@@ -484,16 +485,17 @@ mod tests {
         // L: ECT(1) marked with k·p′ = 0.4.
         let f = count(&mut d, Ecn::Ect1, L, &mut g, Verdict::Mark);
         assert!((f - 0.4).abs() < 0.01, "{f}");
-        // Below 2 MTU of backlog nothing happens.
+        // Below 2 MTU (3000 B) of backlog nothing happens; at 3000 B p′ = 1 drops.
         let p = pkt(Ecn::NotEct);
         d.s.prob = 1.0;
-        let small = QueueLen {
-            packets: 2,
-            bytes: 3000,
-        };
+        let backlog = |bytes| QueueLen { packets: 2, bytes };
         assert_eq!(
-            d.on_dequeue(C, 0, &p, small, Some(0), &mut g),
+            d.on_dequeue(C, 0, &p, backlog(2999), Some(0), &mut g),
             Verdict::Pass
+        );
+        assert_eq!(
+            d.on_dequeue(C, 0, &p, backlog(3000), Some(0), &mut g),
+            Verdict::Drop(DropCause::Early)
         );
         // Overload (k·p′ > 1): p′ = 0.7, ECT(0) in C dropped with 0.49; L dropped with 0.49,
         // the rest marked.
@@ -551,7 +553,7 @@ mod tests {
         let mut g = Rng::stream(0, StreamKind::Test, 2);
         let p = [pkt(Ecn::Ect0), pkt(Ecn::Ect1)];
         let mut served = [0u32; 2];
-        // Initial credit 1514·(10 − 90) < 0: L first.
+        // Initial credit 1500·(10 − 90) < 0: L first.
         assert_eq!(d.select(100, 100), Some(L));
         d.on_dequeue(L, 0, &p[L], q(1), Some(0), &mut g);
         served[L] += 1;
@@ -563,10 +565,10 @@ mod tests {
         assert!((999..=1001).contains(&served[C]), "{served:?}");
         // Empty: the credit resets.
         assert_eq!(d.select(0, 0), None);
-        assert_eq!(d.s.credit, 1514 * (10 - 90));
+        assert_eq!(d.s.credit, 1500 * (10 - 90));
         // Only one queue backlogged: it gets everything, the credit does not move.
         assert_eq!(d.select(5, 0), Some(C));
         d.on_dequeue(C, 0, &p[C], q(1), Some(0), &mut g);
-        assert_eq!(d.s.credit, 1514 * (10 - 90));
+        assert_eq!(d.s.credit, 1500 * (10 - 90));
     }
 }

@@ -37,8 +37,8 @@ fn config_defaults_are_linux_and_errors_name_the_field() {
     assert_eq!((d.p.alpha, d.p.beta, d.p.coupling_factor), (0.16, 3.2, 2.0));
     assert_eq!(d.p.c_protection, 10);
     assert!(d.p.drop_overload && !d.p.drop_early);
-    assert_eq!(d.p.mtu, 1514);
-    assert_eq!(d.s.credit, 1514 * (10 - 90));
+    assert_eq!(d.p.mtu, 1500);
+    assert_eq!(d.s.credit, 1500 * (10 - 90));
     for (v, field) in [
         (
             serde_json::json!({"kind": "dualpi2", "coupling_factor": 0}),
