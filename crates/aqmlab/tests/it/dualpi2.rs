@@ -131,16 +131,16 @@ fn two_queues_behind_one_queue() {
     );
 }
 
-/// Classic (ECN-less) Linux CUBIC flows, all in the C queue, through a 10 Mb/s DualPI2
+/// Classic (ECN-less) Linux CUBIC, then Reno, flows, all in the C queue, through a 10 Mb/s DualPI2
 /// bottleneck with Linux's defaults (10 000-packet buffer): PI2 holds the queueing delay near
 /// the 15 ms target where drop-tail with the same buffer would fill it, by drops only (no ECN),
 /// with the link kept busy. The L queue stays empty.
 #[test]
-fn classic_cubic_is_held_near_the_target() {
-    let run_with = |queue: serde_json::Value| {
+fn classic_cubic_and_reno_are_held_near_the_target() {
+    let run_with = |tcp: &TcpConfig, queue: serde_json::Value| {
         let mut sc = greedy_10mbps(8, 60.0, 5);
         sc.warmup_s = 20.0;
-        sc.tcp = TcpConfig::linux_cubic();
+        sc.tcp = tcp.clone();
         sc.tcp.rwnd = 8 << 20;
         sc.topology.access_mbps = 1000.0;
         sc.rtt = RttConfig::Uniform {
@@ -161,23 +161,35 @@ fn classic_cubic_is_held_near_the_target() {
         );
         (s, state)
     };
-    let (s, st) = run_with(serde_json::json!({"kind": "dualpi2"}));
-    let st = st.unwrap();
-    eprintln!("{st:?}");
-    assert!(
-        (10.0..=22.0).contains(&s.delay_mean_ms),
-        "mean queueing delay {} ms",
-        s.delay_mean_ms
-    );
-    assert!(s.utilization > 0.95, "utilization {}", s.utilization);
-    assert_eq!(s.marks, 0);
-    assert!(s.drops_early > 0 && s.drops_overflow == 0);
-    assert_eq!(st.pkts_in_l, 0);
-    assert!(st.pkts_in_c > 0 && st.prob > 0.0 && st.prob < 0.5);
-    let (fifo, _) = run_with(serde_json::json!({"kind": "droptail", "limit": 10000}));
-    assert!(
-        fifo.delay_mean_ms > 4.0 * s.delay_mean_ms,
-        "drop-tail {} ms",
-        fifo.delay_mean_ms
-    );
+    for (name, tcp) in [
+        ("cubic", TcpConfig::linux_cubic()),
+        ("reno", TcpConfig::linux_reno()),
+    ] {
+        let (s, st) = run_with(&tcp, serde_json::json!({"kind": "dualpi2"}));
+        let st = st.unwrap();
+        eprintln!("{name}: {st:?}");
+        assert!(
+            (10.0..=22.0).contains(&s.delay_mean_ms),
+            "{name}: mean queueing delay {} ms",
+            s.delay_mean_ms
+        );
+        assert!(
+            s.utilization > 0.95,
+            "{name}: utilization {}",
+            s.utilization
+        );
+        assert_eq!(s.marks, 0);
+        assert!(s.drops_early > 0 && s.drops_overflow == 0, "{name}");
+        assert_eq!(st.pkts_in_l, 0);
+        assert!(st.pkts_in_c > 0 && st.prob > 0.0 && st.prob < 0.5, "{name}");
+        let (fifo, _) = run_with(
+            &tcp,
+            serde_json::json!({"kind": "droptail", "limit": 10000}),
+        );
+        assert!(
+            fifo.delay_mean_ms > 4.0 * s.delay_mean_ms,
+            "{name}: drop-tail {} ms",
+            fifo.delay_mean_ms
+        );
+    }
 }
