@@ -200,6 +200,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         if let AqmConfig::Pie(p) = q {
             per_s += 2.0 / (p.t_update_ms * 1e-3);
         }
+        if let AqmConfig::Dualpi2(p) = q {
+            per_s += 2.0 / (p.tupdate_ms * 1e-3);
+        }
     }
     if tcp {
         per_s += 1.0 / (sc.tcp.tick_ms * 1e-3);
