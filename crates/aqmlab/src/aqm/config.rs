@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ared::{Ared, AredMode, AredParams};
 use super::codel::{Codel, CodelParams};
+use super::dualpi2::{DualPi2, DualPi2Params};
 use super::fq_codel::{FqCodel, FqCodelParams};
 use super::pi::{self, Pi, PiParams};
 use super::pie::{Pie, PieEstimator, PieParams};
@@ -48,6 +49,8 @@ pub enum AqmConfig {
     Pie(PieConfig),
     /// FQ-CoDel.
     FqCodel(FqCodelConfig),
+    /// DualPI2 (RFC 9332, Linux sch_dualpi2).
+    Dualpi2(DualPi2Config),
 }
 
 fn default_unit() -> QueueUnit {
@@ -418,6 +421,67 @@ pub struct FqCodelConfig {
     pub ecn: bool,
 }
 
+/// `[queue] kind = "dualpi2"`. Keys are tc's (`tc-dualpi2`), times with a `_ms` suffix;
+/// defaults are Linux's `dualpi2_reset_default`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DualPi2Config {
+    /// Packets in both queues. Default 10000.
+    #[serde(default = "d_10000")]
+    pub limit: u32,
+    /// ms. Default 15.
+    #[serde(default = "d_15")]
+    pub target_ms: f64,
+    /// ms. Default 16.
+    #[serde(default = "d_16")]
+    pub tupdate_ms: f64,
+    /// 1/s, per update. Default 0.16.
+    #[serde(default = "d_alpha_dualpi2")]
+    pub alpha: f64,
+    /// 1/s, per update. Default 3.2.
+    #[serde(default = "d_beta_dualpi2")]
+    pub beta: f64,
+    /// ms of L-queue sojourn. Default 1.
+    #[serde(default = "d_1")]
+    pub step_thresh_ms: f64,
+    /// k, an integer in [1, 255]. Default 2.
+    #[serde(default = "d_2_u32")]
+    pub coupling_factor: u32,
+    /// C queue's scheduler weight in %, [0, 100]. Default 10.
+    #[serde(default = "d_10_u32")]
+    pub c_protection: u32,
+    /// Drop (true, tc `drop_on_overload`) or keep marking L (false, tc `overflow`). Default true.
+    #[serde(default = "d_true")]
+    pub drop_on_overload: bool,
+    /// Mark/drop at enqueue (tc `drop_enqueue`) instead of dequeue (`drop_dequeue`). Default
+    /// false.
+    #[serde(default)]
+    pub drop_enqueue: bool,
+    /// Bytes, IP MTU (Linux: 1514 with the Ethernet header its packet lengths include).
+    /// Default 1500.
+    #[serde(default = "d_1500_u32")]
+    pub mtu: u32,
+}
+
+fn d_10000() -> u32 {
+    10_000
+}
+fn d_16() -> f64 {
+    16.0
+}
+fn d_alpha_dualpi2() -> f64 {
+    0.16
+}
+fn d_beta_dualpi2() -> f64 {
+    3.2
+}
+fn d_2_u32() -> u32 {
+    2
+}
+fn d_10_u32() -> u32 {
+    10
+}
+
 fn d_true() -> bool {
     true
 }
@@ -785,6 +849,34 @@ impl FqCodelConfig {
     }
 }
 
+impl DualPi2Config {
+    fn validate(&self, p: &str) -> R {
+        at_least_one(p, "limit", self.limit as u64)?;
+        non_negative(p, "target_ms", self.target_ms)?;
+        positive(p, "tupdate_ms", self.tupdate_ms)?;
+        positive(p, "alpha", self.alpha)?;
+        positive(p, "beta", self.beta)?;
+        non_negative(p, "step_thresh_ms", self.step_thresh_ms)?;
+        if !(1..=255).contains(&self.coupling_factor) {
+            return Err(err(
+                p,
+                "coupling_factor",
+                self.coupling_factor,
+                "an integer in [1, 255]",
+            ));
+        }
+        if self.c_protection > 100 {
+            return Err(err(
+                p,
+                "c_protection",
+                self.c_protection,
+                "an integer in [0, 100] (%)",
+            ));
+        }
+        at_least_one(p, "mtu", self.mtu as u64)
+    }
+}
+
 fn scale(queue_in_bytes: bool, mean: u32) -> f64 {
     if queue_in_bytes {
         mean as f64
@@ -815,6 +907,7 @@ impl AqmConfig {
             AqmConfig::Codel(c) => c.validate(prefix),
             AqmConfig::Pie(c) => c.validate(prefix),
             AqmConfig::FqCodel(c) => c.validate(prefix),
+            AqmConfig::Dualpi2(c) => c.validate(prefix),
         }
     }
 
@@ -996,6 +1089,19 @@ impl AqmConfig {
                     ecn: c.ecn,
                     limit: c.limit,
                 },
+            })),
+            AqmConfig::Dualpi2(c) => Aqm::DualPi2(DualPi2::new(DualPi2Params {
+                limit: c.limit,
+                target: millis(c.target_ms),
+                tupdate: millis(c.tupdate_ms),
+                alpha: c.alpha,
+                beta: c.beta,
+                step_thresh: millis(c.step_thresh_ms),
+                coupling_factor: c.coupling_factor as f64,
+                c_protection: c.c_protection,
+                drop_overload: c.drop_on_overload,
+                drop_early: c.drop_enqueue,
+                mtu: c.mtu,
             })),
         }
     }

@@ -9,6 +9,7 @@ pub mod ared;
 pub mod codel;
 pub mod config;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pi;
 pub mod pie;
@@ -24,6 +25,7 @@ use crate::units::Time;
 pub use ared::{Ared, AredMode, AredParams};
 pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
+pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pi::{Pi, PiParams};
 pub use pie::{Pie, PieEstimator, PieParams};
@@ -70,7 +72,9 @@ pub enum QueueUnit {
 ///
 /// `Red` covers RED, GRED-I and Adaptive RED (a RED with `adaptive` set). `FqCodel` needs
 /// per-flow storage: `net::queue::Queue` drives its scheduler directly (its `on_enqueue` only
-/// admits; overflow and dequeue go through `FqCodel`'s own methods).
+/// admits; overflow and dequeue go through `FqCodel`'s own methods). `DualPi2` has two FIFOs:
+/// its `on_enqueue` decides and picks the queue, its scheduler and dequeue decisions are
+/// driven by `net::queue::Queue` directly.
 #[derive(Clone, Debug)]
 pub enum Aqm {
     DropTail(DropTail),
@@ -80,6 +84,7 @@ pub enum Aqm {
     Codel(Codel),
     Pie(Pie),
     FqCodel(FqCodel),
+    DualPi2(DualPi2),
 }
 
 impl Aqm {
@@ -100,6 +105,7 @@ impl Aqm {
             Aqm::Codel(a) => a.on_enqueue(q),
             Aqm::Pie(a) => a.on_enqueue(pkt, q, rng),
             Aqm::FqCodel(_) => Verdict::Pass,
+            Aqm::DualPi2(a) => a.on_enqueue(now, pkt, q, rng),
         }
     }
 
@@ -114,7 +120,7 @@ impl Aqm {
         rng: &mut impl UniformSource,
     ) -> Verdict {
         match self {
-            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) => Verdict::Pass,
+            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) => Verdict::Pass,
             Aqm::Red(a) => a.on_dequeue(),
             Aqm::Rem(a) => a.on_dequeue(pkt, rng),
             Aqm::Codel(a) => a.on_dequeue(now, pkt, q),
@@ -127,7 +133,7 @@ impl Aqm {
     #[inline]
     pub fn on_idle(&mut self, now: Time) {
         match self {
-            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::Rem(_) | Aqm::FqCodel(_) => {},
+            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::Rem(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) => {},
             Aqm::Red(a) => a.on_idle(now),
             Aqm::Codel(a) => a.on_idle(),
             Aqm::Pie(a) => a.on_idle(),
@@ -143,6 +149,7 @@ impl Aqm {
             Aqm::Pi(a) => Some(a.p.period),
             Aqm::Rem(a) => Some(a.p.interval),
             Aqm::Pie(a) => Some(a.p.t_update),
+            Aqm::DualPi2(a) => Some(a.p.tupdate),
         }
     }
 
@@ -154,6 +161,7 @@ impl Aqm {
             Aqm::Pi(a) => a.on_tick(q),
             Aqm::Rem(a) => a.on_tick(q),
             Aqm::Pie(a) => a.on_tick(q),
+            Aqm::DualPi2(a) => a.on_tick(now),
         }
     }
 
@@ -171,6 +179,7 @@ impl Aqm {
             Aqm::Codel(a) => serde_json::to_value(&a.p),
             Aqm::Pie(a) => serde_json::to_value(&a.p),
             Aqm::FqCodel(a) => serde_json::to_value(&a.p),
+            Aqm::DualPi2(a) => serde_json::to_value(&a.p),
         };
         let params = v.expect("parameters serialize");
         serde_json::json!({ "kind": self.name(), "params": params })
@@ -186,12 +195,13 @@ impl Aqm {
             Aqm::Codel(_) => "codel",
             Aqm::Pie(_) => "pie",
             Aqm::FqCodel(_) => "fq_codel",
+            Aqm::DualPi2(_) => "dualpi2",
         }
     }
 
     /// Scheme-specific state for the queue trace, as `(name, value)`: RED's `avg`, ARED's
     /// `max_p`, PI's `p`, REM's `prob`, PIE's `p`, CoDel's `codel_count` (0 when not dropping),
-    /// FQ-CoDel's `active_flows`; `None` for drop-tail.
+    /// FQ-CoDel's `active_flows`, DualPI2's `prob` (p′); `None` for drop-tail.
     pub fn state_probe(&self) -> Option<(&'static str, f64)> {
         match self {
             Aqm::DropTail(_) => None,
@@ -201,6 +211,7 @@ impl Aqm {
             Aqm::Codel(a) => Some(a.state_probe()),
             Aqm::Pie(a) => Some(("p", a.s.p)),
             Aqm::FqCodel(a) => Some(("active_flows", a.active_flows() as f64)),
+            Aqm::DualPi2(a) => Some(("prob", a.s.prob)),
         }
     }
 }

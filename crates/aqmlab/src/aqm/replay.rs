@@ -69,7 +69,7 @@ pub struct Probe {
     pub p_a: f64,
     /// RED's current `max_p` (ARED changes it).
     pub max_p: f64,
-    /// PI's, REM's and PIE's probability.
+    /// PI's, REM's and PIE's probability; DualPI2's p′.
     pub prob: f64,
     /// REM's link price.
     pub price: f64,
@@ -99,6 +99,7 @@ impl Probe {
                 p.price = a.s.price;
             },
             Aqm::Pie(a) => p.prob = a.s.p,
+            Aqm::DualPi2(a) => p.prob = a.s.prob,
             Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) => {},
         }
         p

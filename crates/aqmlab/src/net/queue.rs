@@ -69,11 +69,13 @@ pub enum Offer {
     Dropped(DropCause),
 }
 
-/// Where the queued packets wait: one FIFO, or one FIFO per flow (FQ-CoDel). The per-flow
-/// deques keep their capacity, so steady-state operation does not allocate.
+/// Where the queued packets wait: one FIFO, one FIFO per flow (FQ-CoDel), or DualPI2's C and
+/// L FIFOs (indices `dualpi2::C`, `dualpi2::L`). The deques keep their capacity, so
+/// steady-state operation does not allocate.
 enum Storage {
     Fifo(VecDeque<PktId>),
     Flows(Vec<VecDeque<PktId>>),
+    Dual([VecDeque<PktId>; 2]),
 }
 
 pub struct Queue {
@@ -88,6 +90,7 @@ impl Queue {
     pub fn new(aqm: Aqm, rng: Rng) -> Self {
         let storage = match &aqm {
             Aqm::FqCodel(fq) => Storage::Flows((0..fq.flows()).map(|_| VecDeque::new()).collect()),
+            Aqm::DualPi2(_) => Storage::Dual([VecDeque::new(), VecDeque::new()]),
             _ => Storage::Fifo(VecDeque::new()),
         };
         Queue {
@@ -167,6 +170,13 @@ impl Queue {
                             }
                         }
                         offer
+                    },
+                    Storage::Dual(queues) => {
+                        let Aqm::DualPi2(dp) = &self.aqm else {
+                            unreachable!("dual storage belongs to DualPI2")
+                        };
+                        queues[dp.enqueue_class()].push_back(id);
+                        Offer::Queued
                     },
                 };
                 // After any overflow drop, so the peak never exceeds the limit.
@@ -261,6 +271,24 @@ impl Queue {
                     self.len.packets -= 1;
                     self.len.bytes -= pkt.size as u64;
                     (id, fq.on_dequeue(flow, now, pkt, self.len))
+                },
+                Storage::Dual(queues) => {
+                    let Aqm::DualPi2(dp) = &mut self.aqm else {
+                        unreachable!("dual storage belongs to DualPI2")
+                    };
+                    let Some(class) = dp.select(queues[0].len(), queues[1].len()) else {
+                        self.aqm.on_idle(now);
+                        return None;
+                    };
+                    let id = queues[class]
+                        .pop_front()
+                        .expect("selected queue has packets");
+                    let next_head = queues[class].front().map(|&n| store.get(n).enqueued_at);
+                    let pkt = store.get(id);
+                    self.len.packets -= 1;
+                    self.len.bytes -= pkt.size as u64;
+                    let v = dp.on_dequeue(class, now, pkt, self.len, next_head, &mut self.rng);
+                    (id, v)
                 },
             };
             let pkt = store.get_mut(id);

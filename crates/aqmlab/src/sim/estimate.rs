@@ -73,6 +73,7 @@ fn queue_packets(q: &AqmConfig) -> f64 {
         AqmConfig::Codel(c) => c.limit as f64,
         AqmConfig::Pie(c) => c.limit as f64,
         AqmConfig::FqCodel(c) => c.limit as f64,
+        AqmConfig::Dualpi2(c) => c.limit as f64,
     }
 }
 
@@ -198,6 +199,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         }
         if let AqmConfig::Pie(p) = q {
             per_s += 2.0 / (p.t_update_ms * 1e-3);
+        }
+        if let AqmConfig::Dualpi2(p) = q {
+            per_s += 2.0 / (p.tupdate_ms * 1e-3);
         }
     }
     if tcp {

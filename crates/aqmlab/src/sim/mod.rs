@@ -327,6 +327,11 @@ impl Simulation {
         }
     }
 
+    /// The queue discipline of a bottleneck (direction 0 forward, 1 reverse), for its state.
+    pub fn bottleneck_aqm(&self, dir: usize) -> &crate::aqm::Aqm {
+        &self.links[self.bottleneck(dir) as usize].queue.aqm
+    }
+
     pub fn scenario(&self) -> &Scenario {
         &self.sc
     }

@@ -23,6 +23,8 @@ fn queues() -> Vec<Value> {
         json!({"kind": "codel", "limit": 100}),
         json!({"kind": "pie", "limit": 100}),
         json!({"kind": "fq_codel", "limit": 100}),
+        json!({"kind": "dualpi2", "limit": 100, "tupdate_ms": 16.0, "step_thresh_ms": 1.0,
+            "coupling_factor": 2, "c_protection": 10}),
     ]
 }
 

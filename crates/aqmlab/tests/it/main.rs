@@ -7,6 +7,7 @@ mod common;
 mod cubic;
 mod dctcp;
 mod delay_emulation;
+mod dualpi2;
 mod ecn;
 mod framing;
 mod fuzz_scenarios;

@@ -1,0 +1,574 @@
+//! DualPI2, the coupled dual-queue AQM (RFC 9332 §2 and Appendix A), following Linux
+//! `net/sched/sch_dualpi2.c` (Linux 6.17) where the two differ or the RFC leaves a choice.
+//!
+//! * Classification (RFC 9331 identifier, Linux `dualpi2_skb_classify` with the default
+//!   `ecn_mask` = ECT(1)): ECT(1) and CE go to the L queue, Not-ECT and ECT(0) to the C queue.
+//!   No tc filters or skb priorities (so no "LLLL" class).
+//! * Base probability p′ (Linux `calculate_probability`), every `tupdate`, with `d` the larger of
+//!   the two queues' head sojourn times (time since the head packet of each queue was enqueued,
+//!   0 for an empty queue) and `d_prev` the value of the previous update, in seconds:
+//!   `p′ ← clamp(p′ + α·(d − target) + β·(d − d_prev), 0, 1)`. α and β are the per-second
+//!   figures tc takes (0.16, 3.2) applied once per update as they are: Linux does not multiply
+//!   them by `tupdate`. Without `drop_on_overload`, p′ is capped at
+//!   1/k.
+//! * Coupling: C queue p_C = p′², applied as two independent draws against p′ (Linux
+//!   `dualpi2_classic_marking`); L queue p_CL = k·p′ (Linux `dualpi2_scalable_marking`).
+//!   Overload when k·p′ > 1: C packets (even ECT) are dropped with p′²; L packets are dropped
+//!   with p′² when `drop_on_overload`, and every other L packet is marked.
+//! * No mark or drop while fewer than 2·MTU bytes are queued in both queues together (Linux
+//!   `must_drop`); ECT(0) packets in the C queue are marked instead of dropped (classic ECN is
+//!   always on in Linux).
+//! * Where: at dequeue by default (`drop_dequeue`), at enqueue with `drop_enqueue` (Linux
+//!   `drop_early`). The step AQM always runs at dequeue: an L packet whose sojourn exceeds
+//!   `step_thresh` is marked (Linux `do_step_aqm`).
+//! * Scheduler (Linux `dequeue_packet`): weighted round robin on a byte credit. The credit
+//!   starts at `mtu·(wc − wl)` (wc = `c_protection` %, wl = 100 − wc); the L queue is served
+//!   when the C queue is empty or the credit is ≤ 0, else the C queue. Serving L while C waits
+//!   adds `wc·size`; serving C while L waits subtracts `wl·size`; the change applies only to a
+//!   packet that is sent (not one dropped at dequeue). When both are empty the credit resets.
+//!   Under saturation of both queues, C gets wc % of the bytes.
+//! * Buffer: `limit` packets in both queues together, tail drop (overflow).
+//!
+//! The packet FIFOs live in `net::queue` (which acts on decisions and counts them); this module
+//! keeps the controller, the scheduler's credit, the head timestamps and the statistics of
+//! `tc -s qdisc show` (`prob`, `delay_c`, `delay_l`, `pkts_in_c`, `pkts_in_l`, `maxq`,
+//! `ecn_mark`, `step_marks`). Linux's fixed point (p′ in units of 2⁻³², α/β rounded to 1/256 Hz)
+//! is replaced by f64. Not modelled: `memory_limit` (truesize), `min_qlen_step` (0, Linux's
+//! default), step threshold in packets, `split_gso` (no GSO here), tc filters. See
+//! docs/queues.md.
+
+use super::{DropCause, QueueLen, Verdict};
+use crate::packet::{Ecn, Packet};
+use crate::rng::UniformSource;
+use crate::units::{as_secs, Time};
+
+/// Index of the C (classic) queue.
+pub const C: usize = 0;
+/// Index of the L (low-latency, L4S) queue.
+pub const L: usize = 1;
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DualPi2Params {
+    /// Packets in both queues together.
+    pub limit: u32,
+    pub target: Time,
+    pub tupdate: Time,
+    /// Gains in 1/s, applied per update.
+    pub alpha: f64,
+    pub beta: f64,
+    /// L-queue sojourn above which L packets are marked.
+    pub step_thresh: Time,
+    /// k.
+    pub coupling_factor: f64,
+    /// C queue's WRR weight in % (wc); the L queue gets 100 − wc.
+    pub c_protection: u32,
+    pub drop_overload: bool,
+    /// Mark/drop at enqueue (true) or at dequeue (false, Linux's default).
+    pub drop_early: bool,
+    /// Bytes: the credit's scale and the 2·MTU no-AQM floor. Linux uses `psched_mtu` (1514 on
+    /// Ethernet: MTU + 14-byte header) against packet lengths that include that header; packet
+    /// sizes here are IP bytes, so the equivalent is the IP MTU, 1500.
+    pub mtu: u32,
+}
+
+impl DualPi2Params {
+    /// Linux `dualpi2_reset_default`, with the MTU in IP bytes (1500; see `mtu`).
+    pub fn linux_defaults() -> Self {
+        use crate::units::MS;
+        DualPi2Params {
+            limit: 10_000,
+            target: 15 * MS,
+            tupdate: 16 * MS,
+            alpha: 0.16,
+            beta: 3.2,
+            step_thresh: MS,
+            coupling_factor: 2.0,
+            c_protection: 10,
+            drop_overload: true,
+            drop_early: false,
+            mtu: 1500,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DualPi2State {
+    /// p′, the base probability (tc's `prob`).
+    pub prob: f64,
+    /// d of the previous update.
+    pub last_qdelay: Time,
+    /// Enqueue time of each queue's head packet (`[C, L]`), `None` when empty.
+    pub head_ts: [Option<Time>; 2],
+    /// WRR credit (bytes × %); ≤ 0 favours L.
+    pub credit: i64,
+    /// Head sojourn of each queue at the last update (tc's `delay_c`, `delay_l`).
+    pub delay_c: Time,
+    pub delay_l: Time,
+    /// Packets accepted into each queue.
+    pub pkts_in_c: u64,
+    pub pkts_in_l: u64,
+    /// Largest total occupancy seen by an accepted arrival (before it was added), as Linux.
+    pub maxq: u32,
+    /// CE settings by the probabilities and the step (Linux counts a CE packet set again).
+    pub ecn_mark: u64,
+    /// CE settings by the step threshold.
+    pub step_marks: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct DualPi2 {
+    pub p: DualPi2Params,
+    pub s: DualPi2State,
+    /// Queue the last accepted arrival belongs to (read by `net::queue` after `on_enqueue`).
+    last_class: usize,
+    /// Credit change (per byte) of the packet chosen by `select`.
+    pending_credit: i64,
+}
+
+/// What the coupled probabilities decide for one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    None,
+    Mark,
+    Drop,
+}
+
+impl DualPi2 {
+    pub fn new(p: DualPi2Params) -> Self {
+        let mut d = DualPi2 {
+            s: DualPi2State::default(),
+            last_class: C,
+            pending_credit: 0,
+            p,
+        };
+        d.s.credit = d.credit_init();
+        d
+    }
+
+    fn credit_init(&self) -> i64 {
+        let wc = self.p.c_protection as i64;
+        self.p.mtu as i64 * (wc - (100 - wc))
+    }
+
+    /// RFC 9331 classifier: ECT(1) and CE to L, the rest to C.
+    #[inline]
+    pub fn classify(pkt: &Packet) -> usize {
+        match pkt.ecn {
+            Ecn::Ect1 | Ecn::Ce => L,
+            Ecn::NotEct | Ecn::Ect0 => C,
+        }
+    }
+
+    /// The queue the last accepted arrival goes to.
+    #[inline]
+    pub fn enqueue_class(&self) -> usize {
+        self.last_class
+    }
+
+    /// p_C = p′².
+    pub fn p_c(&self) -> f64 {
+        self.s.prob * self.s.prob
+    }
+
+    /// p_L = min(k·p′, 1) (without the step).
+    pub fn p_l(&self) -> f64 {
+        (self.p.coupling_factor * self.s.prob).min(1.0)
+    }
+
+    #[inline]
+    fn roll(p: f64, rng: &mut impl UniformSource) -> bool {
+        rng.uniform() < p
+    }
+
+    /// Linux `must_drop` with `dualpi2_classic_marking` / `dualpi2_scalable_marking`;
+    /// `backlog` is the bytes queued in both queues (excluding this packet).
+    fn coupled(
+        &self,
+        class: usize,
+        ecn: Ecn,
+        backlog: u64,
+        rng: &mut impl UniformSource,
+    ) -> Action {
+        if backlog < 2 * self.p.mtu as u64 {
+            return Action::None;
+        }
+        let p = self.s.prob;
+        let pl = self.p.coupling_factor * p;
+        let overload = pl > 1.0;
+        if class == C {
+            if Self::roll(p, rng) && Self::roll(p, rng) {
+                if overload || ecn == Ecn::NotEct {
+                    return Action::Drop;
+                }
+                return Action::Mark;
+            }
+            return Action::None;
+        }
+        if overload {
+            if self.p.drop_overload && Self::roll(p, rng) && Self::roll(p, rng) {
+                return Action::Drop;
+            }
+            return Action::Mark;
+        }
+        if Self::roll(pl, rng) {
+            if ecn == Ecn::NotEct {
+                return Action::Drop;
+            }
+            return Action::Mark;
+        }
+        Action::None
+    }
+
+    /// Sets CE as Linux `dualpi2_mark` would: counts for ECT and CE packets; returns whether
+    /// the packet is now CE.
+    fn mark(&mut self, ecn: Ecn) -> bool {
+        if ecn == Ecn::NotEct {
+            return false;
+        }
+        self.s.ecn_mark += 1;
+        true
+    }
+
+    /// Decision for an arrival; `q` is the occupancy of both queues before it.
+    #[inline]
+    pub fn on_enqueue(
+        &mut self,
+        now: Time,
+        pkt: &Packet,
+        q: QueueLen,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
+        if q.packets >= self.p.limit {
+            return Verdict::Drop(DropCause::Overflow);
+        }
+        let class = Self::classify(pkt);
+        let mut verdict = Verdict::Pass;
+        if self.p.drop_early {
+            match self.coupled(class, pkt.ecn, q.bytes, rng) {
+                Action::None => {},
+                Action::Drop => return Verdict::Drop(DropCause::Early),
+                Action::Mark => {
+                    if self.mark(pkt.ecn) && pkt.ecn != Ecn::Ce {
+                        verdict = Verdict::Mark;
+                    }
+                },
+            }
+        }
+        self.last_class = class;
+        self.s.maxq = self.s.maxq.max(q.packets);
+        if class == C {
+            self.s.pkts_in_c += 1;
+        } else {
+            self.s.pkts_in_l += 1;
+        }
+        if self.s.head_ts[class].is_none() {
+            self.s.head_ts[class] = Some(now);
+        }
+        verdict
+    }
+
+    /// The queue to serve next given the two FIFOs' lengths, or `None` when both are empty
+    /// (which resets the credit). Linux `dequeue_packet`.
+    #[inline]
+    pub fn select(&mut self, c_len: usize, l_len: usize) -> Option<usize> {
+        if l_len > 0 && (c_len == 0 || self.s.credit <= 0) {
+            self.pending_credit = if c_len > 0 {
+                self.p.c_protection as i64
+            } else {
+                0
+            };
+            Some(L)
+        } else if c_len > 0 {
+            self.pending_credit = if l_len > 0 {
+                -(100 - self.p.c_protection as i64)
+            } else {
+                0
+            };
+            Some(C)
+        } else {
+            self.s.credit = self.credit_init();
+            None
+        }
+    }
+
+    /// Decision for the packet just taken from queue `class`; `q_after` is the occupancy of
+    /// both queues without it, `next_head` the enqueue time of the packet now at the head of
+    /// `class` (None if it is empty). Linux `dualpi2_qdisc_dequeue`.
+    #[inline]
+    pub fn on_dequeue(
+        &mut self,
+        class: usize,
+        now: Time,
+        pkt: &Packet,
+        q_after: QueueLen,
+        next_head: Option<Time>,
+        rng: &mut impl UniformSource,
+    ) -> Verdict {
+        self.s.head_ts[class] = next_head;
+        let mut ecn = pkt.ecn;
+        let mut marked = false;
+        if !self.p.drop_early {
+            match self.coupled(class, ecn, q_after.bytes, rng) {
+                Action::None => {},
+                Action::Drop => return Verdict::Drop(DropCause::Early),
+                Action::Mark => {
+                    if self.mark(ecn) {
+                        marked = ecn != Ecn::Ce;
+                        ecn = Ecn::Ce;
+                    }
+                },
+            }
+        }
+        if class == L && now.saturating_sub(pkt.enqueued_at) > self.p.step_thresh {
+            if ecn == Ecn::NotEct {
+                return Verdict::Drop(DropCause::Early);
+            }
+            if self.mark(ecn) {
+                self.s.step_marks += 1;
+                marked |= ecn != Ecn::Ce;
+            }
+        }
+        self.s.credit += self.pending_credit * pkt.size as i64;
+        if marked {
+            Verdict::Mark
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    /// Linux `calculate_probability`, run every `tupdate`.
+    pub fn on_tick(&mut self, now: Time) {
+        let s = &mut self.s;
+        s.delay_c = s.head_ts[C].map_or(0, |t| now.saturating_sub(t));
+        s.delay_l = s.head_ts[L].map_or(0, |t| now.saturating_sub(t));
+        let d = s.delay_c.max(s.delay_l);
+        let dd = as_secs(d);
+        let delta = self.p.alpha * (dd - as_secs(self.p.target))
+            + self.p.beta * (dd - as_secs(s.last_qdelay));
+        s.last_qdelay = d;
+        s.prob = (s.prob + delta).clamp(0.0, 1.0);
+        if !self.p.drop_overload {
+            s.prob = s.prob.min(1.0 / self.p.coupling_factor);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{Rng, StreamKind};
+    use crate::units::MS;
+
+    fn pkt(ecn: Ecn) -> Packet {
+        Packet {
+            size: 1500,
+            ecn,
+            ..Default::default()
+        }
+    }
+
+    fn q(n: u32) -> QueueLen {
+        QueueLen {
+            packets: n,
+            bytes: n as u64 * 1500,
+        }
+    }
+
+    #[test]
+    fn classification_by_ecn_codepoint() {
+        assert_eq!(DualPi2::classify(&pkt(Ecn::NotEct)), C);
+        assert_eq!(DualPi2::classify(&pkt(Ecn::Ect0)), C);
+        assert_eq!(DualPi2::classify(&pkt(Ecn::Ect1)), L);
+        assert_eq!(DualPi2::classify(&pkt(Ecn::Ce)), L);
+    }
+
+    /// RFC 9332 Appendix A's update by hand, α = 0.16, β = 3.2, target 15 ms, from a scripted
+    /// head sojourn of the C queue.
+    #[test]
+    fn probability_trace_by_hand() {
+        let mut d = DualPi2::new(DualPi2Params::linux_defaults());
+        let t = 16 * MS;
+        // Head packet enqueued at 0; updates at 16, 32, 48 ms see sojourns 16, 32, 48 ms.
+        d.s.head_ts[C] = Some(0);
+        d.on_tick(t);
+        // 0.16·(0.016 − 0.015) + 3.2·(0.016 − 0) = 0.00016 + 0.0512
+        let p1 = 0.00016 + 0.0512;
+        assert!((d.s.prob - p1).abs() < 1e-12, "{}", d.s.prob);
+        assert_eq!(d.s.delay_c, 16 * MS);
+        d.on_tick(2 * t);
+        // + 0.16·0.017 + 3.2·0.016
+        let p2 = p1 + 0.00272 + 0.0512;
+        assert!((d.s.prob - p2).abs() < 1e-12);
+        assert!((d.p_c() - p2 * p2).abs() < 1e-12);
+        assert!((d.p_l() - 2.0 * p2).abs() < 1e-12);
+        // Queue drained: d = 0 → Δ = 0.16·(−0.015) + 3.2·(−0.032) = −0.1048; 0.10528 → 0.00048.
+        d.s.head_ts[C] = None;
+        d.on_tick(3 * t);
+        let p3 = p2 - 0.0024 - 0.1024;
+        assert!((d.s.prob - p3).abs() < 1e-12, "{}", d.s.prob);
+        // Again d = 0: Δ = −0.0024 → clamped at 0.
+        d.on_tick(4 * t);
+        assert_eq!(d.s.prob, 0.0);
+        // The L queue's delay counts too (max of both): 400 ms in L saturates p′ at 1.
+        d.s.head_ts[L] = Some(4 * t);
+        d.on_tick(4 * t + 400 * MS);
+        assert_eq!(d.s.delay_l, 400 * MS);
+        assert_eq!(d.s.prob, 1.0);
+        assert_eq!(d.p_l(), 1.0);
+    }
+
+    #[test]
+    fn no_drop_on_overload_caps_prob_at_one_over_k() {
+        let mut p = DualPi2Params::linux_defaults();
+        p.drop_overload = false;
+        let mut d = DualPi2::new(p);
+        d.s.head_ts[C] = Some(0);
+        d.on_tick(500 * MS);
+        assert_eq!(d.s.prob, 0.5);
+    }
+
+    #[test]
+    fn step_marks_above_threshold_only() {
+        let mut d = DualPi2::new(DualPi2Params::linux_defaults());
+        let mut g = Rng::stream(0, StreamKind::Test, 0);
+        let mut p = pkt(Ecn::Ect1);
+        p.enqueued_at = 0;
+        // p′ = 0: only the step acts. Sojourn exactly 1 ms: not above → pass.
+        assert_eq!(d.select(0, 1), Some(L));
+        assert_eq!(d.on_dequeue(L, MS, &p, q(10), None, &mut g), Verdict::Pass);
+        assert_eq!(
+            d.on_dequeue(L, MS + 1, &p, q(10), None, &mut g),
+            Verdict::Mark
+        );
+        assert_eq!((d.s.step_marks, d.s.ecn_mark), (1, 1));
+        // A CE packet over the threshold is counted as Linux does, but stays CE (no new mark).
+        let mut ce = pkt(Ecn::Ce);
+        ce.enqueued_at = 0;
+        assert_eq!(
+            d.on_dequeue(L, 5 * MS, &ce, q(10), None, &mut g),
+            Verdict::Pass
+        );
+        assert_eq!((d.s.step_marks, d.s.ecn_mark), (2, 2));
+        // The step never applies to the C queue.
+        let mut c = pkt(Ecn::Ect0);
+        c.enqueued_at = 0;
+        assert_eq!(
+            d.on_dequeue(C, 50 * MS, &c, q(10), None, &mut g),
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn coupled_probabilities_and_overload() {
+        let mut d = DualPi2::new(DualPi2Params::linux_defaults());
+        let mut g = Rng::stream(0, StreamKind::Test, 7);
+        let n = 200_000;
+        let count = |d: &mut DualPi2, e: Ecn, class: usize, g: &mut Rng, want: Verdict| {
+            let p = pkt(e);
+            (0..n)
+                .filter(|_| d.on_dequeue(class, 0, &p, q(100), Some(0), g) == want)
+                .count() as f64
+                / n as f64
+        };
+        d.s.prob = 0.2;
+        // C: Not-ECT dropped with p′² = 0.04, ECT(0) marked with 0.04.
+        let f = count(
+            &mut d,
+            Ecn::NotEct,
+            C,
+            &mut g,
+            Verdict::Drop(DropCause::Early),
+        );
+        assert!((f - 0.04).abs() < 0.003, "{f}");
+        let f = count(&mut d, Ecn::Ect0, C, &mut g, Verdict::Mark);
+        assert!((f - 0.04).abs() < 0.003, "{f}");
+        // L: ECT(1) marked with k·p′ = 0.4.
+        let f = count(&mut d, Ecn::Ect1, L, &mut g, Verdict::Mark);
+        assert!((f - 0.4).abs() < 0.01, "{f}");
+        // Below 2 MTU (3000 B) of backlog nothing happens; at 3000 B p′ = 1 drops.
+        let p = pkt(Ecn::NotEct);
+        d.s.prob = 1.0;
+        let backlog = |bytes| QueueLen { packets: 2, bytes };
+        assert_eq!(
+            d.on_dequeue(C, 0, &p, backlog(2999), Some(0), &mut g),
+            Verdict::Pass
+        );
+        assert_eq!(
+            d.on_dequeue(C, 0, &p, backlog(3000), Some(0), &mut g),
+            Verdict::Drop(DropCause::Early)
+        );
+        // Overload (k·p′ > 1): p′ = 0.7, ECT(0) in C dropped with 0.49; L dropped with 0.49,
+        // the rest marked.
+        d.s.prob = 0.7;
+        let f = count(
+            &mut d,
+            Ecn::Ect0,
+            C,
+            &mut g,
+            Verdict::Drop(DropCause::Early),
+        );
+        assert!((f - 0.49).abs() < 0.01, "{f}");
+        let f = count(
+            &mut d,
+            Ecn::Ect1,
+            L,
+            &mut g,
+            Verdict::Drop(DropCause::Early),
+        );
+        assert!((f - 0.49).abs() < 0.01, "{f}");
+        let f = count(&mut d, Ecn::Ect1, L, &mut g, Verdict::Mark);
+        assert!((f - 0.51).abs() < 0.01, "{f}");
+        // Without drop_overload every L packet is marked.
+        d.p.drop_overload = false;
+        let f = count(&mut d, Ecn::Ect1, L, &mut g, Verdict::Mark);
+        assert_eq!(f, 1.0);
+    }
+
+    #[test]
+    fn overflow_and_drop_early() {
+        let mut p = DualPi2Params::linux_defaults();
+        p.limit = 5;
+        p.drop_early = true;
+        let mut d = DualPi2::new(p);
+        let mut g = Rng::stream(0, StreamKind::Test, 1);
+        assert_eq!(
+            d.on_enqueue(0, &pkt(Ecn::Ect1), q(5), &mut g),
+            Verdict::Drop(DropCause::Overflow)
+        );
+        d.s.prob = 0.45; // k·p′ = 0.9
+        let marks = (0..10_000)
+            .filter(|_| d.on_enqueue(0, &pkt(Ecn::Ect1), q(4), &mut g) == Verdict::Mark)
+            .count();
+        assert!((8800..9200).contains(&marks), "{marks}");
+        assert_eq!(d.enqueue_class(), L);
+        assert_eq!(d.s.pkts_in_l, 10_000);
+        assert_eq!(d.s.maxq, 4);
+        assert_eq!(d.s.head_ts[L], Some(0));
+    }
+
+    /// Both queues always backlogged with equal packets: C gets wc = 10 % of the departures.
+    #[test]
+    fn c_protection_share_under_saturation() {
+        let mut d = DualPi2::new(DualPi2Params::linux_defaults());
+        let mut g = Rng::stream(0, StreamKind::Test, 2);
+        let p = [pkt(Ecn::Ect0), pkt(Ecn::Ect1)];
+        let mut served = [0u32; 2];
+        // Initial credit 1500·(10 − 90) < 0: L first.
+        assert_eq!(d.select(100, 100), Some(L));
+        d.on_dequeue(L, 0, &p[L], q(1), Some(0), &mut g);
+        served[L] += 1;
+        for _ in 1..10_000 {
+            let k = d.select(100, 100).unwrap();
+            d.on_dequeue(k, 0, &p[k], q(1), Some(0), &mut g);
+            served[k] += 1;
+        }
+        assert!((999..=1001).contains(&served[C]), "{served:?}");
+        // Empty: the credit resets.
+        assert_eq!(d.select(0, 0), None);
+        assert_eq!(d.s.credit, 1500 * (10 - 90));
+        // Only one queue backlogged: it gets everything, the credit does not move.
+        assert_eq!(d.select(5, 0), Some(C));
+        d.on_dequeue(C, 0, &p[C], q(1), Some(0), &mut g);
+        assert_eq!(d.s.credit, 1500 * (10 - 90));
+    }
+}
