@@ -145,6 +145,27 @@ impl DualPi2 {
         d
     }
 
+    /// tc's statistics (`tc -s qdisc show` for dualpi2; Linux `dualpi2_dump_stats`), with
+    /// the delays in µs and the credit in bytes × % as tc's JSON output gives them.
+    pub fn qdisc_stats(&self) -> serde_json::Map<String, serde_json::Value> {
+        let s = &self.s;
+        let us = |t: Time| t as f64 / 1e3;
+        let serde_json::Value::Object(m) = serde_json::json!({
+            "prob": s.prob,
+            "delay_c": us(s.delay_c),
+            "delay_l": us(s.delay_l),
+            "pkts_in_c": s.pkts_in_c,
+            "pkts_in_l": s.pkts_in_l,
+            "maxq": s.maxq,
+            "ecn_mark": s.ecn_mark,
+            "step_marks": s.step_marks,
+            "credit": s.credit,
+        }) else {
+            unreachable!("json! of an object literal is an object")
+        };
+        m
+    }
+
     fn credit_init(&self) -> i64 {
         let wc = self.p.c_protection as i64;
         self.p.mtu as i64 * (wc - (100 - wc))

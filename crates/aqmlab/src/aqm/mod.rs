@@ -185,6 +185,23 @@ impl Aqm {
         serde_json::json!({ "kind": self.name(), "params": params })
     }
 
+    /// The discipline's own counters and state as `tc -s qdisc show` names them, cumulative
+    /// from the start of the run as tc's are (not from the end of the warm-up), for
+    /// summary.json (`qdisc_forward`, `qdisc_reverse`). Empty for disciplines whose tc output
+    /// has no fields of their own here yet.
+    pub fn qdisc_stats(&self) -> serde_json::Map<String, serde_json::Value> {
+        match self {
+            Aqm::DualPi2(a) => a.qdisc_stats(),
+            Aqm::DropTail(_)
+            | Aqm::Red(_)
+            | Aqm::Pi(_)
+            | Aqm::Rem(_)
+            | Aqm::Codel(_)
+            | Aqm::Pie(_)
+            | Aqm::FqCodel(_) => serde_json::Map::new(),
+        }
+    }
+
     /// Name used in results.
     pub fn name(&self) -> &'static str {
         match self {

@@ -36,6 +36,12 @@ pub struct Summary {
     /// The bottleneck disciplines and the parameters in force, per direction.
     pub queue_forward: serde_json::Value,
     pub queue_reverse: serde_json::Value,
+    /// The disciplines' own statistics named as `tc -s qdisc show` names them
+    /// (`Aqm::qdisc_stats`), per direction; absent for disciplines that have none.
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub qdisc_forward: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub qdisc_reverse: serde_json::Map<String, serde_json::Value>,
     pub forward: DirectionSummary,
     pub reverse: DirectionSummary,
     pub connections_started: u64,
@@ -228,6 +234,14 @@ impl Simulation {
                 .aqm
                 .params_json();
             self.summary.reverse = self.monitors[1].summary.clone();
+            self.summary.qdisc_forward = self.links[self.topo.forward() as usize]
+                .queue
+                .aqm
+                .qdisc_stats();
+            self.summary.qdisc_reverse = self.links[self.topo.reverse() as usize]
+                .queue
+                .aqm
+                .qdisc_stats();
             self.close_mix_metrics();
         }
         self.drain()

@@ -150,6 +150,7 @@ fn classic_cubic_and_reno_are_held_near_the_target() {
         sc.queue = serde_json::from_value(queue).unwrap();
         let (sim, _) = run(sc);
         let s = sim.summary().reverse.clone();
+        check_qdisc_stats_in_summary(&sim);
         let state = match sim.bottleneck_aqm(1) {
             Aqm::DualPi2(d) => Some(d.s.clone()),
             _ => None,
@@ -191,5 +192,33 @@ fn classic_cubic_and_reno_are_held_near_the_target() {
             "{name}: drop-tail {} ms",
             fifo.delay_mean_ms
         );
+    }
+}
+
+/// summary.json carries tc's dualpi2 statistics per direction (`qdisc_forward`,
+/// `qdisc_reverse`), equal to the discipline's state, and none for a discipline without them.
+fn check_qdisc_stats_in_summary(sim: &aqmlab::sim::Simulation) {
+    let json: serde_json::Value = serde_json::from_str(&sim.summary_json()).unwrap();
+    for (dir, key) in [(0, "qdisc_forward"), (1, "qdisc_reverse")] {
+        match sim.bottleneck_aqm(dir) {
+            Aqm::DualPi2(d) => {
+                let q = &json[key];
+                assert_eq!(q["prob"].as_f64(), Some(d.s.prob), "{key}");
+                assert_eq!(q["pkts_in_c"].as_u64(), Some(d.s.pkts_in_c), "{key}");
+                assert_eq!(q["step_marks"].as_u64(), Some(d.s.step_marks), "{key}");
+                assert_eq!(
+                    q["delay_c"].as_f64(),
+                    Some(d.s.delay_c as f64 / 1e3),
+                    "{key}"
+                );
+                for field in ["delay_l", "pkts_in_l", "maxq", "ecn_mark", "credit"] {
+                    assert!(q.get(field).is_some(), "{key} lacks {field}");
+                }
+            },
+            _ => assert!(
+                json.get(key).is_none(),
+                "{key} for a discipline without tc fields"
+            ),
+        }
     }
 }
