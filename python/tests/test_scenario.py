@@ -102,6 +102,45 @@ def test_empirical_rtt_file_relative_to_scenario(tmp_path: Path):
     sc.validate(s)
 
 
+def test_a_traffic_source_takes_its_own_tcp_and_rtt(tmp_path: Path):
+    """`[[traffic]] tcp` (a preset name, or a table like [tcp]) and `rtt` become the core's
+    per-source lists; other sources keep [tcp] and [rtt]; errors name the source's field."""
+    sub = tmp_path / "scen"
+    sub.mkdir()
+    (sub / "rtt.csv").write_text("rtt_ms,cdf\n5, 0.0\n200, 1.0\n")
+    doc = tomllib.loads(BASE)
+    doc["traffic"] = [
+        {**doc["traffic"][0]},
+        {"kind": "bulk", "flows": 2, "tcp": "linux-dctcp"},
+        {
+            "kind": "bulk",
+            "flows": 1,
+            "tcp": {"preset": "linux-cubic", "rwnd": 65535},
+            "rtt": {"kind": "empirical", "file": "rtt.csv"},
+        },
+    ]
+    s = sc.resolve(doc, base_dir=sub)
+    assert all("tcp" not in t and "rtt" not in t for t in s["traffic"])
+    assert s["traffic_tcp"] == [
+        None,
+        aqmlab.tcp_preset("linux-dctcp"),
+        {**aqmlab.tcp_preset("linux-cubic"), "rwnd": 65535},
+    ]
+    assert s["traffic_rtt"] == [
+        None,
+        None,
+        {"kind": "empirical", "points": [[5.0, 0.0], [200.0, 1.0]], "source": "rtt.csv"},
+    ]
+    sc.validate(s)
+    assert sc.resolve(s) == s
+    doc["traffic"][1]["tcp"] = "no-such-stack"
+    with pytest.raises(sc.ScenarioError, match=r"^traffic\[1\]\.tcp\.preset = "):
+        sc.resolve(doc, base_dir=sub)
+    doc["traffic"][1]["tcp"] = {"preset": "linux-dctcp", "mss": 0}
+    with pytest.raises(sc.ScenarioError, match=r"^traffic\[1\]\.tcp\.mss = 0"):
+        sc.validate(sc.resolve(doc, base_dir=sub))
+
+
 def test_resolve_is_idempotent(tmp_path: Path):
     s = sc.load(write_scenario(tmp_path))
     assert sc.resolve(s) == s

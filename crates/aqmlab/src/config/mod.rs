@@ -43,6 +43,16 @@ pub struct Scenario {
     #[serde(default)]
     pub delay_box: DelayBoxConfig,
     pub traffic: Vec<TrafficConfig>,
+    /// Per traffic source (by its index in `traffic`), a TCP configuration other than `[tcp]`
+    /// for that source's connections: a mixed population, such as L4S and classic senders
+    /// side by side. The Python layer fills it from `[[traffic]] tcp = ...`. An entry that is
+    /// `None` or missing (the list may be shorter than `traffic`) means `[tcp]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traffic_tcp: Vec<Option<TcpConfig>>,
+    /// Per traffic source, an RTT law other than `[rtt]` for its connections and flows (from
+    /// `[[traffic]] rtt = ...`); as `traffic_tcp`, `None` or missing means `[rtt]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traffic_rtt: Vec<Option<RttConfig>>,
     #[serde(default)]
     pub measure: MeasureConfig,
     /// Stop once this many request/response exchanges started after the warm-up have
@@ -114,6 +124,126 @@ pub enum RttConfig {
     Matrix {
         rtt_ms: Vec<Vec<f64>>,
     },
+}
+
+impl Scenario {
+    /// The TCP configuration of traffic source `i`'s connections.
+    pub fn tcp_of(&self, i: usize) -> &TcpConfig {
+        self.traffic_tcp
+            .get(i)
+            .and_then(Option::as_ref)
+            .unwrap_or(&self.tcp)
+    }
+
+    /// The RTT law of traffic source `i`.
+    pub fn rtt_of(&self, i: usize) -> &RttConfig {
+        self.traffic_rtt
+            .get(i)
+            .and_then(Option::as_ref)
+            .unwrap_or(&self.rtt)
+    }
+
+    /// The per-source TCP and RTT settings: each names an existing source, a UDP source has
+    /// no TCP, and each setting is valid where it stands (`traffic[i].tcp`, `traffic[i].rtt`).
+    fn validate_traffic_classes(&self) -> Result<(), ConfigError> {
+        let n = self.traffic.len();
+        for (field, len) in [
+            ("traffic_tcp", self.traffic_tcp.len()),
+            ("traffic_rtt", self.traffic_rtt.len()),
+        ] {
+            if len > n {
+                return Err(ConfigError::new(
+                    field,
+                    format!("{len} entries"),
+                    format!("at most one per [[traffic]] entry ({n})"),
+                ));
+            }
+        }
+        for (i, tcp) in self.traffic_tcp.iter().enumerate() {
+            let Some(tcp) = tcp else { continue };
+            if matches!(self.traffic[i], TrafficConfig::UdpCbr { .. }) {
+                return Err(ConfigError::new(
+                    format!("traffic[{i}].tcp"),
+                    "a TCP configuration",
+                    "no tcp on a udp_cbr source (its flows are UDP)",
+                ));
+            }
+            tcp.validate(&format!("traffic[{i}].tcp"))?;
+        }
+        for (i, rtt) in self.traffic_rtt.iter().enumerate() {
+            if let Some(rtt) = rtt {
+                rtt.validate(&format!("traffic[{i}].rtt"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RttConfig {
+    /// Checks an `[rtt]` table whose path is `p` (`rtt`, or a traffic source's `rtt`).
+    pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
+        match self {
+            RttConfig::None => Ok(()),
+            RttConfig::Constant { rtt_ms } => non_negative(&format!("{p}.rtt_ms"), *rtt_ms),
+            RttConfig::Uniform { min_ms, max_ms } => {
+                non_negative(&format!("{p}.min_ms"), *min_ms)?;
+                if !(max_ms.is_finite() && max_ms >= min_ms) {
+                    return Err(ConfigError::new(
+                        format!("{p}.max_ms"),
+                        max_ms,
+                        format!("a number ≥ {p}.min_ms ({min_ms})"),
+                    ));
+                }
+                Ok(())
+            },
+            RttConfig::Empirical { points, .. } => {
+                if let Some((i, pt)) = points
+                    .iter()
+                    .enumerate()
+                    .find(|(_, pt)| !(pt.0 >= 0.0 && pt.0.is_finite()))
+                {
+                    return Err(ConfigError::new(
+                        format!("{p}.points[{i}]"),
+                        format!("{pt:?}"),
+                        "an RTT ≥ 0 ms",
+                    ));
+                }
+                // One set of rules for every empirical CDF: those of the sampler itself.
+                crate::workload::dist::EmpiricalCdf::from_points(points, false)
+                    .map(|_| ())
+                    .map_err(|e| {
+                        ConfigError::new(
+                            format!("{p}.points[{}]", e.line.saturating_sub(1)),
+                            e.message,
+                            "(rtt_ms, cdf) points with both non-decreasing and the last cdf = 1",
+                        )
+                    })
+            },
+            RttConfig::Matrix { rtt_ms } => {
+                if rtt_ms.is_empty() || rtt_ms[0].is_empty() {
+                    return Err(ConfigError::new(
+                        format!("{p}.rtt_ms"),
+                        "[]",
+                        "a non-empty matrix",
+                    ));
+                }
+                let cols = rtt_ms[0].len();
+                for (i, row) in rtt_ms.iter().enumerate() {
+                    if row.len() != cols {
+                        return Err(ConfigError::new(
+                            format!("{p}.rtt_ms[{i}]"),
+                            row.len(),
+                            format!("{cols} columns like row 0"),
+                        ));
+                    }
+                    for (j, v) in row.iter().enumerate() {
+                        non_negative(&format!("{p}.rtt_ms[{i}][{j}]"), *v)?;
+                    }
+                }
+                Ok(())
+            },
+        }
+    }
 }
 
 /// Where the per-connection delay of `[rtt]` is added (`net::delaybox`).
@@ -542,7 +672,8 @@ impl Scenario {
             q.validate("queue_reverse")?;
         }
         self.tcp.validate("tcp")?;
-        self.validate_rtt()?;
+        self.rtt.validate("rtt")?;
+        self.validate_traffic_classes()?;
         let tick = self.delay_box.tick_ms;
         if !(tick == 0.0 || (1e-6..=10_000.0).contains(&tick)) {
             return Err(ConfigError::new(
@@ -702,65 +833,5 @@ impl Scenario {
             ));
         }
         Ok(())
-    }
-
-    fn validate_rtt(&self) -> Result<(), ConfigError> {
-        match &self.rtt {
-            RttConfig::None => Ok(()),
-            RttConfig::Constant { rtt_ms } => non_negative("rtt.rtt_ms", *rtt_ms),
-            RttConfig::Uniform { min_ms, max_ms } => {
-                non_negative("rtt.min_ms", *min_ms)?;
-                if !(max_ms.is_finite() && max_ms >= min_ms) {
-                    return Err(ConfigError::new(
-                        "rtt.max_ms",
-                        max_ms,
-                        format!("a number ≥ rtt.min_ms ({min_ms})"),
-                    ));
-                }
-                Ok(())
-            },
-            RttConfig::Empirical { points, .. } => {
-                if let Some((i, p)) = points
-                    .iter()
-                    .enumerate()
-                    .find(|(_, p)| !(p.0 >= 0.0 && p.0.is_finite()))
-                {
-                    return Err(ConfigError::new(
-                        format!("rtt.points[{i}]"),
-                        format!("{p:?}"),
-                        "an RTT ≥ 0 ms",
-                    ));
-                }
-                // One set of rules for every empirical CDF: those of the sampler itself.
-                crate::workload::dist::EmpiricalCdf::from_points(points, false)
-                    .map(|_| ())
-                    .map_err(|e| {
-                        ConfigError::new(
-                            format!("rtt.points[{}]", e.line.saturating_sub(1)),
-                            e.message,
-                            "(rtt_ms, cdf) points with both non-decreasing and the last cdf = 1",
-                        )
-                    })
-            },
-            RttConfig::Matrix { rtt_ms } => {
-                if rtt_ms.is_empty() || rtt_ms[0].is_empty() {
-                    return Err(ConfigError::new("rtt.rtt_ms", "[]", "a non-empty matrix"));
-                }
-                let cols = rtt_ms[0].len();
-                for (i, row) in rtt_ms.iter().enumerate() {
-                    if row.len() != cols {
-                        return Err(ConfigError::new(
-                            format!("rtt.rtt_ms[{i}]"),
-                            row.len(),
-                            format!("{cols} columns like row 0"),
-                        ));
-                    }
-                    for (j, v) in row.iter().enumerate() {
-                        non_negative(&format!("rtt.rtt_ms[{i}][{j}]"), *v)?;
-                    }
-                }
-                Ok(())
-            },
-        }
     }
 }

@@ -31,8 +31,11 @@ impl Simulation {
                 h - self.topo.left
             }
         };
-        self.rtt
-            .sample(&mut rng, side_index(client_host), side_index(server_host))
+        self.rtts[source as usize].sample(
+            &mut rng,
+            side_index(client_host),
+            side_index(server_host),
+        )
     }
 
     /// The delay-box delays of the packets a connection's client and server send, for a
@@ -68,15 +71,18 @@ impl Simulation {
         };
         // ns-2 gives each agent its own tick clock (a random phase per endpoint); BSD's clock
         // is global (phase 0), and its connections need no stream.
-        let phases = match self.sc.tcp.timer_model {
+        let tcp_idx = self.source_tcp[source as usize];
+        let tcp = &self.tcps[tcp_idx as usize];
+        let phases = match tcp.timer_model {
             // Linux's jiffies are the machine's clock, like BSD's ticks.
             crate::tcp::config::TimerModel::Bsd | crate::tcp::config::TimerModel::Linux => [0, 0],
             crate::tcp::config::TimerModel::Ns2 => {
                 let mut clock = Rng::substream(seed, StreamKind::TcpClock, source as u64, identity);
-                let tick = self.sc.tcp.tick();
+                let tick = tcp.tick();
                 [clock.below(tick), clock.below(tick)]
             },
         };
+        let bbr = tcp.congestion_control == crate::tcp::config::CongestionControl::Bbr;
         let (to_server, delay_to_server) = self.path_id(client_host, server_host);
         let (to_client, delay_to_client) = self.path_id(server_host, client_host);
         let paths = [to_server, to_client];
@@ -87,8 +93,8 @@ impl Simulation {
         let mut conn = Conn {
             id,
             ep: [
-                self.ep_template.fresh_with_phase(phases[0]),
-                self.ep_template.fresh_with_phase(phases[1]),
+                self.ep_templates[tcp_idx as usize].fresh_with_phase(phases[0]),
+                self.ep_templates[tcp_idx as usize].fresh_with_phase(phases[1]),
             ],
             paths,
             flow_delay: self.one_way_delays(extra),
@@ -97,6 +103,7 @@ impl Simulation {
             source,
             identity,
             user,
+            tcp: tcp_idx,
             notified: false,
             primary,
             client_host,
@@ -111,7 +118,7 @@ impl Simulation {
             delivered_measured: 0,
             losses: Default::default(),
         };
-        if self.sc.tcp.congestion_control == crate::tcp::config::CongestionControl::Bbr {
+        if bbr {
             // BBR's random draws (the gain cycle's start phase): a stream per connection.
             let mut r = Rng::substream(seed, StreamKind::TcpBbr, source as u64, identity);
             conn.ep[0].set_cc_seed(r.next_u64());
@@ -141,7 +148,7 @@ impl Simulation {
         let c = &mut self.conns[slot as usize];
         c.ep[1].listen(now);
         self.out.clear();
-        c.ep[0].connect(now, &self.sc.tcp, &mut self.out);
+        c.ep[0].connect(now, &self.tcps[c.tcp as usize], &mut self.out);
         self.after_call(slot, 0);
     }
 
@@ -159,7 +166,12 @@ impl Simulation {
         let c = &mut self.conns[slot as usize];
         let side = pkt.to_server as usize;
         self.out.clear();
-        c.ep[side].on_segment(self.sched.now(), &self.sc.tcp, pkt, &mut self.out);
+        c.ep[side].on_segment(
+            self.sched.now(),
+            &self.tcps[c.tcp as usize],
+            pkt,
+            &mut self.out,
+        );
         self.after_call(slot, side);
     }
 
@@ -181,9 +193,9 @@ impl Simulation {
     /// more to do now.
     fn perform(&mut self, slot: u32, side: usize, action: AppAction) -> bool {
         let now = self.sched.now();
-        let cfg = &self.sc.tcp;
         let gen = self.tags[slot as usize].gen;
         let c = &mut self.conns[slot as usize];
+        let cfg = &self.tcps[c.tcp as usize];
         match action {
             AppAction::None => return false,
             AppAction::Write(b) => c.ep[side].write(now, cfg, b, &mut self.out),
@@ -197,7 +209,7 @@ impl Simulation {
                 self.transmit(slot, side);
                 self.out.clear();
                 let c = &mut self.conns[slot as usize];
-                c.ep[side].close(now, &self.sc.tcp, &mut self.out);
+                c.ep[side].close(now, &self.tcps[c.tcp as usize], &mut self.out);
             },
             AppAction::Close => c.ep[side].close(now, cfg, &mut self.out),
             AppAction::WakeAt(t) => {
@@ -320,8 +332,9 @@ impl Simulation {
             return;
         }
         let c = &self.conns[slot as usize];
-        let hdr = self.sc.tcp.header_bytes;
-        let padded = self.sc.tcp.sack_variant != crate::tcp::config::SackVariant::Ns2;
+        let tcp = &self.tcps[c.tcp as usize];
+        let hdr = tcp.header_bytes;
+        let padded = tcp.sack_variant != crate::tcp::config::SackVariant::Ns2;
         let route = c.paths[side];
         let first_link = self.paths[route as usize].links[0];
         let template = Packet {

@@ -85,6 +85,8 @@ struct Conn {
     identity: u64,
     /// Mah user that opened the connection.
     user: Option<u32>,
+    /// Its TCP configuration (index in `Simulation::tcps`).
+    tcp: u8,
     /// The user has been told the connection is over.
     notified: bool,
     /// A page's top-level connection (Study B users wait for its first response).
@@ -132,9 +134,15 @@ pub struct Simulation {
     free_slots: Vec<u32>,
     next_conn_id: u64,
     out: Outbox,
-    /// `Endpoint::new` of the scenario's TCP configuration, copied by every connection.
-    ep_template: Endpoint,
-    rtt: RttSampler,
+    /// The TCP configurations in use: `[tcp]` first, then each traffic source's own
+    /// (`Scenario::traffic_tcp`); a connection's `tcp` indexes this list.
+    tcps: Vec<crate::tcp::config::TcpConfig>,
+    /// `Endpoint::new` of each of `tcps`, copied by every connection of that configuration.
+    ep_templates: Vec<Endpoint>,
+    /// Index in `tcps` of each traffic source's configuration.
+    source_tcp: Vec<u8>,
+    /// Each traffic source's delay-box RTT law (`Scenario::rtt_of`).
+    rtts: Vec<RttSampler>,
     /// The delay emulator's clock (`[delay_box] tick_ms`), when it has one.
     delay_clock: Option<DelayClock>,
     end: Time,
@@ -257,6 +265,17 @@ impl Simulation {
         }
         let end = secs(sc.duration_s);
         let warmup = secs(sc.warmup_s);
+        let mut tcps = vec![sc.tcp.clone()];
+        let source_tcp: Vec<u8> = (0..sc.traffic.len())
+            .map(|i| match sc.traffic_tcp.get(i).and_then(Option::as_ref) {
+                Some(t) => {
+                    tcps.push(t.clone());
+                    (tcps.len() - 1) as u8
+                },
+                None => 0,
+            })
+            .collect();
+        let ep_templates = tcps.iter().map(|t| Endpoint::new(t, 0)).collect();
         let mut sim = Simulation {
             sched: Scheduler::new(),
             pkts: PacketStore::default(),
@@ -270,8 +289,12 @@ impl Simulation {
             free_slots: Vec::new(),
             next_conn_id: 0,
             out: Outbox::default(),
-            ep_template: Endpoint::new(&sc.tcp, 0),
-            rtt: RttSampler::new(&sc.rtt),
+            tcps,
+            ep_templates,
+            source_tcp,
+            rtts: (0..sc.traffic.len())
+                .map(|i| RttSampler::new(sc.rtt_of(i)))
+                .collect(),
             delay_clock: (sc.delay_box.tick_ms > 0.0)
                 .then(|| DelayClock::new(millis(sc.delay_box.tick_ms).max(1), topo.hosts(), seed)),
             end,

@@ -61,7 +61,7 @@ impl Simulation {
         }
         let c = &mut self.conns[slot as usize];
         self.out.clear();
-        c.ep[side].on_timer(now, &self.sc.tcp, &mut self.out);
+        c.ep[side].on_timer(now, &self.tcps[c.tcp as usize], &mut self.out);
         self.after_call(slot, side);
     }
 

@@ -53,6 +53,8 @@ pub fn base(duration_s: f64) -> Scenario {
         }],
         measure: MeasureConfig::default(),
         max_exchanges: None,
+        traffic_tcp: Vec::new(),
+        traffic_rtt: Vec::new(),
     }
 }
 

@@ -17,4 +17,5 @@ mod rack;
 mod sack;
 mod slicing;
 mod tcp_traces;
+mod traffic_classes;
 mod web;

@@ -214,50 +214,88 @@ def with_defaults(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _resolve_tcp(doc: dict[str, Any]) -> None:
-    tcp = doc.get("tcp", {})
+    doc["tcp"] = _tcp_table(doc.get("tcp", {}), "tcp")
+
+
+def _tcp_table(tcp: Any, where: str) -> dict[str, Any]:
+    """A `[tcp]`-style table (or, for a traffic source, a bare preset name) with its
+    `preset` expanded into every TCP parameter and its other keys applied on top."""
+    if isinstance(tcp, str) and where != "tcp":
+        tcp = {"preset": tcp}
     if not isinstance(tcp, dict):
-        raise ScenarioError(f"tcp = {show_value(tcp)}: expected a table")
+        expected = "a table" if where == "tcp" else "a preset name or a table"
+        raise ScenarioError(f"{where} = {show_value(tcp)}: expected {expected}")
     tcp = dict(tcp)
     name = tcp.pop("preset", DEFAULT_PRESET)
     if not isinstance(name, str):
         raise ScenarioError(
-            f"tcp.preset = {show_value(name)}: expected one of {', '.join(_core.tcp_presets())}"
+            f"{where}.preset = {show_value(name)}: expected one of {', '.join(_core.tcp_presets())}"
         )
     if name in DEPRECATED_PRESETS:
         warnings.warn(
-            f"tcp.preset = {show_value(name)} is the former name of "
+            f"{where}.preset = {show_value(name)} is the former name of "
             f"{show_value(DEPRECATED_PRESETS[name])} "
             "(Weigle et al. 2005's ns-2 settings); ns-2.35's own defaults are "
             '"ns2.35-fulltcp"',
             FutureWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     try:
         base = _core.tcp_preset(name)
     except ValueError as e:
-        raise ScenarioError(str(e)) from None
+        raise ScenarioError(str(e).replace("tcp.preset", f"{where}.preset", 1)) from None
     base.update(tcp)
-    doc["tcp"] = base
+    return base
 
 
 def _resolve_rtt(doc: dict[str, Any], base_dir: Path) -> None:
-    rtt = doc.get("rtt")
+    if "rtt" in doc:
+        doc["rtt"] = _rtt_table(doc["rtt"], "rtt", base_dir)
+
+
+def _rtt_table(rtt: Any, where: str, base_dir: Path) -> Any:
+    """An `[rtt]`-style table with an empirical law's `file` read into its `points`."""
     if not isinstance(rtt, dict) or rtt.get("kind") != "empirical" or "file" not in rtt:
-        return
+        return rtt
     rtt = dict(rtt)
     file = rtt.pop("file")
     if not isinstance(file, str) or not file:
         raise ScenarioError(
-            f"rtt.file = {show_value(file)}: expected a path to a (rtt_ms, cdf) file"
+            f"{where}.file = {show_value(file)}: expected a path to a (rtt_ms, cdf) file"
         )
     if "points" in rtt:
-        raise ScenarioError("rtt.file: give either rtt.file or rtt.points, not both")
+        raise ScenarioError(f"{where}.file: give either {where}.file or {where}.points, not both")
     p = Path(file)
     if not p.is_absolute():
         p = base_dir / p
     rtt["points"] = [list(pt) for pt in load_rtt_cdf(p, shown=file)]
     rtt.setdefault("source", file)
-    doc["rtt"] = rtt
+    return rtt
+
+
+def _resolve_traffic_classes(doc: dict[str, Any], base_dir: Path) -> None:
+    """`[[traffic]] tcp = ...` and `rtt = ...`: a source's own TCP (a preset name, or a table
+    like `[tcp]`) and RTT law (a table like `[rtt]`), moved into the core's per-source lists
+    `traffic_tcp` and `traffic_rtt` (absent when no source has its own)."""
+    traffic = doc.get("traffic")
+    if not isinstance(traffic, list):
+        return
+    for key, resolve_one in (
+        ("tcp", lambda v, w: _tcp_table(v, w)),
+        ("rtt", lambda v, w: _rtt_table(v, w, base_dir)),
+    ):
+        listed = f"traffic_{key}"
+        per_source = list(doc.get(listed) or [])
+        for i, entry in enumerate(traffic):
+            if not isinstance(entry, dict) or key not in entry:
+                continue
+            entry = dict(entry)
+            value = entry.pop(key)
+            traffic[i] = entry
+            per_source.extend([None] * (i + 1 - len(per_source)))
+            per_source[i] = resolve_one(value, f"traffic[{i}].{key}")
+        if per_source:
+            doc[listed] = per_source
 
 
 def _resolve_file_sizes(doc: dict[str, Any], base_dir: Path) -> None:
@@ -344,6 +382,7 @@ def resolve_with_calibration(
     out.setdefault("seed", DEFAULT_SEED)
     _resolve_tcp(out)
     _resolve_rtt(out, base)
+    _resolve_traffic_classes(out, base)
     _resolve_file_sizes(out, base)
     unc_model.resolve_entries(out, base)
     _check_finite(out, [])

@@ -1,0 +1,98 @@
+//! Traffic sources with their own TCP configuration and RTT law (`Scenario::traffic_tcp`,
+//! `Scenario::traffic_rtt`): a mixed population in one run, each connection using its
+//! source's settings, and an override equal to the scenario's own changing nothing.
+
+use aqmlab::config::{RttConfig, TrafficConfig};
+use aqmlab::sim::Simulation;
+use aqmlab::tcp::config::TcpConfig;
+
+use crate::common::*;
+
+fn two_sources() -> aqmlab::config::Scenario {
+    let mut sc = greedy_10mbps(2, 20.0, 3);
+    sc.warmup_s = 0.0;
+    sc.rtt = RttConfig::Constant { rtt_ms: 10.0 };
+    sc.traffic = vec![bulk_at(2, None, 0.0, 1.0), bulk_at(2, None, 0.0, 1.0)];
+    sc
+}
+
+/// Source 1 runs Linux DCTCP (ECN) over a 160 ms delay box while source 0 keeps the
+/// scenario's FreeBSD Reno (no ECN) over 10 ms: each connection's ECN negotiation and base
+/// RTT are its source's. Base RTTs differ by exactly 150 ms (same hosts' paths).
+#[test]
+fn each_source_uses_its_own_tcp_and_rtt() {
+    let mut sc = two_sources();
+    sc.traffic_tcp = vec![None, Some(TcpConfig::linux_dctcp())];
+    sc.traffic_rtt = vec![None, Some(RttConfig::Constant { rtt_ms: 160.0 })];
+    let (_, tables) = run(sc);
+    let conns = table(&tables, "connections");
+    let (source, ecn, rtt) = (
+        u64s(conns, "source"),
+        bools(conns, "ecn"),
+        f64s(conns, "base_rtt_ms"),
+    );
+    assert_eq!(source.len(), 4);
+    let path_rtt = |s: u64| {
+        let v: Vec<f64> = (0..4).filter(|&i| source[i] == s).map(|i| rtt[i]).collect();
+        assert!(v.windows(2).all(|w| w[0] == w[1]), "source {s}: {v:?}");
+        v[0]
+    };
+    assert!((path_rtt(1) - path_rtt(0) - 150.0).abs() < 1e-9);
+    for i in 0..4 {
+        assert_eq!(
+            ecn[i],
+            source[i] == 1,
+            "connection {i} of source {}",
+            source[i]
+        );
+    }
+}
+
+/// An override equal to the scenario's own setting gives the identical run, table for table.
+#[test]
+fn an_override_equal_to_the_default_changes_nothing() {
+    let sc = two_sources();
+    let mut same = sc.clone();
+    same.traffic_tcp = vec![Some(sc.tcp.clone()), None];
+    same.traffic_rtt = vec![None, Some(sc.rtt.clone())];
+    assert_eq!(digest(&run(sc).1), digest(&run(same).1));
+}
+
+#[test]
+fn overrides_are_validated_where_they_stand() {
+    let err = |f: &dyn Fn(&mut aqmlab::config::Scenario)| {
+        let mut sc = two_sources();
+        f(&mut sc);
+        Simulation::new(sc).err().expect("refused").to_string()
+    };
+    let e = err(&|sc| sc.traffic_tcp = vec![None, None, None]);
+    assert!(e.starts_with("traffic_tcp = 3 entries"), "{e}");
+    let e = err(&|sc| {
+        let mut t = TcpConfig::linux_cubic();
+        t.mss = 0;
+        sc.traffic_tcp = vec![None, Some(t)];
+    });
+    assert!(e.starts_with("traffic[1].tcp.mss"), "{e}");
+    let e = err(&|sc| {
+        sc.traffic_rtt = vec![Some(RttConfig::Uniform {
+            min_ms: 20.0,
+            max_ms: 10.0,
+        })]
+    });
+    assert!(e.starts_with("traffic[0].rtt.max_ms"), "{e}");
+    let e = err(&|sc| {
+        sc.traffic[1] = TrafficConfig::UdpCbr {
+            flows: 1,
+            rate_mbps: Some(1.0),
+            share: None,
+            packet_bytes: 1000,
+            direction: Default::default(),
+            client_side: Default::default(),
+            start_s: 0.0,
+            start_jitter_s: 0.0,
+            stop_s: None,
+        };
+        sc.traffic_tcp = vec![None, Some(TcpConfig::linux_cubic())];
+    });
+    assert!(e.starts_with("traffic[1].tcp"), "{e}");
+}
