@@ -147,6 +147,15 @@ impl Scenario {
     /// no TCP, and each setting is valid where it stands (`traffic[i].tcp`, `traffic[i].rtt`).
     fn validate_traffic_classes(&self) -> Result<(), ConfigError> {
         let n = self.traffic.len();
+        let classes = !self.traffic_tcp.is_empty() || !self.traffic_rtt.is_empty();
+        if classes && n > u16::MAX as usize {
+            // `source_delay` keys its histograms by a 16-bit source index.
+            return Err(ConfigError::new(
+                "traffic",
+                format!("{n} entries"),
+                "at most 65535 entries when sources have their own tcp or rtt",
+            ));
+        }
         for (field, len) in [
             ("traffic_tcp", self.traffic_tcp.len()),
             ("traffic_rtt", self.traffic_rtt.len()),

@@ -191,7 +191,7 @@ impl Simulation {
 
     /// Records produced since the last drain, one batch per table.
     pub fn drain(&mut self) -> Vec<Table> {
-        vec![
+        let mut tables = vec![
             self.conn_rows.take(),
             self.exch_rows.take(),
             self.bneck_rows.take(),
@@ -200,7 +200,11 @@ impl Simulation {
             self.udp_rows.take(),
             self.loss_run_rows.take(),
             self.queue_delay_rows.take(),
-        ]
+        ];
+        if self.source_delays.is_some() {
+            tables.push(self.source_delay_rows.take());
+        }
+        tables
     }
 
     /// Ends the run: reports connections still open as unfinished and returns the last records.
@@ -271,6 +275,9 @@ impl Simulation {
             self.loss_run_rows.push_histogram(scope, -1, runs);
             let link = &self.links[self.bottleneck(dir) as usize];
             self.monitors[dir].write_delay_rows(link, &mut self.queue_delay_rows);
+        }
+        if let Some(d) = &self.source_delays {
+            d.write_rows(&mut self.source_delay_rows);
         }
         self.loss_run_rows
             .push_histogram("tcp_all", -1, &self.tcp_loss_runs);

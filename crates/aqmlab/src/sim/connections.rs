@@ -130,6 +130,7 @@ impl Simulation {
             self.tags[s as usize] = flow_losses::ConnTag {
                 gen,
                 active: true,
+                source: source as u16,
                 ..Default::default()
             };
             s
@@ -138,6 +139,7 @@ impl Simulation {
             self.conns.push(conn);
             self.tags.push(flow_losses::ConnTag {
                 active: true,
+                source: source as u16,
                 ..Default::default()
             });
             (self.conns.len() - 1) as u32

@@ -30,6 +30,8 @@ pub struct FlowLosses {
 pub struct ConnTag {
     pub gen: u32,
     pub active: bool,
+    /// The connection's traffic source (for `source_delay`).
+    pub source: u16,
     /// Packets dropped on arrival at a bottleneck queue after the warm-up.
     pub drops: u32,
     /// Length of the run of drops in progress.
@@ -48,6 +50,7 @@ impl Default for ConnTag {
         ConnTag {
             gen: 0,
             active: false,
+            source: 0,
             drops: 0,
             run: 0,
             timer_at: [NO_TIME; 2],

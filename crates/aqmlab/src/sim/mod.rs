@@ -26,6 +26,7 @@ mod monitor;
 mod network;
 mod one_or_more;
 mod records;
+mod source_delay;
 mod source_events;
 mod sources;
 mod timers;
@@ -156,6 +157,9 @@ pub struct Simulation {
     udp_rows: CbrFlowRows,
     loss_run_rows: LossRunRows,
     queue_delay_rows: QueueDelayRows,
+    /// Bottleneck queueing delay by traffic source, when the sources differ in TCP or RTT.
+    source_delays: Option<source_delay::SourceDelays>,
+    source_delay_rows: records::SourceDelayRows,
     udp: udp_cbr::CbrFlows,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
@@ -311,6 +315,9 @@ impl Simulation {
             udp_rows: CbrFlowRows::default(),
             loss_run_rows: LossRunRows::default(),
             queue_delay_rows: QueueDelayRows::default(),
+            source_delays: (!sc.traffic_tcp.is_empty() || !sc.traffic_rtt.is_empty())
+                .then(|| source_delay::SourceDelays::new(sc.traffic.len())),
+            source_delay_rows: Default::default(),
             udp: udp_cbr::CbrFlows::default(),
             goodput: [0; 2],
             tcp_loss_runs: Vec::new(),

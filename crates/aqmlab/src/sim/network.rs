@@ -124,6 +124,24 @@ impl Simulation {
             self.tx_due[dir] = now + tx;
             // `run_until` hands the end back to `bottleneck(dir)`: the monitor's index.
             debug_assert_eq!(self.bottleneck(dir), link);
+            if self.source_delays.is_some() {
+                self.note_source_delay(now, dir, id);
+            }
+        }
+    }
+
+    /// A TCP packet of a connection still open starts its transmission on bottleneck `dir`:
+    /// its sojourn goes to its source's histogram (`source_delay`), after the warm-up.
+    #[cold]
+    fn note_source_delay(&mut self, now: Time, dir: usize, id: PktId) {
+        let p = self.pkts.get(id);
+        if now < self.warmup || p.proto != Proto::Tcp {
+            return;
+        }
+        let tag = &self.tags[p.conn as usize];
+        if tag.is(p.gen) {
+            let delays = self.source_delays.as_mut().expect("checked by the caller");
+            delays.add(tag.source, dir, now - p.enqueued_at);
         }
     }
 

@@ -365,3 +365,30 @@ impl QueueDelayRows {
         )
     }
 }
+
+/// Queueing delay at the bottleneck by traffic source after the warm-up (`source_delay`):
+/// one row per non-empty bin, with the bins of `queue_delay`. Written only for scenarios
+/// whose sources differ in TCP or RTT.
+#[derive(Default)]
+pub struct SourceDelayRows {
+    pub source: Vec<u64>,
+    pub direction: Vec<&'static str>,
+    pub delay_ms: Vec<f64>,
+    pub width_ms: Vec<f64>,
+    pub count: Vec<u64>,
+}
+
+impl SourceDelayRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "source_delay",
+            self {
+                source: U64,
+                direction: Str,
+                delay_ms: F64,
+                width_ms: F64,
+                count: U64,
+            }
+        )
+    }
+}
