@@ -49,6 +49,7 @@ fn main() {
             bottleneck_framing: Default::default(),
             access_framing: Default::default(),
             host_jitter_us: 0.0,
+            bottleneck_steps: Vec::new(),
         },
         queue: AqmConfig::Droptail {
             limit: 833,
@@ -72,6 +73,8 @@ fn main() {
         }],
         measure: MeasureConfig::default(),
         max_exchanges: None,
+        traffic_tcp: Vec::new(),
+        traffic_rtt: Vec::new(),
     };
     // AQMLAB_BENCH_SCENARIO: a resolved scenario as JSON (`aqmlab validate S.toml --print`)
     // to time instead of the built-in one.

@@ -88,11 +88,24 @@ pub struct Topology {
     /// Link-layer framing of the access links (hosts' interfaces).
     #[serde(default)]
     pub access_framing: FramingConfig,
+    /// Changes of the bottleneck's rate during the run, in both directions, in time order
+    /// (a capacity step: the L4S tests' rate steps, RFC 7928 §5.2's varying capacity). Empty
+    /// (default): the rate stays `bottleneck_mbps`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bottleneck_steps: Vec<RateStep>,
     /// Hosts' send jitter, µs: each packet a host sends waits a uniform random time in
     /// `[0, host_jitter_us]` before its interface, in order (a host's stack is a FIFO).
     /// 0 (default): none.
     #[serde(default)]
     pub host_jitter_us: f64,
+}
+
+/// The bottleneck's rate becomes `mbps` at `at_s` seconds of simulated time.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at_s: f64,
+    pub mbps: f64,
 }
 
 /// Per-connection minimum RTT added by delay boxes (like dummynet / ns-2 DelayBox). A
@@ -651,6 +664,19 @@ impl Scenario {
         let t = &self.topology;
         positive("topology.bottleneck_mbps", t.bottleneck_mbps)?;
         positive("topology.access_mbps", t.access_mbps)?;
+        let mut last_at = 0.0;
+        for (i, step) in t.bottleneck_steps.iter().enumerate() {
+            let p = format!("topology.bottleneck_steps[{i}]");
+            positive(&format!("{p}.mbps"), step.mbps)?;
+            if !(step.at_s.is_finite() && step.at_s > last_at) {
+                return Err(ConfigError::new(
+                    format!("{p}.at_s"),
+                    step.at_s,
+                    "a time > 0 s, later than the previous step's",
+                ));
+            }
+            last_at = step.at_s;
+        }
         non_negative("topology.bottleneck_delay_ms", t.bottleneck_delay_ms)?;
         non_negative("topology.access_delay_ms", t.access_delay_ms)?;
         // The access queues model the hosts' interface queues, sized so that they never drop

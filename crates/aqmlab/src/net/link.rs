@@ -74,6 +74,10 @@ pub struct Link {
     /// later than the last offer, in order, and their total bytes.
     waiting: VecDeque<(Time, u32)>,
     waiting_bytes: u64,
+    /// Rates in force before each change of `rate` (`set_rate`), as (time of the change, rate
+    /// before it), for the mean capacity over a period; empty for a link whose rate never
+    /// changed.
+    rate_history: Vec<(Time, BitsPerSec)>,
 }
 
 /// Drops the next `count` packets carrying sequence number `seq` (a SYN when `syn`, else a
@@ -194,6 +198,40 @@ impl Link {
 }
 
 impl Link {
+    /// The link's rate becomes `rate` at `now` (a capacity step, as a shaper reconfigured
+    /// mid-run: `tc qdisc change ... htb rate`). The packet in service finishes at the rate it
+    /// started with; the next starts at the new one.
+    pub fn set_rate(&mut self, now: Time, rate: BitsPerSec) {
+        self.rate_history.push((now, self.rate));
+        self.rate = rate;
+        self.tx_memo = [(u32::MAX, 0); 2];
+    }
+
+    /// Mean rate over `[from, to)` in Mb/s, weighting each rate by the time it was in force:
+    /// the capacity the period offered. The current rate when it never changed.
+    pub fn mean_mbps(&self, from: Time, to: Time) -> f64 {
+        if self.rate_history.is_empty() || to <= from {
+            return self.rate.mbps();
+        }
+        let mut bits_ns = 0u128; // Σ rate · overlap, bit/s · ns
+        let mut start = 0;
+        let pieces = self
+            .rate_history
+            .iter()
+            .copied()
+            .chain(std::iter::once((Time::MAX, self.rate)));
+        for (end, rate) in pieces {
+            let (lo, hi) = (start.max(from), end.min(to));
+            if hi > lo {
+                bits_ns += rate.0 as u128 * (hi - lo) as u128;
+            }
+            start = end;
+        }
+        bits_ns as f64 / (to - from) as f64 * 1e-6
+    }
+}
+
+impl Link {
     pub fn new(
         rate: BitsPerSec,
         delay: Time,
@@ -227,6 +265,7 @@ impl Link {
             cut_through: false,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
+            rate_history: Vec::new(),
         }
     }
 }
@@ -238,6 +277,35 @@ mod tests {
     use crate::aqm::QueueUnit;
     use crate::rng::StreamKind;
     use crate::units::MS;
+
+    /// After a step from 10 to 2 Mb/s at 1 s, a 1500-byte packet takes 6 ms instead of 1.2 ms;
+    /// the mean capacity over [0.5 s, 2 s) is (10·0.5 + 2·1)/1.5 Mb/s.
+    #[test]
+    fn a_rate_step_changes_serialization_and_mean_capacity() {
+        let q = Queue::new(
+            AqmConfig::Droptail {
+                limit: 10,
+                unit: QueueUnit::Packets,
+            }
+            .build(BitsPerSec::from_mbps(10.0), 1500),
+            Rng::stream(1, StreamKind::Queue, 0),
+        );
+        let mut l = Link::new(
+            BitsPerSec::from_mbps(10.0),
+            0,
+            q,
+            0.0,
+            Rng::stream(1, StreamKind::LinkLoss, 0),
+            false,
+        );
+        assert_eq!(l.tx_time(1500), 1_200_000);
+        assert_eq!(l.mean_mbps(0, 1000 * MS), 10.0);
+        l.set_rate(1000 * MS, BitsPerSec::from_mbps(2.0));
+        assert_eq!(l.tx_time(1500), 6_000_000);
+        let mean = l.mean_mbps(500 * MS, 2000 * MS);
+        assert!((mean - 7.0 / 1.5).abs() < 1e-12, "{mean}");
+        assert_eq!(l.mean_mbps(1000 * MS, 3000 * MS), 2.0);
+    }
 
     /// A cut-through 8 Mb/s link (1,000 bytes: 1 ms) with a drop-tail queue of 10 packets.
     fn cut_through_8mbps() -> Link {

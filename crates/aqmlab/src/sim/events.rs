@@ -31,6 +31,8 @@ pub(super) enum Ev {
     Warmup,
     /// Timer deadlines due before the next sweep get their events (`Simulation::arm_at`).
     TimerSweep,
+    /// The bottleneck's rate changes to step `.0` of `topology.bottleneck_steps`.
+    RateStep(u32),
 }
 
 /// An `Ev` packed into 64 bits for the event list, whose entries (time and event) are then 16
@@ -75,7 +77,8 @@ impl PackedEv {
             6 => Ev::Sample,
             7 => Ev::Interval,
             8 => Ev::Warmup,
-            _ => Ev::TimerSweep,
+            9 => Ev::TimerSweep,
+            _ => Ev::RateStep(lo),
         }
     }
 }
@@ -103,6 +106,7 @@ impl From<Ev> for PackedEv {
             Ev::Interval => PackedEv::new(7, 0, 0),
             Ev::Warmup => PackedEv::new(8, 0, 0),
             Ev::TimerSweep => PackedEv::new(9, 0, 0),
+            Ev::RateStep(i) => PackedEv::new(10, 0, i),
         }
     }
 }
@@ -137,6 +141,7 @@ mod tests {
                 gen: 12345,
             },
             Ev::QueueTick(3),
+            Ev::RateStep(2),
             Ev::CbrSend(u32::MAX),
             Ev::Sample,
             Ev::Interval,

@@ -346,6 +346,9 @@ impl Simulation {
         sim.sched.at(sim.monitors[0].interval, Ev::Interval);
         sim.sched.at(warmup, Ev::Warmup);
         sim.sched.at(TIMER_SWEEP, Ev::TimerSweep);
+        for (i, step) in sim.sc.topology.bottleneck_steps.iter().enumerate() {
+            sim.sched.at(secs(step.at_s), Ev::RateStep(i as u32));
+        }
         Ok(sim)
     }
 
@@ -440,6 +443,13 @@ impl Simulation {
                     let link = &mut self.links[b];
                     link.queue.stats.measured_from = self.sched.now();
                     self.monitors[dir].start_measuring(self.sched.now(), link);
+                }
+            },
+            Ev::RateStep(i) => {
+                let rate = self.sc.topology.bottleneck_steps[i as usize].mbps;
+                for dir in 0..2 {
+                    let b = self.bottleneck(dir) as usize;
+                    self.links[b].set_rate(self.sched.now(), BitsPerSec::from_mbps(rate));
                 }
             },
         }

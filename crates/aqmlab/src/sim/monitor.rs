@@ -247,7 +247,7 @@ impl Monitor {
         rows.marks.push(d(cur.marks, self.last.marks));
         rows.link_losses.push(d(cur.lost, self.last.lost));
         let utilization = (cur.busy - self.last.busy) as f64 * 1e-9 / span;
-        let rate = link.rate.mbps();
+        let rate = link.mean_mbps(self.last.at, now);
         let sent = cur.sent - self.last.sent;
         rows.throughput_mbps.push(sent * 8.0 / span / 1e6);
         rows.utilization.push(utilization);
@@ -323,8 +323,10 @@ impl Monitor {
         if span > 0.0 {
             s.throughput_mbps = (cur.sent - b.sent) * 8.0 / span / 1e6;
             s.utilization = (cur.busy - b.busy) as f64 * 1e-9 / span;
-            s.throughput_wire_mbps = s.utilization * link.rate.mbps();
-            s.utilization_ip = s.throughput_mbps / link.rate.mbps();
+            // The mean capacity of the period when the rate changed (`topology.bottleneck_steps`).
+            let rate = link.mean_mbps(b.at, now);
+            s.throughput_wire_mbps = s.utilization * rate;
+            s.utilization_ip = s.throughput_mbps / rate;
         }
         // Drops of the period's own arrivals (`QueueStats::drops_of_earlier`): at most all of
         // them, so the rate is in [0, 1] even when a dequeue-time AQM drops packets that

@@ -33,6 +33,7 @@ pub fn base(duration_s: f64) -> Scenario {
             bottleneck_framing: Default::default(),
             access_framing: Default::default(),
             host_jitter_us: 0.0,
+            bottleneck_steps: Vec::new(),
         },
         queue: AqmConfig::Droptail {
             limit: 10_000,

@@ -14,6 +14,7 @@ mod fuzz_scenarios;
 mod mixes;
 mod prr;
 mod rack;
+mod rate_steps;
 mod sack;
 mod slicing;
 mod tcp_traces;
