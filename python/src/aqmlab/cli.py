@@ -213,10 +213,13 @@ def _parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser(
         "reproduce",
-        help="re-run one of the four seed studies (A, B, C, D) and write its report",
+        help="re-run one of the four seed studies (A, B, C, D) or the L4S pack and write its "
+        "report",
     )
     rp.add_argument(
-        "study", help="A (Christiansen 2001), B (Le 2003), C (Weigle 2005), D (May 2000)"
+        "study",
+        help="A (Christiansen 2001), B (Le 2003), C (Weigle 2005), D (May 2000), L4S (the L4S "
+        "test scenarios and Web users with Prague and CUBIC)",
     )
     rp.add_argument(
         "--scale",

@@ -1,5 +1,6 @@
-"""`aqmlab reproduce A|B|C|D`: re-run one of the four seed studies as designed and write a
-report with the paper's figures and tables regenerated from our runs.
+"""`aqmlab reproduce A|B|C|D|L4S`: re-run one of the four seed studies as designed (or the L4S
+pack, `study_l4s`) and write a report with the paper's figures and tables regenerated from our
+runs.
 
 A study is a module `aqmlab.reproduce.study_<x>` that provides
 
@@ -35,7 +36,13 @@ from aqmlab.scenario import calibration as cal
 
 __all__ = ["STUDIES", "ReproduceOutcome", "reproduce", "study_dir", "study_module"]
 
-STUDIES = {"A": "study_a", "B": "study_b", "C": "study_c", "D": "study_d"}
+STUDIES = {
+    "A": "study_a",
+    "B": "study_b",
+    "C": "study_c",
+    "D": "study_d",
+    "L4S": "study_l4s",
+}
 STUDIES_ROOT = Path(__file__).resolve().parent.parent / "studies"
 REPORT_FILE = "report.html"
 FIGURES_DIR = "figures"
@@ -124,7 +131,8 @@ def reproduce(
         if measured:
             cal.save_file(calibration, measured.values())
     parts = {part: Study.open(out_dir / part) for part in derived}
-    doc = HtmlDocument(f"Study {key}: {mod.TITLE}", figure_dir=out_dir / FIGURES_DIR)
+    heading = getattr(mod, "HEADING", f"Study {key}: {mod.TITLE}")
+    doc = HtmlDocument(heading, figure_dir=out_dir / FIGURES_DIR)
     doc.paragraph(f"Reproduction of {mod.CITATION}, at {scale} scale, by aqmlab.")
     mod.report(parts, doc, scale)
     for part, sweep_file in derived.items():
