@@ -212,4 +212,17 @@ def scenario(r: random.Random) -> dict[str, Any]:
         doc["topology"]["host_jitter_us"] = pick(r, ([0.0, 100.0], [0.5, 1e7]))
     if r.random() < 0.1:
         doc["topology"]["loss_rate"] = r.choice([0.0, 0.01, 0.5, 1.0])
+    if r.random() < 0.1:
+        # Capacity steps: in order, or out of order, at time 0, or to a zero rate (refused).
+        steps = [
+            {"at_s": pick(r, ([0.1, 0.3], [0.0, -1.0, 1e9])), "mbps": pick(r, RATE_MBPS)}
+            for _ in range(r.choice([1, 2]))
+        ]
+        doc["topology"]["bottleneck_steps"] = steps
+    for t in doc["traffic"]:
+        # A source's own stack and RTT (refused on a udp_cbr source, with one line).
+        if r.random() < 0.15:
+            t["tcp"] = r.choice(PRESETS) if r.random() < 0.7 else {"preset": r.choice(PRESETS)}
+        if r.random() < 0.1:
+            t["rtt"] = rtt(r)
     return doc
