@@ -6,6 +6,7 @@
 //! call is a `match`, not a virtual call.
 
 pub mod ared;
+pub mod cake;
 pub mod codel;
 pub mod config;
 pub mod droptail;
