@@ -3,3 +3,6 @@
 //! arXiv 1804.07617; Linux `net/sched/sch_cake.c`).
 
 pub mod cobalt;
+pub mod flow;
+pub mod hash;
+pub mod tins;
