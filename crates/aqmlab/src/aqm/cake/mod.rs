@@ -5,4 +5,5 @@
 pub mod cobalt;
 pub mod flow;
 pub mod hash;
+pub mod shaper;
 pub mod tins;
