@@ -73,6 +73,8 @@ def queue(r: random.Random) -> dict[str, Any]:
     if kind == "cake" and r.random() < 0.3:
         q.update(framing=r.choice(["raw", "ethernet", "docsis", "pppoe-ptm", "pppoe-llcsnap"]),
                  rtt_ms=pick(r, ([100.0, 20.0], [1e-6, 3.6e6])), memlimit=r.choice([1, 3000, 10**7]))
+    if kind == "cake" and r.random() < 0.3:
+        q["ack_filter"] = r.choice(["no-ack-filter", "ack-filter", "ack-filter-aggressive"])
     if kind in ("codel", "fq_codel") and r.random() < 0.3:
         q["target_ms"] = pick(r, ([5.0, 1.0], [1e-9, 200.0]))
     if kind in ("red", "gred_i", "ared") and r.random() < 0.3:

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use crate::aqm::cake::ack::{self, AckFilter};
 use crate::aqm::cake::Pick;
 use crate::aqm::{Aqm, DropCause, QueueLen, Verdict};
 use crate::measure::histogram::DelayHistogram;
@@ -211,6 +212,24 @@ impl Queue {
                         let k = tin * crate::aqm::cake::hash::QUEUES + q;
                         queues[k].push_back(id);
                         cake.on_enqueued(now, tin, q, size);
+                        if cake.p.ack_filter != AckFilter::NoAckFilter {
+                            let aggressive = cake.p.ack_filter == AckFilter::AckFilterAggressive;
+                            let fifo = &queues[k];
+                            let earlier = fifo.iter().take(fifo.len() - 1).map(|&e| store.get(e));
+                            if let Some(pos) = ack::victim(store.get(id), earlier, aggressive) {
+                                let vid = queues[k].remove(pos).expect("victim is queued");
+                                let vp = store.get(vid);
+                                let vsize = vp.size;
+                                self.len.packets -= 1;
+                                self.len.bytes -= vsize as u64;
+                                self.stats.count_drop(DropCause::Forced, vsize);
+                                if vp.enqueued_at < self.stats.measured_from {
+                                    self.stats.drops_of_earlier += 1;
+                                }
+                                store.free(vid);
+                                cake.on_ack_dropped(tin, q, vsize);
+                            }
+                        }
                         // Over the memory limit: drop heads of the longest queue (any tin).
                         let mut offer = Offer::Queued;
                         while let Some((vt, vq)) = cake.overflow_victim() {

@@ -111,6 +111,9 @@ fn config_defaults_are_tc_cakes_and_errors_name_the_field() {
     assert!(cfg(serde_json::json!({"kind": "cake", "diffserv": "diffserv5"})).is_err());
     assert!(cfg(serde_json::json!({"kind": "cake", "isolation": "quadruple"})).is_err());
     assert!(cfg(serde_json::json!({"kind": "cake", "ack_filter": true})).is_err());
+    assert!(
+        cfg(serde_json::json!({"kind": "cake", "ack_filter": "ack-filter-aggressive"})).is_ok()
+    );
 }
 
 /// DRR++: flow A's 20 packets are queued; after three have left (A is bulk by then: its
@@ -240,6 +243,45 @@ fn shaper_releases_at_size_over_rate() {
     assert_eq!(cake(&q).shaper.time_next_packet, 3_692_200 + 67_200);
 }
 
+/// The ACK filter through `Queue`: pure ACKs 1000, 2000, …, 5000 of one connection queued
+/// in turn. `ack-filter` drops the older of two eligible ACKs from the third on (A1, A2, A3:
+/// 3 drops, A4 and A5 stay); `ack-filter-aggressive` drops the single eligible ACK directly
+/// before each new one (4 drops, A5 stays). Counted as `Forced` drops and as tc's
+/// `ack_drops`, not in the tin's drops.
+#[test]
+fn ack_filter_drops_redundant_acks() {
+    for (mode, left) in [
+        ("ack-filter", vec![4000u64, 5000]),
+        ("ack-filter-aggressive", vec![5000]),
+    ] {
+        let mut q = queue(serde_json::json!({"kind": "cake", "ack_filter": mode}));
+        let mut store = PacketStore::default();
+        for a in 1..=5u64 {
+            let p = Packet {
+                size: 40,
+                flow_hash: 9,
+                conn: 3,
+                ack: a * 1000,
+                flags: aqmlab::packet::flags::ACK,
+                ..Default::default()
+            };
+            let id = store.alloc(p);
+            q.enqueue(0, id, &mut store);
+        }
+        let drops = 5 - left.len() as u64;
+        assert_eq!(q.stats.drops_forced, drops, "{mode}");
+        assert_eq!(cake(&q).tins[0].stats.ack_drops, drops);
+        assert_eq!(cake(&q).tins[0].stats.drops, 0);
+        let mut seen = Vec::new();
+        while let Some(id) = q.dequeue(0, &mut store) {
+            seen.push(store.get(id).ack);
+            store.free(id);
+        }
+        assert_eq!(seen, left, "{mode}");
+        assert_eq!(cake(&q).buffer_used, 0);
+    }
+}
+
 /// Classic Linux CUBIC (no ECN) through a 10 Mb/s CAKE bottleneck with tc's defaults
 /// (unshaped: CAKE serves at the link rate), 8 flows, RTT 20–80 ms: COBALT holds the queueing
 /// delay near its 5 ms target with the link busy; and shaped to 9 Mbit/s on the same link,
@@ -303,7 +345,8 @@ fn every_traffic_model_completes_and_conserves_packets() {
     let mut sc = greedy_10mbps(4, 30.0, 3);
     sc.warmup_s = 5.0;
     sc.queue = serde_json::from_value(serde_json::json!({
-        "kind": "cake", "bandwidth": "8Mbit", "framing": "ethernet", "diffserv": "diffserv4"
+        "kind": "cake", "bandwidth": "8Mbit", "framing": "ethernet", "diffserv": "diffserv4",
+        "ack_filter": "ack-filter"
     }))
     .unwrap();
     let traffic: Vec<TrafficConfig> = serde_json::from_value(serde_json::json!([

@@ -1,10 +1,11 @@
 //! `[queue] kind = "cake"`: tc-cake(8)'s keywords as TOML keys, with its defaults, validated
 //! into `CakeParams`. Keys: `bandwidth` (tc rate syntax or "unlimited"), `diffserv`,
 //! `isolation`, `rtt_ms`, `target_ms` (tc: rtt/20 when only rtt is given), `framing` (tc's
-//! overhead keywords), `overhead`, `mpu`, `atm`, `memlimit`, `limit`, `mtu`.
+//! overhead keywords), `overhead`, `mpu`, `atm`, `memlimit`, `limit`, `mtu`, `ack_filter`.
 
 use serde::{Deserialize, Serialize};
 
+use super::ack::AckFilter;
 use super::hash::FlowMode;
 use super::shaper::{Atm, Overhead};
 use super::tins::Diffserv;
@@ -56,6 +57,9 @@ pub struct CakeConfig {
     /// IP MTU, bytes. Default 1500.
     #[serde(default = "d_1500")]
     pub mtu: u32,
+    /// no-ack-filter (default), ack-filter, ack-filter-aggressive.
+    #[serde(default)]
+    pub ack_filter: AckFilter,
 }
 
 /// tc-cake's overhead keywords (man tc-cake, "Overhead compensation parameters").
@@ -148,7 +152,7 @@ pub fn parse_rate(s: &str) -> Option<u64> {
         _ => return None,
     };
     let bytes = (bits / 8.0).floor();
-    (bits.is_finite() && bytes >= 1.0 && bytes < 1e15).then_some(bytes as u64)
+    (bits.is_finite() && (1.0..1e15).contains(&bytes)).then_some(bytes as u64)
 }
 
 impl CakeConfig {
@@ -211,6 +215,7 @@ impl CakeConfig {
             memlimit: self.memlimit,
             mtu: self.mtu,
             limit: self.limit,
+            ack_filter: self.ack_filter,
         }
     }
 }

@@ -10,6 +10,7 @@
 //!   drives this scheduler: `classify` → `on_enqueued` → `overflow_victim`/
 //!   `on_overflow_drop` at enqueue; `select` → `on_flow_empty` or `on_dequeue` at dequeue.
 
+pub mod ack;
 pub mod cobalt;
 pub mod config;
 pub mod flow;
@@ -18,6 +19,7 @@ pub mod shaper;
 pub mod tin;
 pub mod tins;
 
+use ack::AckFilter;
 use cobalt::{CobaltParams, Signal};
 use flow::{List, Set};
 use hash::{host_hash, FlowMode, DST_SALT, QUEUES, SRC_SALT};
@@ -47,6 +49,7 @@ pub struct CakeParams {
     pub mtu: u32,
     /// Linux `sch->limit` (packets), which only caps the automatic memory limit.
     pub limit: u32,
+    pub ack_filter: AckFilter,
 }
 
 impl CakeParams {
@@ -63,6 +66,7 @@ impl CakeParams {
             memlimit: None,
             mtu: 1500,
             limit: 10240,
+            ack_filter: AckFilter::NoAckFilter,
         }
     }
 }
@@ -237,6 +241,17 @@ impl Cake {
             },
             Set::Sparse | Set::Bulk => {},
         }
+    }
+
+    /// An ACK made redundant by the one just appended to queue (`t`, `i`) was taken out of
+    /// it (the ACK filter; Linux counts it in `ack_drops`, not the tin's drops).
+    pub fn on_ack_dropped(&mut self, t: usize, i: usize, size: u32) {
+        let b = &mut self.tins[t];
+        b.backlogs[i] -= size;
+        b.tin_backlog -= size as u64;
+        self.buffer_used -= size as u64;
+        self.qlen -= 1;
+        b.stats.ack_drops += 1;
     }
 
     /// Over the memory limit: the queue (tin, index) with the largest byte backlog, whose
