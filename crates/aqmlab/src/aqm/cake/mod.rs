@@ -526,3 +526,6 @@ impl Cake {
         m
     }
 }
+
+#[cfg(test)]
+mod sched_tests;
