@@ -29,7 +29,7 @@ INTERVAL_S = ([1.0, 0.1, 0.5], [1e-9, 1e-4, 0.0, 1e8])
 USERS = ([1, 5, 20, 60], [0, 10**7])
 PM_RATE = ([5.0, 20.0, 60.0], [1e-5, 0.01, 1e6, 0.0])
 UDP_MBPS = ([0.5, 1.0, 5.0], [1e-9, 1e4, 1e8, 0.0])
-QUEUES = ["droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel", "dualpi2"]
+QUEUES = ["droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel", "dualpi2", "cake"]
 RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
 TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
 # Every preset the core knows (historic and Linux), so that a new one is fuzzed at once.
@@ -65,6 +65,16 @@ def queue(r: random.Random) -> dict[str, Any]:
         q["tupdate_ms"] = pick(r, ([16.0, 32.0], [1e-9, 1e-3, 1e9]))
     if kind == "dualpi2" and r.random() < 0.3:
         q.update(c_protection=r.choice([0, 10, 100]), drop_enqueue=r.random() < 0.5)
+    if kind == "cake" and r.random() < 0.5:
+        q["bandwidth"] = r.choice(["unlimited", "1Mbit", "9Mbit", "100kbps", "8bit", "1tbit"])
+        q["diffserv"] = r.choice(["besteffort", "precedence", "diffserv8", "diffserv4", "diffserv3"])
+        q["isolation"] = r.choice(["flowblind", "srchost", "dsthost", "hosts", "flows",
+                                   "dual-srchost", "dual-dsthost", "triple-isolate"])
+    if kind == "cake" and r.random() < 0.3:
+        q.update(framing=r.choice(["raw", "ethernet", "docsis", "pppoe-ptm", "pppoe-llcsnap"]),
+                 rtt_ms=pick(r, ([100.0, 20.0], [1e-6, 3.6e6])), memlimit=r.choice([1, 3000, 10**7]))
+    if kind == "cake" and r.random() < 0.3:
+        q["ack_filter"] = r.choice(["no-ack-filter", "ack-filter", "ack-filter-aggressive"])
     if kind in ("codel", "fq_codel") and r.random() < 0.3:
         q["target_ms"] = pick(r, ([5.0, 1.0], [1e-9, 200.0]))
     if kind in ("red", "gred_i", "ared") and r.random() < 0.3:

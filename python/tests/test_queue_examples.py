@@ -26,6 +26,7 @@ def test_there_is_an_example_per_queue_manager():
         "pie",
         "fq_codel",
         "dualpi2",
+        "cake",
     }
 
 

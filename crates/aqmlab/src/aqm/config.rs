@@ -12,6 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::ared::{Ared, AredMode, AredParams};
+use super::cake::config::CakeConfig;
+use super::cake::Cake;
 use super::codel::{Codel, CodelParams};
 use super::dualpi2::{DualPi2, DualPi2Params};
 use super::fq_codel::{FqCodel, FqCodelParams};
@@ -51,6 +53,8 @@ pub enum AqmConfig {
     FqCodel(FqCodelConfig),
     /// DualPI2 (RFC 9332, Linux sch_dualpi2).
     Dualpi2(DualPi2Config),
+    /// CAKE (Linux sch_cake, tc-cake keywords).
+    Cake(CakeConfig),
 }
 
 fn default_unit() -> QueueUnit {
@@ -908,6 +912,7 @@ impl AqmConfig {
             AqmConfig::Pie(c) => c.validate(prefix),
             AqmConfig::FqCodel(c) => c.validate(prefix),
             AqmConfig::Dualpi2(c) => c.validate(prefix),
+            AqmConfig::Cake(c) => c.validate(prefix),
         }
     }
 
@@ -1103,6 +1108,7 @@ impl AqmConfig {
                 drop_early: c.drop_enqueue,
                 mtu: c.mtu,
             })),
+            AqmConfig::Cake(c) => Aqm::Cake(Box::new(Cake::new(c.params()))),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! call is a `match`, not a virtual call.
 
 pub mod ared;
+pub mod cake;
 pub mod codel;
 pub mod config;
 pub mod droptail;
@@ -23,6 +24,7 @@ use crate::rng::UniformSource;
 use crate::units::Time;
 
 pub use ared::{Ared, AredMode, AredParams};
+pub use cake::{Cake, CakeParams};
 pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
 pub use dualpi2::{DualPi2, DualPi2Params};
@@ -74,7 +76,9 @@ pub enum QueueUnit {
 /// per-flow storage: `net::queue::Queue` drives its scheduler directly (its `on_enqueue` only
 /// admits; overflow and dequeue go through `FqCodel`'s own methods). `DualPi2` has two FIFOs:
 /// its `on_enqueue` decides and picks the queue, its scheduler and dequeue decisions are
-/// driven by `net::queue::Queue` directly.
+/// driven by `net::queue::Queue` directly. `Cake` has 1024 flow queues per tin and a shaper:
+/// `net::queue::Queue` drives its scheduler as FQ-CoDel's, and its dequeue can answer "not
+/// before t" (`Queue::take_wake`).
 #[derive(Clone, Debug)]
 pub enum Aqm {
     DropTail(DropTail),
@@ -85,6 +89,7 @@ pub enum Aqm {
     Pie(Pie),
     FqCodel(FqCodel),
     DualPi2(DualPi2),
+    Cake(Box<Cake>),
 }
 
 impl Aqm {
@@ -104,7 +109,7 @@ impl Aqm {
             Aqm::Rem(a) => a.on_enqueue(pkt, q, rng),
             Aqm::Codel(a) => a.on_enqueue(q),
             Aqm::Pie(a) => a.on_enqueue(pkt, q, rng),
-            Aqm::FqCodel(_) => Verdict::Pass,
+            Aqm::FqCodel(_) | Aqm::Cake(_) => Verdict::Pass,
             Aqm::DualPi2(a) => a.on_enqueue(now, pkt, q, rng),
         }
     }
@@ -120,7 +125,9 @@ impl Aqm {
         rng: &mut impl UniformSource,
     ) -> Verdict {
         match self {
-            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) => Verdict::Pass,
+            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) | Aqm::Cake(_) => {
+                Verdict::Pass
+            },
             Aqm::Red(a) => a.on_dequeue(),
             Aqm::Rem(a) => a.on_dequeue(pkt, rng),
             Aqm::Codel(a) => a.on_dequeue(now, pkt, q),
@@ -133,7 +140,12 @@ impl Aqm {
     #[inline]
     pub fn on_idle(&mut self, now: Time) {
         match self {
-            Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::Rem(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) => {},
+            Aqm::DropTail(_)
+            | Aqm::Pi(_)
+            | Aqm::Rem(_)
+            | Aqm::FqCodel(_)
+            | Aqm::DualPi2(_)
+            | Aqm::Cake(_) => {},
             Aqm::Red(a) => a.on_idle(now),
             Aqm::Codel(a) => a.on_idle(),
             Aqm::Pie(a) => a.on_idle(),
@@ -144,7 +156,7 @@ impl Aqm {
     /// timer-driven ARED), if any. The first tick is due one period after the start.
     pub fn tick_period(&self) -> Option<Time> {
         match self {
-            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) => None,
+            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) | Aqm::Cake(_) => None,
             Aqm::Red(a) => a.tick_period(),
             Aqm::Pi(a) => Some(a.p.period),
             Aqm::Rem(a) => Some(a.p.interval),
@@ -156,7 +168,7 @@ impl Aqm {
     /// Runs the periodic update at `now`; `q` is the current occupancy.
     pub fn on_tick(&mut self, now: Time, q: QueueLen) {
         match self {
-            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) => {},
+            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) | Aqm::Cake(_) => {},
             Aqm::Red(a) => a.on_tick(now),
             Aqm::Pi(a) => a.on_tick(q),
             Aqm::Rem(a) => a.on_tick(q),
@@ -180,6 +192,7 @@ impl Aqm {
             Aqm::Pie(a) => serde_json::to_value(&a.p),
             Aqm::FqCodel(a) => serde_json::to_value(&a.p),
             Aqm::DualPi2(a) => serde_json::to_value(&a.p),
+            Aqm::Cake(a) => serde_json::to_value(&a.p),
         };
         let params = v.expect("parameters serialize");
         serde_json::json!({ "kind": self.name(), "params": params })
@@ -192,6 +205,7 @@ impl Aqm {
     pub fn qdisc_stats(&self) -> serde_json::Map<String, serde_json::Value> {
         match self {
             Aqm::DualPi2(a) => a.qdisc_stats(),
+            Aqm::Cake(a) => a.qdisc_stats(),
             Aqm::DropTail(_)
             | Aqm::Red(_)
             | Aqm::Pi(_)
@@ -213,6 +227,7 @@ impl Aqm {
             Aqm::Pie(_) => "pie",
             Aqm::FqCodel(_) => "fq_codel",
             Aqm::DualPi2(_) => "dualpi2",
+            Aqm::Cake(_) => "cake",
         }
     }
 
@@ -229,6 +244,7 @@ impl Aqm {
             Aqm::Pie(a) => Some(("p", a.s.p)),
             Aqm::FqCodel(a) => Some(("active_flows", a.active_flows() as f64)),
             Aqm::DualPi2(a) => Some(("prob", a.s.prob)),
+            Aqm::Cake(a) => Some(("active_flows", a.active_flows() as f64)),
         }
     }
 }

@@ -2,6 +2,8 @@
 
 use std::collections::VecDeque;
 
+use crate::aqm::cake::ack::{self, AckFilter};
+use crate::aqm::cake::Pick;
 use crate::aqm::{Aqm, DropCause, QueueLen, Verdict};
 use crate::measure::histogram::DelayHistogram;
 use crate::packet::{Ecn, PacketStore, PktId};
@@ -76,6 +78,29 @@ enum Storage {
     Fifo(VecDeque<PktId>),
     Flows(Vec<VecDeque<PktId>>),
     Dual([VecDeque<PktId>; 2]),
+    /// CAKE: 1024 queues per tin, tin-major.
+    Tins(Vec<VecDeque<PktId>>),
+}
+
+/// Drops the head of `q` for overflow: counted, freed; returns its id and size.
+#[inline]
+fn drop_head(
+    q: &mut VecDeque<PktId>,
+    store: &mut PacketStore,
+    len: &mut QueueLen,
+    stats: &mut QueueStats,
+) -> (PktId, u32) {
+    let vid = q.pop_front().expect("victim flow has packets");
+    let vp = store.get(vid);
+    let vsize = vp.size;
+    len.packets -= 1;
+    len.bytes -= vsize as u64;
+    stats.count_drop(DropCause::Overflow, vsize);
+    if vp.enqueued_at < stats.measured_from {
+        stats.drops_of_earlier += 1;
+    }
+    store.free(vid);
+    (vid, vsize)
 }
 
 pub struct Queue {
@@ -84,6 +109,9 @@ pub struct Queue {
     len: QueueLen,
     pub stats: QueueStats,
     pub rng: Rng,
+    /// Set when a dequeue found packets but a shaper (CAKE's) holds them: the time to ask
+    /// again. The link takes it (`take_wake`); other disciplines never set it.
+    wake_at: Option<Time>,
 }
 
 impl Queue {
@@ -91,6 +119,7 @@ impl Queue {
         let storage = match &aqm {
             Aqm::FqCodel(fq) => Storage::Flows((0..fq.flows()).map(|_| VecDeque::new()).collect()),
             Aqm::DualPi2(_) => Storage::Dual([VecDeque::new(), VecDeque::new()]),
+            Aqm::Cake(c) => Storage::Tins((0..c.queues()).map(|_| VecDeque::new()).collect()),
             _ => Storage::Fifo(VecDeque::new()),
         };
         Queue {
@@ -99,7 +128,15 @@ impl Queue {
             len: QueueLen::default(),
             stats: QueueStats::default(),
             rng,
+            wake_at: None,
         }
+    }
+
+    /// The time a shaper asked to be served again after the last dequeue returned `None`
+    /// with packets queued (CAKE's `bandwidth`), cleared by the call.
+    #[inline]
+    pub fn take_wake(&mut self) -> Option<Time> {
+        self.wake_at.take()
     }
 
     /// Records the queueing delay of every departing packet (0.1 ms bins up to 2 s).
@@ -154,17 +191,52 @@ impl Queue {
                         // Overflow: drop from the head of the fattest flow (possibly this one).
                         let mut offer = Offer::Queued;
                         while let Some(victim) = fq.overflow_victim(self.len) {
-                            let vid = flows[victim].pop_front().expect("victim flow has packets");
-                            let vp = store.get(vid);
-                            let vsize = vp.size;
-                            self.len.packets -= 1;
-                            self.len.bytes -= vsize as u64;
+                            let (vid, vsize) = drop_head(
+                                &mut flows[victim],
+                                store,
+                                &mut self.len,
+                                &mut self.stats,
+                            );
                             fq.on_head_dropped(victim, vsize);
-                            self.stats.count_drop(DropCause::Overflow, vsize);
-                            if vp.enqueued_at < self.stats.measured_from {
-                                self.stats.drops_of_earlier += 1;
+                            if vid == id {
+                                offer = Offer::Dropped(DropCause::Overflow);
                             }
-                            store.free(vid);
+                        }
+                        offer
+                    },
+                    Storage::Tins(queues) => {
+                        let Aqm::Cake(cake) = &mut self.aqm else {
+                            unreachable!("tin storage belongs to CAKE")
+                        };
+                        let (tin, q) = cake.classify(pkt);
+                        let k = tin * crate::aqm::cake::hash::QUEUES + q;
+                        queues[k].push_back(id);
+                        cake.on_enqueued(now, tin, q, size);
+                        if cake.p.ack_filter != AckFilter::NoAckFilter {
+                            let aggressive = cake.p.ack_filter == AckFilter::AckFilterAggressive;
+                            let fifo = &queues[k];
+                            let earlier = fifo.iter().take(fifo.len() - 1).map(|&e| store.get(e));
+                            if let Some(pos) = ack::victim(store.get(id), earlier, aggressive) {
+                                let vid = queues[k].remove(pos).expect("victim is queued");
+                                let vp = store.get(vid);
+                                let vsize = vp.size;
+                                self.len.packets -= 1;
+                                self.len.bytes -= vsize as u64;
+                                self.stats.count_drop(DropCause::Forced, vsize);
+                                if vp.enqueued_at < self.stats.measured_from {
+                                    self.stats.drops_of_earlier += 1;
+                                }
+                                store.free(vid);
+                                cake.on_ack_dropped(tin, q, vsize);
+                            }
+                        }
+                        // Over the memory limit: drop heads of the longest queue (any tin).
+                        let mut offer = Offer::Queued;
+                        while let Some((vt, vq)) = cake.overflow_victim() {
+                            let vk = vt * crate::aqm::cake::hash::QUEUES + vq;
+                            let (vid, vsize) =
+                                drop_head(&mut queues[vk], store, &mut self.len, &mut self.stats);
+                            cake.on_overflow_drop(now, vt, vq, vsize);
                             if vid == id {
                                 offer = Offer::Dropped(DropCause::Overflow);
                             }
@@ -238,6 +310,8 @@ impl Queue {
     /// starts an idle period.
     #[inline]
     pub fn dequeue(&mut self, now: Time, store: &mut PacketStore) -> Option<PktId> {
+        // CAKE serves decaying flows first only on the first pick of a dequeue.
+        let mut first = true;
         loop {
             let (id, verdict) = match &mut self.storage {
                 Storage::Fifo(fifo) => {
@@ -289,6 +363,30 @@ impl Queue {
                     self.len.bytes -= pkt.size as u64;
                     let v = dp.on_dequeue(class, now, pkt, self.len, next_head, &mut self.rng);
                     (id, v)
+                },
+                Storage::Tins(queues) => {
+                    let Aqm::Cake(cake) = &mut self.aqm else {
+                        unreachable!("tin storage belongs to CAKE")
+                    };
+                    let (tin, q) = match cake.select(now, first, &mut self.rng) {
+                        Pick::Flow(t, q) => (t, q),
+                        Pick::Wait(t) => {
+                            self.wake_at = Some(t);
+                            return None;
+                        },
+                        Pick::Idle => return None,
+                    };
+                    first = false;
+                    let k = tin * crate::aqm::cake::hash::QUEUES + q;
+                    let Some(id) = queues[k].pop_front() else {
+                        cake.on_flow_empty(now, tin, q);
+                        continue;
+                    };
+                    let pkt = store.get(id);
+                    self.len.packets -= 1;
+                    self.len.bytes -= pkt.size as u64;
+                    let more = !queues[k].is_empty();
+                    (id, cake.on_dequeue(now, tin, q, pkt, more, &mut self.rng))
                 },
             };
             let pkt = store.get_mut(id);

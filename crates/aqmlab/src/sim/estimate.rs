@@ -74,6 +74,11 @@ fn queue_packets(q: &AqmConfig) -> f64 {
         AqmConfig::Pie(c) => c.limit as f64,
         AqmConfig::FqCodel(c) => c.limit as f64,
         AqmConfig::Dualpi2(c) => c.limit as f64,
+        // A byte limit: memlimit, else at most limit·mtu (the automatic limit's cap).
+        AqmConfig::Cake(c) => packets(
+            c.memlimit.unwrap_or(c.limit as u64 * c.mtu as u64) as f64,
+            true,
+        ),
     }
 }
 

@@ -8,6 +8,7 @@ use std::hash::Hasher;
 
 use super::events::Ev;
 use super::Simulation;
+use crate::aqm::Aqm;
 use crate::net::link::{Link, LinkId};
 use crate::net::queue::Offer;
 use crate::packet::{Packet, PktId, Proto};
@@ -127,6 +128,11 @@ impl Simulation {
             if self.source_delays.is_some() {
                 self.note_source_delay(now, dir, id);
             }
+        } else if let Some(t) = l.queue.take_wake() {
+            // A shaper holds the queued packets until `t`: ask again then, through the same
+            // end-of-serialization slot (`on_tx_done` with nothing in service).
+            let dir = l.monitor.expect("a shaped queue is a bottleneck's") as usize;
+            self.tx_due[dir] = t;
         }
     }
 
@@ -149,11 +155,12 @@ impl Simulation {
     pub(super) fn on_tx_done(&mut self, link: LinkId) {
         let now = self.sched.now();
         let l = &mut self.links[link as usize];
-        let id = l
-            .in_service
-            .take()
-            .expect("end of serialization without a packet in service");
         self.tx_due[l.monitor.expect("a bottleneck") as usize] = Time::MAX;
+        let Some(id) = l.in_service.take() else {
+            // A shaper's wake-up (`start_tx`), not an end of serialization.
+            self.start_tx(link);
+            return;
+        };
         let p = self.pkts.get(id);
         l.tx_packets += 1;
         l.tx_bytes += p.size as u64;
@@ -220,6 +227,13 @@ impl Simulation {
             .sum::<Time>();
         self.paths.push(path);
         self.path_delays.push(delay);
+        // CAKE isolates hosts: it learns each route's end hosts (aqmlab's packets carry no
+        // addresses).
+        for l in [self.topo.forward(), self.topo.reverse()] {
+            if let Aqm::Cake(c) = &mut self.links[l as usize].queue.aqm {
+                c.learn_route(id, src, dst);
+            }
+        }
         self.path_ids.insert((src, dst), id);
         (id, delay)
     }

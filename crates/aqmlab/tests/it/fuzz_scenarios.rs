@@ -25,6 +25,8 @@ fn queues() -> Vec<Value> {
         json!({"kind": "fq_codel", "limit": 100}),
         json!({"kind": "dualpi2", "limit": 100, "tupdate_ms": 16.0, "step_thresh_ms": 1.0,
             "coupling_factor": 2, "c_protection": 10}),
+        json!({"kind": "cake", "bandwidth": "5Mbit", "rtt_ms": 50.0, "overhead": 18, "mpu": 64,
+            "memlimit": 200000, "ack_filter": "ack-filter-aggressive"}),
     ]
 }
 

@@ -3,6 +3,7 @@
 mod aggregate;
 mod aqm_network;
 mod bbr;
+mod cake;
 mod common;
 mod cubic;
 mod dctcp;
