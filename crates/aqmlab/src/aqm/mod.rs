@@ -10,9 +10,13 @@ pub mod codel;
 pub mod config;
 pub mod droptail;
 pub mod dualpi2;
+pub mod flow_sched;
+mod flows;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pi;
 pub mod pie;
+pub mod pie_linux;
 pub mod red;
 pub mod red_params;
 pub mod rem;
@@ -26,7 +30,8 @@ pub use ared::{Ared, AredMode, AredParams};
 pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
 pub use dualpi2::{DualPi2, DualPi2Params};
-pub use fq_codel::{FqCodel, FqCodelParams};
+pub use fq_codel::{CeThreshold, FqCodel, FqCodelParams};
+pub use fq_pie::{FqPie, FqPieParams};
 pub use pi::{Pi, PiParams};
 pub use pie::{Pie, PieEstimator, PieParams};
 pub use red::{EcnPolicy, Red, RedParams};
@@ -72,7 +77,8 @@ pub enum QueueUnit {
 ///
 /// `Red` covers RED, GRED-I and Adaptive RED (a RED with `adaptive` set). `FqCodel` needs
 /// per-flow storage: `net::queue::Queue` drives its scheduler directly (its `on_enqueue` only
-/// admits; overflow and dequeue go through `FqCodel`'s own methods). `DualPi2` has two FIFOs:
+/// admits; overflow and dequeue go through `FqCodel`'s own methods). `FqPie` shares that
+/// storage and scheduler (`flows`) and decides in `on_enqueue`. `DualPi2` has two FIFOs:
 /// its `on_enqueue` decides and picks the queue, its scheduler and dequeue decisions are
 /// driven by `net::queue::Queue` directly.
 #[derive(Clone, Debug)]
@@ -85,6 +91,7 @@ pub enum Aqm {
     Pie(Pie),
     FqCodel(FqCodel),
     DualPi2(DualPi2),
+    FqPie(FqPie),
 }
 
 impl Aqm {
@@ -106,6 +113,7 @@ impl Aqm {
             Aqm::Pie(a) => a.on_enqueue(pkt, q, rng),
             Aqm::FqCodel(_) => Verdict::Pass,
             Aqm::DualPi2(a) => a.on_enqueue(now, pkt, q, rng),
+            Aqm::FqPie(a) => a.on_enqueue(pkt, q, rng),
         }
     }
 
@@ -121,6 +129,7 @@ impl Aqm {
     ) -> Verdict {
         match self {
             Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) => Verdict::Pass,
+            Aqm::FqPie(_) => Verdict::Pass,
             Aqm::Red(a) => a.on_dequeue(),
             Aqm::Rem(a) => a.on_dequeue(pkt, rng),
             Aqm::Codel(a) => a.on_dequeue(now, pkt, q),
@@ -134,6 +143,7 @@ impl Aqm {
     pub fn on_idle(&mut self, now: Time) {
         match self {
             Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::Rem(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) => {},
+            Aqm::FqPie(_) => {},
             Aqm::Red(a) => a.on_idle(now),
             Aqm::Codel(a) => a.on_idle(),
             Aqm::Pie(a) => a.on_idle(),
@@ -150,6 +160,7 @@ impl Aqm {
             Aqm::Rem(a) => Some(a.p.interval),
             Aqm::Pie(a) => Some(a.p.t_update),
             Aqm::DualPi2(a) => Some(a.p.tupdate),
+            Aqm::FqPie(a) => Some(a.p.pie.tupdate),
         }
     }
 
@@ -162,6 +173,7 @@ impl Aqm {
             Aqm::Rem(a) => a.on_tick(q),
             Aqm::Pie(a) => a.on_tick(q),
             Aqm::DualPi2(a) => a.on_tick(now),
+            Aqm::FqPie(a) => a.on_tick(now),
         }
     }
 
@@ -180,6 +192,7 @@ impl Aqm {
             Aqm::Pie(a) => serde_json::to_value(&a.p),
             Aqm::FqCodel(a) => serde_json::to_value(&a.p),
             Aqm::DualPi2(a) => serde_json::to_value(&a.p),
+            Aqm::FqPie(a) => serde_json::to_value(&a.p),
         };
         let params = v.expect("parameters serialize");
         serde_json::json!({ "kind": self.name(), "params": params })
@@ -192,13 +205,14 @@ impl Aqm {
     pub fn qdisc_stats(&self) -> serde_json::Map<String, serde_json::Value> {
         match self {
             Aqm::DualPi2(a) => a.qdisc_stats(),
+            Aqm::FqCodel(a) => a.qdisc_stats(),
+            Aqm::FqPie(a) => a.qdisc_stats(),
             Aqm::DropTail(_)
             | Aqm::Red(_)
             | Aqm::Pi(_)
             | Aqm::Rem(_)
             | Aqm::Codel(_)
-            | Aqm::Pie(_)
-            | Aqm::FqCodel(_) => serde_json::Map::new(),
+            | Aqm::Pie(_) => serde_json::Map::new(),
         }
     }
 
@@ -213,12 +227,13 @@ impl Aqm {
             Aqm::Pie(_) => "pie",
             Aqm::FqCodel(_) => "fq_codel",
             Aqm::DualPi2(_) => "dualpi2",
+            Aqm::FqPie(_) => "fq_pie",
         }
     }
 
     /// Scheme-specific state for the queue trace, as `(name, value)`: RED's `avg`, ARED's
     /// `max_p`, PI's `p`, REM's `prob`, PIE's `p`, CoDel's `codel_count` (0 when not dropping),
-    /// FQ-CoDel's `active_flows`, DualPI2's `prob` (p′); `None` for drop-tail.
+    /// FQ-CoDel's and FQ-PIE's `active_flows`, DualPI2's `prob` (p′); `None` for drop-tail.
     pub fn state_probe(&self) -> Option<(&'static str, f64)> {
         match self {
             Aqm::DropTail(_) => None,
@@ -229,6 +244,7 @@ impl Aqm {
             Aqm::Pie(a) => Some(("p", a.s.p)),
             Aqm::FqCodel(a) => Some(("active_flows", a.active_flows() as f64)),
             Aqm::DualPi2(a) => Some(("prob", a.s.prob)),
+            Aqm::FqPie(a) => Some(("active_flows", a.active_flows() as f64)),
         }
     }
 }

@@ -100,7 +100,7 @@ impl Probe {
             },
             Aqm::Pie(a) => p.prob = a.s.p,
             Aqm::DualPi2(a) => p.prob = a.s.prob,
-            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) => {},
+            Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) | Aqm::FqPie(_) => {},
         }
         p
     }

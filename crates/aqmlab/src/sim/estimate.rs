@@ -74,6 +74,7 @@ fn queue_packets(q: &AqmConfig) -> f64 {
         AqmConfig::Pie(c) => c.limit as f64,
         AqmConfig::FqCodel(c) => c.limit as f64,
         AqmConfig::Dualpi2(c) => c.limit as f64,
+        AqmConfig::FqPie(c) => c.limit as f64,
     }
 }
 
@@ -201,6 +202,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             per_s += 2.0 / (p.t_update_ms * 1e-3);
         }
         if let AqmConfig::Dualpi2(p) = q {
+            per_s += 2.0 / (p.tupdate_ms * 1e-3);
+        }
+        if let AqmConfig::FqPie(p) = q {
             per_s += 2.0 / (p.tupdate_ms * 1e-3);
         }
     }
