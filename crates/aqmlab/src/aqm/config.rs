@@ -1295,6 +1295,7 @@ mod tests {
             r#"{"kind":"codel"}"#,
             r#"{"kind":"pie"}"#,
             r#"{"kind":"fq_codel"}"#,
+            r#"{"kind":"fq_pie"}"#,
         ] {
             let c = parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
             c.validate("queue").unwrap_or_else(|e| panic!("{s}: {e}"));
@@ -1390,6 +1391,7 @@ mod tests {
             (r#"{"kind":"codel","target_ms":200}"#, "queue.target_ms"),
             (r#"{"kind":"pie","ecn_max_p":2}"#, "queue.ecn_max_p"),
             (r#"{"kind":"fq_codel","flows":0}"#, "queue.flows"),
+            (r#"{"kind":"fq_pie","ecn_prob":101}"#, "queue.ecn_prob"),
         ];
         for (s, field) in cases {
             let e = parse(s).unwrap().validate("queue").unwrap_err();
