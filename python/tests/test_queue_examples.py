@@ -15,7 +15,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "queues").
 
 def test_there_is_an_example_per_queue_manager():
     kinds = {tomllib.loads(p.read_text())["queue"]["kind"] for p in EXAMPLES}
-    assert kinds == {"droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel", "dualpi2"}
+    assert kinds == {"droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel", "dualpi2", "fq_pie"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])

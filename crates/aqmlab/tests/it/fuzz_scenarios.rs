@@ -25,6 +25,10 @@ fn queues() -> Vec<Value> {
         json!({"kind": "fq_codel", "limit": 100}),
         json!({"kind": "dualpi2", "limit": 100, "tupdate_ms": 16.0, "step_thresh_ms": 1.0,
             "coupling_factor": 2, "c_protection": 10}),
+        json!({"kind": "fq_pie", "limit": 100, "flows": 16, "tupdate_ms": 15.0,
+            "target_ms": 15.0, "ecn": true, "ecn_prob": 10}),
+        json!({"kind": "fq_codel", "limit": 100, "ce_threshold_ms": 1.0,
+            "ce_threshold_selector": 1, "ce_threshold_mask": 1}),
     ]
 }
 
