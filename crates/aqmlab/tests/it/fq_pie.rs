@@ -5,7 +5,6 @@
 
 use aqmlab::aqm::config::AqmConfig;
 use aqmlab::aqm::{Aqm, DropCause};
-use aqmlab::config::RttConfig;
 use aqmlab::net::queue::{Offer, Queue};
 use aqmlab::packet::{Ecn, Packet, PacketStore};
 use aqmlab::rng::{Rng, StreamKind};
@@ -14,11 +13,7 @@ use aqmlab::units::{BitsPerSec, MS};
 
 use crate::common::*;
 
-fn cfg(v: serde_json::Value) -> Result<AqmConfig, String> {
-    let c: AqmConfig = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    c.validate("queue").map_err(|e| e.to_string())?;
-    Ok(c)
-}
+use crate::common::queue_cfg as cfg;
 
 fn build(c: &AqmConfig) -> Aqm {
     c.build(BitsPerSec::from_mbps(10.0), 1500)
@@ -228,17 +223,7 @@ fn run_with(
     flows: u32,
     queue: serde_json::Value,
 ) -> (aqmlab::sim::DirectionSummary, serde_json::Value) {
-    let mut sc = greedy_10mbps(flows, 60.0, 5);
-    sc.warmup_s = 20.0;
-    sc.tcp = tcp.clone();
-    sc.tcp.rwnd = 8 << 20;
-    sc.topology.access_mbps = 1000.0;
-    sc.rtt = RttConfig::Uniform {
-        min_ms: 20.0,
-        max_ms: 80.0,
-    };
-    sc.queue = serde_json::from_value(queue).unwrap();
-    let (sim, _) = run(sc);
+    let (sim, _) = run(greedy_linux_10mbps(tcp, flows, queue));
     let s = sim.summary().reverse.clone();
     let json: serde_json::Value = serde_json::from_str(&sim.summary_json()).unwrap();
     let stats = json["qdisc_reverse"].clone();
