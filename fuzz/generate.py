@@ -68,7 +68,8 @@ def queue(r: random.Random) -> dict[str, Any]:
     if kind == "fq_pie" and r.random() < 0.3:
         q["tupdate_ms"] = pick(r, ([15.0, 30.0], [1e-9, 1e-3, 1e9]))
     if kind == "fq_pie" and r.random() < 0.3:
-        q.update(ecn=r.random() < 0.5, ecn_prob=r.choice([0, 10, 100]), flows=r.choice([1, 1024]))
+        q.update(ecn=r.random() < 0.5, ecn_prob=r.choice([0, 10, 100]), flows=r.choice([1, 1024]),
+                 dq_rate_estimator=r.random() < 0.5, bytemode=r.random() < 0.5)
     if kind == "fq_codel" and r.random() < 0.3:
         q.update(ce_threshold_ms=pick(r, ([1.0, 0.5], [0.0, 1e-9, 1e9])), ce_threshold_selector=1,
                  ce_threshold_mask=r.choice([1, 3]))

@@ -475,7 +475,7 @@ pub struct FqPieConfig {
     /// Default false.
     #[serde(default)]
     pub bytemode: bool,
-    /// Only false (the timestamp estimate) is modelled. Default false.
+    /// Delay from the departure rate instead of timestamps. Default false.
     #[serde(default)]
     pub dq_rate_estimator: bool,
     /// Bytes, IP MTU for the 2-MTU backlog floor and byte mode. Default 1500.
@@ -987,14 +987,6 @@ impl FqPieConfig {
                 "an integer in [0, 100] (%)",
             ));
         }
-        if self.dq_rate_estimator {
-            return Err(err(
-                p,
-                "dq_rate_estimator",
-                true,
-                "false (only the timestamp delay estimate is modelled)",
-            ));
-        }
         at_least_one(p, "mtu", self.mtu as u64)
     }
 }
@@ -1268,6 +1260,7 @@ impl AqmConfig {
                     beta: c.beta,
                     ecn: c.ecn,
                     bytemode: c.bytemode,
+                    dq_rate_estimator: c.dq_rate_estimator,
                     mtu: c.mtu,
                 },
             })),

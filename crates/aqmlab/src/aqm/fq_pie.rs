@@ -126,7 +126,8 @@ impl FqPie {
         self.sched.deficit[flow] -= size as i64;
         self.sched.backlog[flow] -= size;
         self.memory_usage -= size;
-        self.vars[flow].on_dequeue(now, pkt.enqueued_at, self.sched.backlog[flow]);
+        let backlog = self.sched.backlog[flow];
+        self.vars[flow].on_dequeue(&self.p.pie, now, pkt.enqueued_at, pkt.size, backlog);
         Verdict::Pass
     }
 
@@ -187,6 +188,7 @@ mod tests {
                 beta: 20,
                 ecn: true,
                 bytemode: false,
+                dq_rate_estimator: false,
                 mtu: 1500,
             },
         }

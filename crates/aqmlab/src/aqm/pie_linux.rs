@@ -21,7 +21,11 @@
 //! * the "fewer than 2 packets" test is `backlog < 2·mtu`, and de-randomisation
 //!   (`accu_prob`, 0.85 and 8.5) is always on.
 //!
-//! Only the timestamp delay estimate (`dq_rate_estimator off`, FQ-PIE's default) is modelled.
+//! Delay estimate: the timestamp one (`dq_rate_estimator off`, the default) or, with
+//! `dq_rate_estimator`, Linux's departure-rate one (RFC 8033 §5.3 in Linux's form): a cycle
+//! starts at a dequeue that leaves ≥ 16384 bytes (`QUEUE_THRESHOLD`); when 16384 bytes have
+//! left, the rate `(bytes << 8) / ticks` (u32) enters `avg_dq_rate` with weight 1/8 (the
+//! first as is), and each update takes `qdelay = (backlog << 8) / avg_dq_rate`.
 
 use crate::rng::UniformSource;
 use crate::units::{Time, MS};
@@ -30,6 +34,10 @@ use crate::units::{Time, MS};
 pub const MAX_PROB: u64 = u64::MAX >> 8;
 /// psched ticks per second (`NSEC_PER_SEC >> PSCHED_SHIFT`, shift 6).
 const TICKS_PER_SEC: u64 = 1_000_000_000 >> 6;
+/// Bytes that start and end a departure-rate measurement (`QUEUE_THRESHOLD`).
+const QUEUE_THRESHOLD: u64 = 16384;
+/// Fixed-point shift of the departure rate (`PIE_SCALE`).
+const PIE_SCALE: u32 = 8;
 
 /// Linux `PSCHED_NS2TICKS`.
 #[inline]
@@ -47,11 +55,13 @@ pub struct LinuxPieParams {
     pub beta: u32,
     pub ecn: bool,
     pub bytemode: bool,
+    /// Delay from the departure rate instead of timestamps.
+    pub dq_rate_estimator: bool,
     /// Bytes (Linux `psched_mtu`).
     pub mtu: u32,
 }
 
-/// Linux `struct pie_vars` (timestamp estimator's part); times in psched ticks.
+/// Linux `struct pie_vars`; times in psched ticks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinuxPieVars {
     pub qdelay: u64,
@@ -61,6 +71,10 @@ pub struct LinuxPieVars {
     pub dq_tstamp: Option<u64>,
     pub prob: u64,
     pub accu_prob: u64,
+    /// Bytes dequeued in the current rate measurement; `None` is `DQCOUNT_INVALID`.
+    pub dq_count: Option<u64>,
+    /// Bytes per tick, `<< PIE_SCALE`; 0 = no measurement yet.
+    pub avg_dq_rate: u32,
 }
 
 impl Default for LinuxPieVars {
@@ -73,6 +87,8 @@ impl Default for LinuxPieVars {
             dq_tstamp: None,
             prob: 0,
             accu_prob: 0,
+            dq_count: None,
+            avg_dq_rate: 0,
         };
         v.init();
         v
@@ -80,11 +96,14 @@ impl Default for LinuxPieVars {
 }
 
 impl LinuxPieVars {
-    /// `pie_vars_init`: burst allowance 150 ms, no dequeue time, no accumulated probability.
+    /// `pie_vars_init`: burst allowance 150 ms, no dequeue time, no accumulated probability,
+    /// no rate measurement.
     fn init(&mut self) {
         self.burst_time = ticks(150 * MS);
         self.dq_tstamp = None;
         self.accu_prob = 0;
+        self.dq_count = None;
+        self.avg_dq_rate = 0;
     }
 
     /// The probability as a fraction (may exceed 1, as Linux's may).
@@ -135,27 +154,83 @@ impl LinuxPieVars {
         false
     }
 
-    /// `pie_process_dequeue` (timestamp estimator): a packet enqueued at `enqueued_at` leaves
-    /// at `now`, `backlog` bytes remain (the flow's, for FQ-PIE).
-    pub fn on_dequeue(&mut self, now: Time, enqueued_at: Time, backlog: u64) {
+    /// `pie_process_dequeue`: a packet of `size` bytes enqueued at `enqueued_at` leaves at
+    /// `now`, `backlog` bytes remain (the flow's, for FQ-PIE).
+    pub fn on_dequeue(
+        &mut self,
+        p: &LinuxPieParams,
+        now: Time,
+        enqueued_at: Time,
+        size: u32,
+        backlog: u64,
+    ) {
         let now = ticks(now);
-        self.qdelay = now.saturating_sub(ticks(enqueued_at));
-        let dtime = self.dq_tstamp.map_or(0, |t| now - t);
-        self.dq_tstamp = Some(now);
-        if backlog == 0 {
-            self.qdelay = 0;
-        }
+        let dtime = if p.dq_rate_estimator {
+            match self.measure_rate(now, size, backlog) {
+                Some(dtime) => dtime,
+                None => return,
+            }
+        } else {
+            self.qdelay = now.saturating_sub(ticks(enqueued_at));
+            // Linux keeps `dtime` in a u32.
+            let dtime = self.dq_tstamp.map_or(0, |t| (now - t) as u32 as u64);
+            self.dq_tstamp = Some(now);
+            if backlog == 0 {
+                self.qdelay = 0;
+            }
+            dtime
+        };
         if dtime == 0 {
             return;
         }
         self.burst_time = self.burst_time.saturating_sub(dtime);
     }
 
-    /// `pie_calculate_probability` (timestamp estimator), run every `tupdate`.
+    /// The departure-rate half of `pie_process_dequeue`: the ticks the finished measurement
+    /// took, if one finished with this packet.
+    fn measure_rate(&mut self, now: u64, size: u32, backlog: u64) -> Option<u64> {
+        if backlog >= QUEUE_THRESHOLD && self.dq_count.is_none() {
+            self.dq_tstamp = Some(now);
+            self.dq_count = Some(0);
+        }
+        let count = self.dq_count.as_mut()?;
+        *count += size as u64;
+        if *count < QUEUE_THRESHOLD {
+            return None;
+        }
+        // Linux computes in u32: `dtime`, `count << PIE_SCALE`, then the division.
+        let dtime = (now - self.dq_tstamp.unwrap_or(now)) as u32;
+        if dtime == 0 {
+            return None;
+        }
+        let rate = ((*count as u32) << PIE_SCALE) / dtime;
+        self.avg_dq_rate = if self.avg_dq_rate == 0 {
+            rate
+        } else {
+            self.avg_dq_rate - (self.avg_dq_rate >> 3) + (rate >> 3)
+        };
+        if backlog < QUEUE_THRESHOLD {
+            self.dq_count = None;
+        } else {
+            self.dq_count = Some(0);
+            self.dq_tstamp = Some(now);
+        }
+        Some(dtime as u64)
+    }
+
+    /// `pie_calculate_probability`, run every `tupdate`.
     pub fn calculate_probability(&mut self, p: &LinuxPieParams, backlog: u64) {
         let target = ticks(p.target);
-        let qdelay = self.qdelay;
-        let qdelay_old = self.qdelay_old;
+        let (qdelay, qdelay_old) = if p.dq_rate_estimator {
+            self.qdelay_old = self.qdelay;
+            // u32 in Linux: `(backlog << PIE_SCALE) / avg_dq_rate`, 0 without a rate.
+            let d = ((backlog as u32) << PIE_SCALE)
+                .checked_div(self.avg_dq_rate)
+                .unwrap_or(0) as u64;
+            (d, self.qdelay_old)
+        } else {
+            (self.qdelay, self.qdelay_old)
+        };
         // A zero delay with a backlog means a very short queue: no decay this round.
         let mut update_prob = !(qdelay == 0 && backlog != 0);
         let mut alpha = (p.alpha as u64 * (MAX_PROB / TICKS_PER_SEC)) >> 4;
@@ -197,10 +272,16 @@ impl LinuxPieVars {
             self.prob -= self.prob / 64;
         }
         self.qdelay = qdelay;
-        if self.qdelay < target / 2 && self.qdelay_old < target / 2 && self.prob == 0 {
+        if self.qdelay < target / 2
+            && self.qdelay_old < target / 2
+            && self.prob == 0
+            && (!p.dq_rate_estimator || self.avg_dq_rate > 0)
+        {
             self.init();
         }
-        self.qdelay_old = qdelay;
+        if !p.dq_rate_estimator {
+            self.qdelay_old = qdelay;
+        }
     }
 }
 
@@ -217,6 +298,7 @@ mod tests {
             beta: 20,
             ecn: false,
             bytemode: false,
+            dq_rate_estimator: false,
             mtu: 1500,
         }
     }
@@ -295,14 +377,14 @@ mod tests {
         let p = params();
         let mut v = LinuxPieVars::default();
         // First dequeue: no previous one, no reduction (dtime 0).
-        v.on_dequeue(10 * MS, 0, 3000);
+        v.on_dequeue(&p, 10 * MS, 0, 1500, 3000);
         assert_eq!(v.burst_time, 2_343_750);
         assert_eq!(v.qdelay, ticks(10 * MS)); // 156 250
                                               // 100 ms later: −1 562 500 ticks → 781 250.
-        v.on_dequeue(110 * MS, 100 * MS, 3000);
+        v.on_dequeue(&p, 110 * MS, 100 * MS, 1500, 3000);
         assert_eq!(v.burst_time, 781_250);
         // Another 100 ms: floor at 0.
-        v.on_dequeue(210 * MS, 200 * MS, 0);
+        v.on_dequeue(&p, 210 * MS, 200 * MS, 1500, 0);
         assert_eq!(v.burst_time, 0);
         assert_eq!(v.qdelay, 0, "the flow emptied");
         // Selection is blocked while burst_time > 0; now it is 0.
@@ -342,5 +424,37 @@ mod tests {
         v.burst_time = 1;
         v.prob = MAX_PROB;
         assert!(!v.drop_early(&p, 100_000, 1500, &mut g));
+    }
+
+    #[test]
+    fn departure_rate_estimate_by_hand() {
+        let mut p = params();
+        p.dq_rate_estimator = true;
+        let mut v = LinuxPieVars::default();
+        // 20 packets of 1000 B queued, one leaves every 1 ms (15 625 ticks). The first
+        // dequeue leaves 19 000 ≥ 16 384: the cycle starts there (t = 0); the 17th, at
+        // t = 16 ms, brings the count to 17 000 ≥ 16 384: dtime = 250 000 ticks,
+        // rate = (17000 << 8) / 250000 = 4 352 000 / 250 000 = 17 (u32); 3000 B remain
+        // (< 16 384): the cycle ends. The burst allowance loses dtime: 2 343 750 → 2 093 750.
+        let mut backlog = 20_000u64;
+        for k in 0..17u64 {
+            backlog -= 1000;
+            v.on_dequeue(&p, k * MS, 0, 1000, backlog);
+        }
+        assert_eq!(v.avg_dq_rate, 17);
+        assert_eq!(v.dq_count, None);
+        assert_eq!(v.burst_time, 2_093_750);
+        // Update with 3000 B: qdelay = (3000 << 8) / 17 = 768 000 / 17 = 45 176 ticks
+        // (2.89 ms; the true 3 ms is 46 875 — Linux's integer rate).
+        v.calculate_probability(&p, 3000);
+        assert_eq!(v.qdelay, 45_176);
+        // A second measurement at twice the rate (34 by the same sums over 8 ms) enters
+        // with weight 1/8: 17 − 2 + 4 = 19.
+        let mut backlog = 20_000u64;
+        for k in 0..17u64 {
+            backlog -= 1000;
+            v.on_dequeue(&p, 100 * MS + k * MS / 2, 0, 1000, backlog);
+        }
+        assert_eq!(v.avg_dq_rate, 19);
     }
 }

@@ -55,11 +55,9 @@ fn fq_pie_config_defaults_are_linux_and_errors_name_the_field() {
     refused(q("quantum", 0.into()), "queue.quantum", "[1, 1048576]");
     refused(q("tupdate_ms", 0.0.into()), "queue.tupdate_ms", "");
     refused(q("limit", 0.into()), "queue.limit", "");
-    refused(
-        q("dq_rate_estimator", true.into()),
-        "queue.dq_rate_estimator",
-        "timestamp",
-    );
+    let c = cfg(q("dq_rate_estimator", true.into())).unwrap();
+    let Aqm::FqPie(f) = build(&c) else { panic!() };
+    assert!(f.p.pie.dq_rate_estimator);
     assert!(cfg(serde_json::json!({"kind": "fq_pie", "drop_batch": 64})).is_err());
 }
 
