@@ -27,6 +27,7 @@ def test_there_is_an_example_per_queue_manager():
         "fq_codel",
         "dualpi2",
         "cake",
+        "fq_pie",
     }
 
 

@@ -16,9 +16,11 @@ use super::cake::config::CakeConfig;
 use super::cake::Cake;
 use super::codel::{Codel, CodelParams};
 use super::dualpi2::{DualPi2, DualPi2Params};
-use super::fq_codel::{FqCodel, FqCodelParams};
+use super::fq_codel::{CeThreshold, FqCodel, FqCodelParams};
+use super::fq_pie::{FqPie, FqPieParams};
 use super::pi::{self, Pi, PiParams};
 use super::pie::{Pie, PieEstimator, PieParams};
+use super::pie_linux::LinuxPieParams;
 use super::red::{auto, EcnPolicy, Red, RedParams};
 use super::rem::{Rem, RemParams};
 use super::{Aqm, DropTail, QueueUnit};
@@ -55,6 +57,8 @@ pub enum AqmConfig {
     Dualpi2(DualPi2Config),
     /// CAKE (Linux sch_cake, tc-cake keywords).
     Cake(CakeConfig),
+    /// FQ-PIE (Linux sch_fq_pie).
+    FqPie(FqPieConfig),
 }
 
 fn default_unit() -> QueueUnit {
@@ -423,6 +427,68 @@ pub struct FqCodelConfig {
     /// Default true (Linux).
     #[serde(default = "d_true")]
     pub ecn: bool,
+    /// ms: CE-mark ECT packets leaving with a longer sojourn (tc `ce_threshold`). Default
+    /// absent (off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_ms: Option<f64>,
+    /// DS-byte value the masked DS byte must equal (tc `ce_threshold_selector VALUE/MASK`);
+    /// only the ECN bits, 0 to 3. Default absent (every ECT packet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_selector: Option<u32>,
+    /// The MASK of tc's `ce_threshold_selector`, 0 to 3. Default absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_mask: Option<u32>,
+}
+
+/// `[queue] kind = "fq_pie"`. Keys are tc's (`tc-fq_pie`), times with a `_ms` suffix;
+/// defaults are Linux's `fq_pie_init` and `pie_params_init`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FqPieConfig {
+    /// Packets in all flows. Default 10240.
+    #[serde(default = "d_10240")]
+    pub limit: u32,
+    /// Default 1024.
+    #[serde(default = "d_1024")]
+    pub flows: u32,
+    /// ms. Default 15.
+    #[serde(default = "d_15")]
+    pub target_ms: f64,
+    /// ms. Default 15.
+    #[serde(default = "d_15")]
+    pub tupdate_ms: f64,
+    /// 1/16 s⁻¹, an integer in [0, 32]. Default 2 (0.125/s).
+    #[serde(default = "d_2_u32")]
+    pub alpha: u32,
+    /// 1/16 s⁻¹, an integer in [0, 32]. Default 20 (1.25/s).
+    #[serde(default = "d_20_u32")]
+    pub beta: u32,
+    /// Bytes. Default 1500 (the IP MTU; Linux's `psched_mtu` 1514 counts the Ethernet
+    /// header).
+    #[serde(default = "d_1500_u32")]
+    pub quantum: u32,
+    /// Bytes, only counted (`overmemory`). Default 33554432 (32 MiB).
+    #[serde(default = "d_mem")]
+    pub memory_limit: u64,
+    /// %: mark instead of drop while the flow's probability is at most this. Default 10.
+    #[serde(default = "d_10_u32")]
+    pub ecn_prob: u32,
+    /// Default false (Linux).
+    #[serde(default)]
+    pub ecn: bool,
+    /// Default false.
+    #[serde(default)]
+    pub bytemode: bool,
+    /// Delay from the departure rate instead of timestamps. Default false.
+    #[serde(default)]
+    pub dq_rate_estimator: bool,
+    /// Bytes, IP MTU for the 2-MTU backlog floor and byte mode. Default 1500.
+    #[serde(default = "d_1500_u32")]
+    pub mtu: u32,
+}
+
+fn d_20_u32() -> u32 {
+    20
 }
 
 /// `[queue] kind = "dualpi2"`. Keys are tc's (`tc-dualpi2`), times with a `_ms` suffix;
@@ -849,7 +915,83 @@ impl FqCodelConfig {
         at_least_one(p, "memory_limit", self.memory_limit)?;
         at_least_one(p, "drop_batch", self.drop_batch as u64)?;
         codel_common(p, self.target_ms, self.interval_ms)?;
-        at_least_one(p, "mtu", self.mtu)
+        at_least_one(p, "mtu", self.mtu)?;
+        self.validate_ce_threshold(p)
+    }
+
+    /// Only the ECN bits of the DS byte exist here: a mask or selector with DSCP bits is
+    /// refused rather than silently never matching.
+    fn validate_ce_threshold(&self, p: &str) -> R {
+        if let Some(t) = self.ce_threshold_ms {
+            non_negative(p, "ce_threshold_ms", t)?;
+        }
+        let ecn_bits = "0 to 3, the ECN bits of the DS byte (DSCP is not modelled)";
+        for (key, v) in [
+            ("ce_threshold_mask", self.ce_threshold_mask),
+            ("ce_threshold_selector", self.ce_threshold_selector),
+        ] {
+            match v {
+                Some(v) if v > 3 => return Err(err(p, key, v, ecn_bits)),
+                Some(v) if self.ce_threshold_ms.is_none() => {
+                    return Err(err(p, key, v, "only with ce_threshold_ms"))
+                },
+                _ => {},
+            }
+        }
+        let mask = self.ce_threshold_mask.unwrap_or(0);
+        match self.ce_threshold_selector {
+            Some(sel) if sel & !mask != 0 => Err(err(
+                p,
+                "ce_threshold_selector",
+                sel,
+                &format!("bits within ce_threshold_mask ({mask}); others never match"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn ce_threshold(&self) -> Option<CeThreshold> {
+        self.ce_threshold_ms.map(|t| CeThreshold {
+            threshold: millis(t),
+            mask: self.ce_threshold_mask.unwrap_or(0) as u8,
+            selector: self.ce_threshold_selector.unwrap_or(0) as u8,
+        })
+    }
+}
+
+impl FqPieConfig {
+    fn validate(&self, p: &str) -> R {
+        at_least_one(p, "limit", self.limit as u64)?;
+        if !(1..=65536).contains(&self.flows) {
+            return Err(err(p, "flows", self.flows, "an integer in [1, 65536]"));
+        }
+        non_negative(p, "target_ms", self.target_ms)?;
+        positive(p, "tupdate_ms", self.tupdate_ms)?;
+        let sixteenths = "an integer in [0, 32] (1/16 s⁻¹)";
+        if self.alpha > 32 {
+            return Err(err(p, "alpha", self.alpha, sixteenths));
+        }
+        if self.beta > 32 {
+            return Err(err(p, "beta", self.beta, sixteenths));
+        }
+        if !(1..=1 << 20).contains(&self.quantum) {
+            return Err(err(
+                p,
+                "quantum",
+                self.quantum,
+                "an integer in [1, 1048576]",
+            ));
+        }
+        at_least_one(p, "memory_limit", self.memory_limit)?;
+        if self.ecn_prob > 100 {
+            return Err(err(
+                p,
+                "ecn_prob",
+                self.ecn_prob,
+                "an integer in [0, 100] (%)",
+            ));
+        }
+        at_least_one(p, "mtu", self.mtu as u64)
     }
 }
 
@@ -913,6 +1055,7 @@ impl AqmConfig {
             AqmConfig::FqCodel(c) => c.validate(prefix),
             AqmConfig::Dualpi2(c) => c.validate(prefix),
             AqmConfig::Cake(c) => c.validate(prefix),
+            AqmConfig::FqPie(c) => c.validate(prefix),
         }
     }
 
@@ -1094,6 +1237,7 @@ impl AqmConfig {
                     ecn: c.ecn,
                     limit: c.limit,
                 },
+                ce_threshold: c.ce_threshold(),
             })),
             AqmConfig::Dualpi2(c) => Aqm::DualPi2(DualPi2::new(DualPi2Params {
                 limit: c.limit,
@@ -1109,6 +1253,23 @@ impl AqmConfig {
                 mtu: c.mtu,
             })),
             AqmConfig::Cake(c) => Aqm::Cake(Box::new(Cake::new(c.params()))),
+            AqmConfig::FqPie(c) => Aqm::FqPie(FqPie::new(FqPieParams {
+                flows: c.flows,
+                quantum: c.quantum,
+                limit: c.limit,
+                memory_limit: c.memory_limit,
+                ecn_prob: c.ecn_prob,
+                pie: LinuxPieParams {
+                    target: millis(c.target_ms),
+                    tupdate: millis(c.tupdate_ms),
+                    alpha: c.alpha,
+                    beta: c.beta,
+                    ecn: c.ecn,
+                    bytemode: c.bytemode,
+                    dq_rate_estimator: c.dq_rate_estimator,
+                    mtu: c.mtu,
+                },
+            })),
         }
     }
 }
@@ -1133,6 +1294,7 @@ mod tests {
             r#"{"kind":"codel"}"#,
             r#"{"kind":"pie"}"#,
             r#"{"kind":"fq_codel"}"#,
+            r#"{"kind":"fq_pie"}"#,
         ] {
             let c = parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
             c.validate("queue").unwrap_or_else(|e| panic!("{s}: {e}"));
@@ -1228,6 +1390,7 @@ mod tests {
             (r#"{"kind":"codel","target_ms":200}"#, "queue.target_ms"),
             (r#"{"kind":"pie","ecn_max_p":2}"#, "queue.ecn_max_p"),
             (r#"{"kind":"fq_codel","flows":0}"#, "queue.flows"),
+            (r#"{"kind":"fq_pie","ecn_prob":101}"#, "queue.ecn_prob"),
         ];
         for (s, field) in cases {
             let e = parse(s).unwrap().validate("queue").unwrap_err();

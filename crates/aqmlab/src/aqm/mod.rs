@@ -11,9 +11,13 @@ pub mod codel;
 pub mod config;
 pub mod droptail;
 pub mod dualpi2;
+pub mod flow_sched;
+mod flows;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pi;
 pub mod pie;
+pub mod pie_linux;
 pub mod red;
 pub mod red_params;
 pub mod rem;
@@ -28,7 +32,8 @@ pub use cake::{Cake, CakeParams};
 pub use codel::{Codel, CodelParams, CodelState};
 pub use droptail::DropTail;
 pub use dualpi2::{DualPi2, DualPi2Params};
-pub use fq_codel::{FqCodel, FqCodelParams};
+pub use fq_codel::{CeThreshold, FqCodel, FqCodelParams};
+pub use fq_pie::{FqPie, FqPieParams};
 pub use pi::{Pi, PiParams};
 pub use pie::{Pie, PieEstimator, PieParams};
 pub use red::{EcnPolicy, Red, RedParams};
@@ -74,7 +79,8 @@ pub enum QueueUnit {
 ///
 /// `Red` covers RED, GRED-I and Adaptive RED (a RED with `adaptive` set). `FqCodel` needs
 /// per-flow storage: `net::queue::Queue` drives its scheduler directly (its `on_enqueue` only
-/// admits; overflow and dequeue go through `FqCodel`'s own methods). `DualPi2` has two FIFOs:
+/// admits; overflow and dequeue go through `FqCodel`'s own methods). `FqPie` shares that
+/// storage and scheduler (`flows`) and decides in `on_enqueue`. `DualPi2` has two FIFOs:
 /// its `on_enqueue` decides and picks the queue, its scheduler and dequeue decisions are
 /// driven by `net::queue::Queue` directly. `Cake` has 1024 flow queues per tin and a shaper:
 /// `net::queue::Queue` drives its scheduler as FQ-CoDel's, and its dequeue can answer "not
@@ -90,6 +96,7 @@ pub enum Aqm {
     FqCodel(FqCodel),
     DualPi2(DualPi2),
     Cake(Box<Cake>),
+    FqPie(FqPie),
 }
 
 impl Aqm {
@@ -111,6 +118,7 @@ impl Aqm {
             Aqm::Pie(a) => a.on_enqueue(pkt, q, rng),
             Aqm::FqCodel(_) | Aqm::Cake(_) => Verdict::Pass,
             Aqm::DualPi2(a) => a.on_enqueue(now, pkt, q, rng),
+            Aqm::FqPie(a) => a.on_enqueue(pkt, q, rng),
         }
     }
 
@@ -128,6 +136,7 @@ impl Aqm {
             Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) | Aqm::Cake(_) => {
                 Verdict::Pass
             },
+            Aqm::FqPie(_) => Verdict::Pass,
             Aqm::Red(a) => a.on_dequeue(),
             Aqm::Rem(a) => a.on_dequeue(pkt, rng),
             Aqm::Codel(a) => a.on_dequeue(now, pkt, q),
@@ -146,6 +155,7 @@ impl Aqm {
             | Aqm::FqCodel(_)
             | Aqm::DualPi2(_)
             | Aqm::Cake(_) => {},
+            Aqm::FqPie(_) => {},
             Aqm::Red(a) => a.on_idle(now),
             Aqm::Codel(a) => a.on_idle(),
             Aqm::Pie(a) => a.on_idle(),
@@ -162,6 +172,7 @@ impl Aqm {
             Aqm::Rem(a) => Some(a.p.interval),
             Aqm::Pie(a) => Some(a.p.t_update),
             Aqm::DualPi2(a) => Some(a.p.tupdate),
+            Aqm::FqPie(a) => Some(a.p.pie.tupdate),
         }
     }
 
@@ -174,6 +185,7 @@ impl Aqm {
             Aqm::Rem(a) => a.on_tick(q),
             Aqm::Pie(a) => a.on_tick(q),
             Aqm::DualPi2(a) => a.on_tick(now),
+            Aqm::FqPie(a) => a.on_tick(now),
         }
     }
 
@@ -193,6 +205,7 @@ impl Aqm {
             Aqm::FqCodel(a) => serde_json::to_value(&a.p),
             Aqm::DualPi2(a) => serde_json::to_value(&a.p),
             Aqm::Cake(a) => serde_json::to_value(&a.p),
+            Aqm::FqPie(a) => serde_json::to_value(&a.p),
         };
         let params = v.expect("parameters serialize");
         serde_json::json!({ "kind": self.name(), "params": params })
@@ -206,13 +219,14 @@ impl Aqm {
         match self {
             Aqm::DualPi2(a) => a.qdisc_stats(),
             Aqm::Cake(a) => a.qdisc_stats(),
+            Aqm::FqCodel(a) => a.qdisc_stats(),
+            Aqm::FqPie(a) => a.qdisc_stats(),
             Aqm::DropTail(_)
             | Aqm::Red(_)
             | Aqm::Pi(_)
             | Aqm::Rem(_)
             | Aqm::Codel(_)
-            | Aqm::Pie(_)
-            | Aqm::FqCodel(_) => serde_json::Map::new(),
+            | Aqm::Pie(_) => serde_json::Map::new(),
         }
     }
 
@@ -228,12 +242,13 @@ impl Aqm {
             Aqm::FqCodel(_) => "fq_codel",
             Aqm::DualPi2(_) => "dualpi2",
             Aqm::Cake(_) => "cake",
+            Aqm::FqPie(_) => "fq_pie",
         }
     }
 
     /// Scheme-specific state for the queue trace, as `(name, value)`: RED's `avg`, ARED's
     /// `max_p`, PI's `p`, REM's `prob`, PIE's `p`, CoDel's `codel_count` (0 when not dropping),
-    /// FQ-CoDel's `active_flows`, DualPI2's `prob` (p′); `None` for drop-tail.
+    /// FQ-CoDel's and FQ-PIE's `active_flows`, DualPI2's `prob` (p′); `None` for drop-tail.
     pub fn state_probe(&self) -> Option<(&'static str, f64)> {
         match self {
             Aqm::DropTail(_) => None,
@@ -245,6 +260,7 @@ impl Aqm {
             Aqm::FqCodel(a) => Some(("active_flows", a.active_flows() as f64)),
             Aqm::DualPi2(a) => Some(("prob", a.s.prob)),
             Aqm::Cake(a) => Some(("active_flows", a.active_flows() as f64)),
+            Aqm::FqPie(a) => Some(("active_flows", a.active_flows() as f64)),
         }
     }
 }

@@ -101,6 +101,7 @@ impl Probe {
             Aqm::Pie(a) => p.prob = a.s.p,
             Aqm::DualPi2(a) => p.prob = a.s.prob,
             Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) | Aqm::Cake(_) => {},
+            Aqm::FqPie(_) => {},
         }
         p
     }

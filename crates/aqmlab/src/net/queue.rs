@@ -71,7 +71,7 @@ pub enum Offer {
     Dropped(DropCause),
 }
 
-/// Where the queued packets wait: one FIFO, one FIFO per flow (FQ-CoDel), or DualPI2's C and
+/// Where the queued packets wait: one FIFO, one FIFO per flow (FQ-CoDel, FQ-PIE), or DualPI2's C and
 /// L FIFOs (indices `dualpi2::C`, `dualpi2::L`). The deques keep their capacity, so
 /// steady-state operation does not allocate.
 enum Storage {
@@ -116,10 +116,12 @@ pub struct Queue {
 
 impl Queue {
     pub fn new(aqm: Aqm, rng: Rng) -> Self {
-        let storage = match &aqm {
-            Aqm::FqCodel(fq) => Storage::Flows((0..fq.flows()).map(|_| VecDeque::new()).collect()),
-            Aqm::DualPi2(_) => Storage::Dual([VecDeque::new(), VecDeque::new()]),
-            Aqm::Cake(c) => Storage::Tins((0..c.queues()).map(|_| VecDeque::new()).collect()),
+        let storage = match (&aqm, aqm.flow_buckets()) {
+            (_, Some(n)) => Storage::Flows((0..n).map(|_| VecDeque::new()).collect()),
+            (Aqm::DualPi2(_), None) => Storage::Dual([VecDeque::new(), VecDeque::new()]),
+            (Aqm::Cake(c), None) => {
+                Storage::Tins((0..c.queues()).map(|_| VecDeque::new()).collect())
+            },
             _ => Storage::Fifo(VecDeque::new()),
         };
         Queue {
@@ -182,22 +184,19 @@ impl Queue {
                         Offer::Queued
                     },
                     Storage::Flows(flows) => {
-                        let Aqm::FqCodel(fq) = &mut self.aqm else {
-                            unreachable!("flow storage belongs to FQ-CoDel")
-                        };
-                        let flow = fq.classify(pkt);
+                        let flow = self.aqm.fq_enqueued(pkt);
                         flows[flow].push_back(id);
-                        fq.on_enqueued(flow, size);
-                        // Overflow: drop from the head of the fattest flow (possibly this one).
+                        // FQ-CoDel's overflow: drop from the head of the fattest flow (possibly
+                        // this one).
                         let mut offer = Offer::Queued;
-                        while let Some(victim) = fq.overflow_victim(self.len) {
+                        while let Some(victim) = self.aqm.fq_overflow_victim(self.len) {
                             let (vid, vsize) = drop_head(
                                 &mut flows[victim],
                                 store,
                                 &mut self.len,
                                 &mut self.stats,
                             );
-                            fq.on_head_dropped(victim, vsize);
+                            self.aqm.fq_head_dropped(victim, vsize);
                             if vid == id {
                                 offer = Offer::Dropped(DropCause::Overflow);
                             }
@@ -330,21 +329,18 @@ impl Queue {
                     (id, self.aqm.on_dequeue(now, pkt, self.len, &mut self.rng))
                 },
                 Storage::Flows(flows) => {
-                    let Aqm::FqCodel(fq) = &mut self.aqm else {
-                        unreachable!("flow storage belongs to FQ-CoDel")
-                    };
-                    let Some(flow) = fq.select() else {
+                    let Some(flow) = self.aqm.fq_select() else {
                         self.aqm.on_idle(now);
                         return None;
                     };
                     let Some(id) = flows[flow].pop_front() else {
-                        fq.on_flow_empty(flow);
+                        self.aqm.fq_flow_empty(flow);
                         continue;
                     };
                     let pkt = store.get(id);
                     self.len.packets -= 1;
                     self.len.bytes -= pkt.size as u64;
-                    (id, fq.on_dequeue(flow, now, pkt, self.len))
+                    (id, self.aqm.fq_dequeue(flow, now, pkt, self.len))
                 },
                 Storage::Dual(queues) => {
                     let Aqm::DualPi2(dp) = &mut self.aqm else {

@@ -79,6 +79,7 @@ fn queue_packets(q: &AqmConfig) -> f64 {
             c.memlimit.unwrap_or(c.limit as u64 * c.mtu as u64) as f64,
             true,
         ),
+        AqmConfig::FqPie(c) => c.limit as f64,
     }
 }
 
@@ -206,6 +207,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             per_s += 2.0 / (p.t_update_ms * 1e-3);
         }
         if let AqmConfig::Dualpi2(p) = q {
+            per_s += 2.0 / (p.tupdate_ms * 1e-3);
+        }
+        if let AqmConfig::FqPie(p) = q {
             per_s += 2.0 / (p.tupdate_ms * 1e-3);
         }
     }

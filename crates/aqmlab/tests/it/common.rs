@@ -207,6 +207,31 @@ pub fn greedy_10mbps(flows: u32, duration: f64, seed: u64) -> Scenario {
     sc
 }
 
+/// `flows` greedy flows of `tcp` (8 MiB receive window), RTT uniform in 20–80 ms, 1 Gb/s
+/// access links, through a 10 Mb/s bottleneck running `queue`: 60 s with a 20 s warm-up
+/// (the AQM tests' classic-TCP run).
+pub fn greedy_linux_10mbps(tcp: &TcpConfig, flows: u32, queue: serde_json::Value) -> Scenario {
+    let mut sc = greedy_10mbps(flows, 60.0, 5);
+    sc.warmup_s = 20.0;
+    sc.tcp = tcp.clone();
+    sc.tcp.rwnd = 8 << 20;
+    sc.topology.access_mbps = 1000.0;
+    sc.rtt = RttConfig::Uniform {
+        min_ms: 20.0,
+        max_ms: 80.0,
+    };
+    sc.queue = serde_json::from_value(queue).unwrap();
+    sc
+}
+
+/// A queue configuration parsed and validated as a scenario's `[queue]` table; the error as
+/// the user would read it.
+pub fn queue_cfg(v: serde_json::Value) -> Result<AqmConfig, String> {
+    let c: AqmConfig = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    c.validate("queue").map_err(|e| e.to_string())?;
+    Ok(c)
+}
+
 /// A hash of every value of every table, in order (FNV-1a), to compare whole runs.
 pub fn digest(tables: &[aqmlab::measure::Table]) -> u64 {
     // FNV-1a over every value of every table, in order.

@@ -4,7 +4,6 @@
 
 use aqmlab::aqm::config::AqmConfig;
 use aqmlab::aqm::{Aqm, DropCause};
-use aqmlab::config::RttConfig;
 use aqmlab::net::queue::{Offer, Queue};
 use aqmlab::packet::{Ecn, Packet, PacketStore};
 use aqmlab::rng::{Rng, StreamKind};
@@ -13,11 +12,7 @@ use aqmlab::units::{BitsPerSec, MS};
 
 use crate::common::*;
 
-fn cfg(v: serde_json::Value) -> Result<AqmConfig, String> {
-    let c: AqmConfig = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    c.validate("queue").map_err(|e| e.to_string())?;
-    Ok(c)
-}
+use crate::common::queue_cfg as cfg;
 
 fn dualpi2(c: &AqmConfig) -> Aqm {
     c.build(BitsPerSec::from_mbps(10.0), 1500)
@@ -138,17 +133,7 @@ fn two_queues_behind_one_queue() {
 #[test]
 fn classic_cubic_and_reno_are_held_near_the_target() {
     let run_with = |tcp: &TcpConfig, queue: serde_json::Value| {
-        let mut sc = greedy_10mbps(8, 60.0, 5);
-        sc.warmup_s = 20.0;
-        sc.tcp = tcp.clone();
-        sc.tcp.rwnd = 8 << 20;
-        sc.topology.access_mbps = 1000.0;
-        sc.rtt = RttConfig::Uniform {
-            min_ms: 20.0,
-            max_ms: 80.0,
-        };
-        sc.queue = serde_json::from_value(queue).unwrap();
-        let (sim, _) = run(sc);
+        let (sim, _) = run(greedy_linux_10mbps(tcp, 8, queue));
         let s = sim.summary().reverse.clone();
         check_qdisc_stats_in_summary(&sim);
         let state = match sim.bottleneck_aqm(1) {

@@ -27,6 +27,12 @@ fn queues() -> Vec<Value> {
             "coupling_factor": 2, "c_protection": 10}),
         json!({"kind": "cake", "bandwidth": "5Mbit", "rtt_ms": 50.0, "overhead": 18, "mpu": 64,
             "memlimit": 200000, "ack_filter": "ack-filter-aggressive"}),
+        json!({"kind": "fq_pie", "limit": 100, "flows": 16, "tupdate_ms": 15.0,
+            "target_ms": 15.0, "ecn": true, "ecn_prob": 10}),
+        json!({"kind": "fq_pie", "limit": 100, "flows": 4, "dq_rate_estimator": true,
+            "bytemode": true}),
+        json!({"kind": "fq_codel", "limit": 100, "ce_threshold_ms": 1.0,
+            "ce_threshold_selector": 1, "ce_threshold_mask": 1}),
     ]
 }
 

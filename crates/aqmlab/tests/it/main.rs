@@ -10,6 +10,7 @@ mod dctcp;
 mod delay_emulation;
 mod dualpi2;
 mod ecn;
+mod fq_pie;
 mod framing;
 mod fuzz_scenarios;
 mod mixes;
