@@ -348,3 +348,36 @@ pub fn lose_syns(sim: &mut Simulation, count: u32) {
         },
     );
 }
+
+/// Every traffic model at once (greedy bulk, UDP CBR, FTP, Mah's Web users, PackMime-HTTP,
+/// browsers, on both sides) for 30 s through the bottleneck queue `queue` (a `[queue]` table
+/// as JSON) in both directions: the run completes, and each bottleneck queue accounts for
+/// every packet offered to it (departed, dropped or still queued). Returns the finished run.
+pub fn every_traffic_model(queue: serde_json::Value) -> Simulation {
+    let mut sc = greedy_10mbps(4, 30.0, 3);
+    sc.warmup_s = 5.0;
+    sc.queue = serde_json::from_value(queue).expect("a [queue] table");
+    sc.traffic = serde_json::from_value(serde_json::json!([
+        {"kind": "bulk", "flows": 4, "start_jitter_s": 1.0},
+        {"kind": "udp_cbr", "flows": 3, "share": 0.1, "packet_bytes": 1000, "start_jitter_s": 1.0},
+        {"kind": "ftp", "sessions": 5, "size": {"kind": "constant", "bytes": 100000},
+         "think_mean_s": 0.5, "start_spread_s": 2.0},
+        {"kind": "mah", "users": 20, "start_spread_s": 2.0},
+        {"kind": "packmime", "rate": 5.0, "client_side": "right"},
+        {"kind": "browsers", "users": 20, "client_side": "left"}
+    ]))
+    .expect("traffic");
+    let (sim, _) = run(sc);
+    assert!(sim.finished());
+    for dir in [sim.topology().forward(), sim.topology().reverse()] {
+        let q = &sim.link(dir).queue;
+        let st = &q.stats;
+        assert!(st.arrivals > 0 && st.departures > 0, "link {dir}");
+        assert_eq!(
+            st.arrivals,
+            st.departures + st.drops() + q.len().packets as u64,
+            "link {dir}"
+        );
+    }
+    sim
+}

@@ -15,6 +15,7 @@ mod framing;
 mod fuzz_scenarios;
 mod mixes;
 mod prr;
+mod queues_every_traffic;
 mod rack;
 mod rate_steps;
 mod sack;
