@@ -1,0 +1,192 @@
+//! Accurate ECN (RFC 9768) and TCP Prague (`tcp_prague.c`): the handshake between ends
+//! of every kind, the ACE counter through the endpoints, and Prague flows through DualPI2
+//! and classic queues.
+
+use aqmlab::packet::{flags, Ecn, Packet};
+use aqmlab::tcp::accecn;
+use aqmlab::tcp::config::TcpConfig;
+use aqmlab::tcp::{Endpoint, Outbox, Seg};
+
+const LMSS: u64 = 1448;
+
+/// A segment as the network delivers it, codepoint included.
+fn pkt(s: &Seg) -> Packet {
+    Packet {
+        flags: s.flags,
+        len: s.len,
+        seq: s.seq,
+        ack: s.ack,
+        ecn: s.ecn,
+        sack: s.sack,
+        sack_n: s.sack_n,
+        sack_permitted: s.sack_permitted,
+        ..Default::default()
+    }
+}
+
+/// The handshake between a client of configuration `a` and a server of `b`: the SYN, the
+/// SYN-ACK and the client's ACK as sent, and the two endpoints.
+fn handshake(a: &TcpConfig, b: &TcpConfig) -> ([Seg; 3], Endpoint, Endpoint) {
+    let (mut cl, mut sv) = (Endpoint::new(a, 0), Endpoint::new(b, 0));
+    let mut out = Outbox::default();
+    sv.listen(0);
+    cl.connect(0, a, &mut out);
+    let syn = out.segs[0];
+    out.clear();
+    sv.on_segment(1_000_000, b, &pkt(&syn), &mut out);
+    let syn_ack = out.segs[0];
+    out.clear();
+    cl.on_segment(2_000_000, a, &pkt(&syn_ack), &mut out);
+    let ack = out.segs[0];
+    out.clear();
+    sv.on_segment(3_000_000, b, &pkt(&ack), &mut out);
+    ([syn, syn_ack, ack], cl, sv)
+}
+
+fn ace(s: &Seg) -> u32 {
+    accecn::ace(s.flags)
+}
+
+fn accecn_cubic() -> TcpConfig {
+    TcpConfig {
+        ecn: true,
+        accecn: true,
+        ..TcpConfig::linux_cubic()
+    }
+}
+
+/// RFC 9768 §3.1 between ends of each kind (AE, CWR, ECE written as the ACE value):
+/// - AccECN ↔ AccECN: SYN 0b111 (Not-ECT); SYN-ACK 0b010, the reflection of a Not-ECT
+///   SYN; the client's ACK 0b010, reflecting the Not-ECT SYN-ACK; both in AccECN mode;
+/// - Prague ↔ Prague: SYN ECT(1) → SYN-ACK 0b011, itself ECT(1) → ACK 0b011, ECT(1);
+/// - AccECN client ↔ RFC 3168 server: SYN-ACK ECE only (0b001): classic ECN both ends;
+/// - AccECN client ↔ non-ECN server: SYN-ACK 0b000: no ECN;
+/// - RFC 3168 client ↔ AccECN server: SYN 0b011, SYN-ACK 0b001: classic ECN;
+/// - Prague client ↔ RFC 3168 server: classic ECN refused (`TCP_CONG_NO_FALLBACK_RFC3168`):
+///   no ECN, Prague's state absent (Linux Reno), data Not-ECT.
+#[test]
+fn handshake_cases() {
+    let classic = TcpConfig {
+        ecn: true,
+        ..TcpConfig::linux_cubic()
+    };
+    let plain = TcpConfig::linux_cubic();
+    let acc = accecn_cubic();
+
+    let ([syn, sa, ack], cl, sv) = handshake(&acc, &acc);
+    assert_eq!((ace(&syn), syn.ecn), (0b111, Ecn::NotEct));
+    assert_eq!((ace(&sa), sa.ecn), (0b010, Ecn::NotEct));
+    assert_eq!(ace(&ack), 0b010);
+    assert!(cl.ecn.ok && cl.ecn.acc.is_some() && sv.ecn.ok && sv.ecn.acc.is_some());
+
+    let pr = TcpConfig::linux_prague();
+    let ([syn, sa, ack], cl, sv) = handshake(&pr, &pr);
+    assert_eq!((ace(&syn), syn.ecn), (0b111, Ecn::Ect1));
+    assert_eq!((ace(&sa), sa.ecn), (0b011, Ecn::Ect1));
+    assert_eq!((ace(&ack), ack.ecn), (0b011, Ecn::Ect1));
+    assert!(cl.prague().is_some() && sv.prague().is_some());
+
+    let ([_, sa, _], cl, sv) = handshake(&acc, &classic);
+    assert_eq!(ace(&sa), 0b001);
+    assert!(cl.ecn.ok && cl.ecn.acc.is_none() && sv.ecn.ok);
+
+    let ([_, sa, _], cl, sv) = handshake(&acc, &plain);
+    assert_eq!(ace(&sa), 0);
+    assert!(!cl.ecn.ok && !sv.ecn.ok);
+
+    let ([syn, sa, _], cl, sv) = handshake(&classic, &acc);
+    assert_eq!((ace(&syn), ace(&sa)), (0b011, 0b001));
+    assert!(cl.ecn.ok && sv.ecn.ok && sv.ecn.acc.is_none());
+
+    let ([_, sa, _], mut cl, _) = handshake(&pr, &classic);
+    assert_eq!(ace(&sa), 0b001);
+    assert!(!cl.ecn.ok && cl.prague().is_none());
+    let mut out = Outbox::default();
+    cl.write(4_000_000, &pr, 3 * LMSS, &mut out);
+    let data: Vec<_> = out.segs.iter().filter(|s| s.len > 0).collect();
+    assert!(!data.is_empty() && data.iter().all(|s| s.ecn == Ecn::NotEct && ace(s) == 0));
+    assert_eq!(
+        cl.pacing_rate(),
+        Some(u64::MAX),
+        "the prague-reno fallback does not pace"
+    );
+}
+
+/// The ACE counter through the endpoints. The server (sender, Prague) sends 16 segments;
+/// the client receives them with segments 2..=12 CE-marked (11 marks) and ACKs each at
+/// once: its ACE values go 5, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, and the sender
+/// infers 11 from them. Then a stretch ACK: the sender has counted none (ACE 5 expected),
+/// the ACK carries ACE 7 and delivers 10 segments: 10 − ((10 − 2) mod 8) = 10 marks
+/// assumed, where the delta alone would say 2.
+#[test]
+fn ace_counter_end_to_end() {
+    let cfg = TcpConfig {
+        prr: false,
+        rack_tlp: false,
+        ..TcpConfig::linux_prague()
+    };
+    let (_, mut cl, mut sv) = handshake(&cfg, &cfg);
+    let mut out = Outbox::default();
+    let mut now = 10_000_000;
+    sv.write(now, &cfg, 40 * LMSS, &mut out);
+    let mut sent: Vec<Seg> = out.segs.iter().filter(|s| s.len > 0).copied().collect();
+    out.clear();
+    assert!(
+        sent.iter().all(|s| s.ecn == Ecn::Ect1),
+        "Prague data is ECT(1)"
+    );
+    let mut aces = vec![];
+    let mut k = 0;
+    while aces.len() < 16 {
+        if k >= sent.len() {
+            now += 1_000_000;
+            sv.on_timer(now, &cfg, &mut out);
+            sent.extend(out.segs.iter().filter(|s| s.len > 0).copied());
+            out.clear();
+            continue;
+        }
+        let mut p = pkt(&sent[k]);
+        if (2..=12).contains(&k) {
+            p.ecn = Ecn::Ce;
+        }
+        now += 100_000;
+        cl.on_segment(now, &cfg, &p, &mut out);
+        // Force the ACK out now (the test wants one per segment).
+        let acks: Vec<Seg> = out.segs.drain(..).collect();
+        let a = match acks.last() {
+            Some(a) => *a,
+            None => {
+                now += 300_000_000;
+                cl.on_timer(now, &cfg, &mut out);
+                let a = *out.segs.last().expect("delayed ACK");
+                out.clear();
+                a
+            },
+        };
+        aces.push(ace(&a));
+        assert_eq!(a.ecn, Ecn::Ect1, "Prague's pure ACKs are ECT(1)");
+        sv.on_segment(now, &cfg, &pkt(&a), &mut out);
+        sent.extend(out.segs.iter().filter(|s| s.len > 0).copied());
+        out.clear();
+        k += 1;
+    }
+    assert_eq!(aces, [5, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0]);
+    let acc = sv.ecn.acc.as_deref().unwrap();
+    assert_eq!(acc.delivered_ce, 11);
+    assert_eq!(sv.prague().unwrap().delivered_ce, 11);
+    // The stretch ACK, on a fresh connection whose first 10 segments (the initial window,
+    // not paced) are out and none counted yet (ACE 5 expected): ACE 7 on an ACK of all 10.
+    let (_, _, mut sv) = handshake(&cfg, &cfg);
+    sv.write(now, &cfg, 40 * LMSS, &mut out);
+    assert_eq!(out.segs.iter().filter(|s| s.len > 0).count(), 10);
+    out.clear();
+    let stretch = Packet {
+        flags: flags::ACK | accecn::ace_flags(7),
+        ack: 1 + 10 * LMSS,
+        seq: 1,
+        ..Default::default()
+    };
+    sv.on_segment(now + 1_000_000, &cfg, &stretch, &mut out);
+    let acc = sv.ecn.acc.as_deref().unwrap();
+    assert_eq!((acc.delta, acc.delivered_ce), (10, 10));
+}
