@@ -2,10 +2,14 @@
 //! of every kind, the ACE counter through the endpoints, and Prague flows through DualPI2
 //! and classic queues.
 
+use aqmlab::aqm::Aqm;
+use aqmlab::config::RttConfig;
 use aqmlab::packet::{flags, Ecn, Packet};
 use aqmlab::tcp::accecn;
 use aqmlab::tcp::config::TcpConfig;
 use aqmlab::tcp::{Endpoint, Outbox, Seg};
+
+use crate::common::*;
 
 const LMSS: u64 = 1448;
 
@@ -189,4 +193,62 @@ fn ace_counter_end_to_end() {
     sv.on_segment(now + 1_000_000, &cfg, &stretch, &mut out);
     let acc = sv.ecn.acc.as_deref().unwrap();
     assert_eq!((acc.delta, acc.delivered_ce), (10, 10));
+}
+
+/// `flows` greedy flows of `tcp` through a `mbps` bottleneck with queue `queue`, fixed
+/// extra RTT `rtt_ms`, `secs` seconds (10 s warm-up); the data direction's summary and the
+/// bottleneck's DualPI2 state if it is one.
+fn through(
+    tcp: &TcpConfig,
+    flows: u32,
+    mbps: f64,
+    rtt_ms: f64,
+    secs: f64,
+    queue: serde_json::Value,
+) -> (
+    aqmlab::sim::DirectionSummary,
+    Option<aqmlab::aqm::dualpi2::DualPi2State>,
+    aqmlab::sim::Simulation,
+) {
+    let mut sc = greedy_10mbps(flows, secs, 7);
+    sc.warmup_s = 10.0;
+    sc.tcp = tcp.clone();
+    sc.topology.bottleneck_mbps = mbps;
+    sc.topology.access_mbps = 1000.0;
+    sc.rtt = RttConfig::Constant { rtt_ms };
+    sc.queue = serde_json::from_value(queue).unwrap();
+    let (sim, _) = run(sc);
+    let s = sim.summary().reverse.clone();
+    let st = match sim.bottleneck_aqm(1) {
+        Aqm::DualPi2(d) => Some(d.s.clone()),
+        _ => None,
+    };
+    eprintln!(
+        "{:?} {flows} flows {mbps} Mb/s {rtt_ms} ms: delay mean {:.3} ms p50 {:.3} p99 {:.3}, utilization {:.4}, marks {}, drops early {} overflow {}",
+        tcp.congestion_control, s.delay_mean_ms, s.delay_p50_ms, s.delay_p99_ms, s.utilization,
+        s.marks, s.drops_early, s.drops_overflow
+    );
+    (s, st, sim)
+}
+
+/// One Prague flow through DualPI2 (Linux defaults: step threshold 1 ms in L) at 50 Mb/s,
+/// 20 ms base RTT, 40 s: every packet goes to the L queue, whose delay stays near the step
+/// threshold; the link stays busy; marks, no drops.
+#[test]
+fn prague_through_dualpi2() {
+    let (s, st, _) = through(
+        &TcpConfig::linux_prague(),
+        1,
+        50.0,
+        20.0,
+        40.0,
+        serde_json::json!({"kind": "dualpi2"}),
+    );
+    let st = st.unwrap();
+    eprintln!("{st:?}");
+    assert!(s.delay_mean_ms < 1.5, "L delay {} ms", s.delay_mean_ms);
+    assert!(s.utilization > 0.9, "utilization {}", s.utilization);
+    assert!(s.marks > 0);
+    assert_eq!(s.drops_early + s.drops_overflow, 0);
+    assert!(st.pkts_in_l > 0 && st.pkts_in_c == 0);
 }
