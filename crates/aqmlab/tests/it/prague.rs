@@ -252,3 +252,65 @@ fn prague_through_dualpi2() {
     assert_eq!(s.drops_early + s.drops_overflow, 0);
     assert!(st.pkts_in_l > 0 && st.pkts_in_c == 0);
 }
+
+/// Prague and CUBIC flows together through DualPI2 (coupling k = 2), 50 Mb/s, 20 ms base
+/// RTT, 60 s (10 s warm-up): one flow of each (the Prague flow a bulk class with its own
+/// `tcp`). Both get a share; the ratio is reported, not tuned, with a wide bound.
+#[test]
+fn prague_and_cubic_share_dualpi2() {
+    let mut sc = greedy_10mbps(1, 60.0, 11);
+    sc.warmup_s = 10.0;
+    sc.tcp = TcpConfig::linux_cubic();
+    sc.topology.bottleneck_mbps = 50.0;
+    sc.topology.access_mbps = 1000.0;
+    sc.rtt = RttConfig::Constant { rtt_ms: 20.0 };
+    sc.queue = serde_json::from_value(serde_json::json!({"kind": "dualpi2"})).unwrap();
+    sc.traffic.push(bulk_at(1, None, 0.0, 2.0));
+    sc.traffic_tcp = vec![None, Some(TcpConfig::linux_prague())];
+    let (sim, tables) = run(sc);
+    let s = sim.summary().reverse.clone();
+    let st = match sim.bottleneck_aqm(1) {
+        Aqm::DualPi2(d) => d.s.clone(),
+        _ => unreachable!(),
+    };
+    let c = table(&tables, "connections");
+    let (src, bytes) = (u64s(c, "source"), u64s(c, "bytes_delivered_measured"));
+    let mbps = |k: u64| {
+        let b: u64 = src
+            .iter()
+            .zip(&bytes)
+            .filter(|(s, _)| **s == k)
+            .map(|(_, b)| b)
+            .sum();
+        b as f64 * 8.0 / 50.0 / 1e6
+    };
+    let good = [mbps(0), mbps(1)];
+    eprintln!(
+        "cubic {:.2} Mb/s, prague {:.2} Mb/s, ratio prague/cubic {:.3}; utilization {:.4}, delay mean {:.2} ms, marks {}, drops {}; {st:?}",
+        good[0], good[1], good[1] / good[0], s.utilization, s.delay_mean_ms, s.marks,
+        s.drops_early + s.drops_overflow
+    );
+    assert!(st.pkts_in_l > 0 && st.pkts_in_c > 0);
+    assert!(s.utilization > 0.9);
+    let ratio = good[1] / good[0];
+    assert!((0.2..5.0).contains(&ratio), "prague/cubic {ratio}");
+}
+
+/// Prague through classic single queues that mark ECT(1) as they would ECT(0): PIE with
+/// ECN (RFC 8033 marking up to p = 10 %) and FQ-CoDel (ECN on, Linux's default, 5 ms
+/// target). The module has no classic-ECN detection (its last version dropped
+/// `prague_ecn_fallback`, which defaulted to off), so Prague treats the classic AQM's marks
+/// as L4S marks: its α/2 response keeps it at the link rate while the AQM holds its
+/// classic target. One flow, 50 Mb/s, 20 ms, 40 s; numbers reported.
+#[test]
+fn prague_through_classic_queues() {
+    for q in [
+        serde_json::json!({"kind": "pie", "ecn": true}),
+        serde_json::json!({"kind": "fq_codel"}),
+    ] {
+        let (s, _, _) = through(&TcpConfig::linux_prague(), 1, 50.0, 20.0, 40.0, q.clone());
+        assert!(s.marks > 0, "{q}");
+        assert!(s.utilization > 0.9, "{q}: utilization {}", s.utilization);
+        assert!(s.delay_mean_ms < 30.0, "{q}: delay {}", s.delay_mean_ms);
+    }
+}
