@@ -397,9 +397,9 @@ mod tests {
         assert_eq!(p.alpha_updates, 4);
     }
 
-    /// A CWR reduction with α = 1/2 (2^23) from a window of 40 segments: 40·2^20·2^23 + 2^24
-    /// >> 25 = 10·2^20 off: 30 segments; cwnd then steps down one segment per ACK, ssthresh
-    /// with it, and stops at 30.
+    /// A CWR reduction with α = 1/2 (2^23) from a window of 40 segments: (40·2^20·2^23 +
+    /// 2^24) shifted right by 25 = 10·2^20 off: 30 segments; cwnd then steps down one
+    /// segment per ACK, ssthresh with it, and stops at 30.
     #[test]
     fn cwnd_after_a_marked_round() {
         let mut p = Prague::new(params(), &sock(40, 20, 0, 0, 0));

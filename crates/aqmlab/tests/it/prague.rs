@@ -231,26 +231,32 @@ fn through(
     (s, st, sim)
 }
 
-/// One Prague flow through DualPI2 (Linux defaults: step threshold 1 ms in L) at 50 Mb/s,
-/// 20 ms base RTT, 40 s: every packet goes to the L queue, whose delay stays near the step
-/// threshold; the link stays busy; marks, no drops.
+/// One Prague flow through DualPI2 (Linux defaults: step threshold 1 ms in L) at 10, 50
+/// and 100 Mb/s, 20 ms base RTT, 40 s: every packet goes to the L queue, whose delay stays
+/// near the step threshold; the link stays busy; marks, no drops.
 #[test]
 fn prague_through_dualpi2() {
-    let (s, st, _) = through(
-        &TcpConfig::linux_prague(),
-        1,
-        50.0,
-        20.0,
-        40.0,
-        serde_json::json!({"kind": "dualpi2"}),
-    );
-    let st = st.unwrap();
-    eprintln!("{st:?}");
-    assert!(s.delay_mean_ms < 1.5, "L delay {} ms", s.delay_mean_ms);
-    assert!(s.utilization > 0.9, "utilization {}", s.utilization);
-    assert!(s.marks > 0);
-    assert_eq!(s.drops_early + s.drops_overflow, 0);
-    assert!(st.pkts_in_l > 0 && st.pkts_in_c == 0);
+    for mbps in [10.0, 50.0, 100.0] {
+        let (s, st, _) = through(
+            &TcpConfig::linux_prague(),
+            1,
+            mbps,
+            20.0,
+            40.0,
+            serde_json::json!({"kind": "dualpi2"}),
+        );
+        let st = st.unwrap();
+        eprintln!("{st:?}");
+        assert!(
+            s.delay_mean_ms < 1.5,
+            "{mbps}: L delay {} ms",
+            s.delay_mean_ms
+        );
+        assert!(s.utilization > 0.9, "{mbps}: utilization {}", s.utilization);
+        assert!(s.marks > 0);
+        assert_eq!(s.drops_early + s.drops_overflow, 0);
+        assert!(st.pkts_in_l > 0 && st.pkts_in_c == 0);
+    }
 }
 
 /// Prague and CUBIC flows together through DualPI2 (coupling k = 2), 50 Mb/s, 20 ms base
@@ -313,4 +319,54 @@ fn prague_through_classic_queues() {
         assert!(s.utilization > 0.9, "{q}: utilization {}", s.utilization);
         assert!(s.delay_mean_ms < 30.0, "{q}: delay {}", s.delay_mean_ms);
     }
+}
+
+/// Meaningless combinations are refused with one line naming the field, the value and what
+/// is allowed.
+#[test]
+fn config_errors_name_the_field() {
+    let msg = |t: TcpConfig| t.validate("tcp").unwrap_err().to_string();
+    let e = msg(TcpConfig {
+        accecn: false,
+        ..TcpConfig::linux_prague()
+    });
+    assert!(
+        e.contains("tcp.congestion_control") && e.contains("accecn"),
+        "{e}"
+    );
+    let e = msg(TcpConfig {
+        ecn: false,
+        ..TcpConfig::linux_prague()
+    });
+    assert!(e.contains("tcp.accecn") && e.contains("ecn = true"), "{e}");
+    let e = msg(TcpConfig {
+        ecn: true,
+        accecn: true,
+        ..TcpConfig::linux_bbr()
+    });
+    assert!(e.contains("tcp.accecn") && e.contains("bbr"), "{e}");
+    let e = msg(TcpConfig {
+        prague_rtt_target_ms: 0.0,
+        ..TcpConfig::linux_prague()
+    });
+    assert!(e.contains("tcp.prague_rtt_target_ms"), "{e}");
+    assert!(!e.contains('\n'));
+    assert!(TcpConfig::linux_prague().validate("tcp").is_ok());
+    // A traffic entry's own TCP (`traffic_tcp`) is validated the same way, and named.
+    let mut doc = serde_json::to_value(greedy_10mbps(1, 20.0, 1)).unwrap();
+    let bad = TcpConfig {
+        accecn: false,
+        ..TcpConfig::linux_prague()
+    };
+    doc["traffic_tcp"] = serde_json::json!([bad]);
+    let e = aqmlab::config::Scenario::from_json(&doc.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("traffic[0].tcp.congestion_control") && !e.contains('\n'),
+        "{e}"
+    );
+    doc["traffic_tcp"] = serde_json::json!([TcpConfig::linux_prague()]);
+    assert!(aqmlab::config::Scenario::from_json(&doc.to_string()).is_ok());
+    assert!(aqmlab::tcp::config::TcpConfig::PRESETS.contains(&"linux-prague"));
 }
