@@ -38,7 +38,7 @@ TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
 # Every preset the core knows (historic and Linux), so that a new one is fuzzed at once.
 PRESETS = tcp_presets()
 # Congestion controls drawn beside any preset (the historic stacks' own Reno and Linux's).
-CONGESTION = ["reno", "linux_reno", "cubic", "dctcp", "bbr"]
+CONGESTION = ["reno", "linux_reno", "cubic", "dctcp", "bbr", "prague"]
 
 
 def pick(r: random.Random, values: tuple[list, list]) -> Any:
@@ -214,9 +214,14 @@ def scenario(r: random.Random) -> dict[str, Any]:
         tcp["hystart"] = r.random() < 0.8
         # Linux's loss recovery, pacing and HyStart++ on or off (HyStart++ with the stacks'
         # own Reno is refused with one line).
-        for key in ("prr", "rack_tlp", "pacing", "hystart_plus_plus"):
+        for key in ("prr", "rack_tlp", "pacing", "hystart_plus_plus", "accecn"):
             if r.random() < 0.3:
                 tcp[key] = r.random() < 0.5
+    if r.random() < 0.1:
+        # Prague's keys, edge values included (refused with one line).
+        tcp["prague_rtt_scaling"] = r.random() < 0.5
+        tcp["prague_rtt_target_ms"] = pick(r, ([5.0, 25.0], [0.0, -1.0, 1e9]))
+        tcp["prague_rtt_transition"] = pick(r, ([0, 4, 500], [10**7]))
     if r.random() < 0.1:
         tcp["timer_model"] = r.choice(["bsd", "ns2", "linux"])
     if r.random() < 0.1:

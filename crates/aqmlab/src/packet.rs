@@ -8,12 +8,16 @@ use crate::units::Time;
 
 pub type PktId = u32;
 
-/// TCP header flags (RFC 793 §3.1, RFC 3168 §6.1 for ECE/CWR).
+/// TCP header flags (RFC 793 §3.1, RFC 3168 §6.1 for ECE/CWR, RFC 9768 §3.2.1 for AE).
 pub mod flags {
     pub const FIN: u8 = 0x01;
     pub const SYN: u8 = 0x02;
     pub const RST: u8 = 0x04;
     pub const ACK: u8 = 0x10;
+    /// AE, Accurate ECN's third bit of the ACE field (RFC 9768 §3.2.1: bit 7 of the 12-bit
+    /// flags field, formerly NS). The packet keeps one flag byte; URG (0x20) is never set by
+    /// the model, so AE takes its place and the header's layout is unchanged.
+    pub const AE: u8 = 0x20;
     pub const ECE: u8 = 0x40;
     pub const CWR: u8 = 0x80;
 }

@@ -199,6 +199,20 @@ pub enum CongestionControl {
     /// RTT sets the pacing rate and cwnd; STARTUP, DRAIN, PROBE_BW gain cycling, PROBE_RTT,
     /// policer detection. Always paced (Linux's internal pacing), whatever `pacing` says.
     Bbr,
+    /// TCP Prague, the L4S team's Linux module (`tcp_prague.c`, `tcp/prague.rs`): ECT(1)
+    /// on every segment, a DCTCP-like α from Accurate ECN's CE counts, a fractional window
+    /// cut by α/2 once per round, RTT independence, always paced. Needs `ecn` and `accecn`;
+    /// when the peer does not agree on AccECN it runs Linux Reno without ECN or pacing
+    /// (the module's `prague-reno` fallback).
+    Prague,
+}
+
+fn default_prague_rtt_target_ms() -> f64 {
+    25.0
+}
+
+fn default_prague_rtt_transition() -> u32 {
+    4
 }
 
 fn default_true() -> bool {
@@ -344,6 +358,23 @@ pub struct TcpConfig {
     /// congestion controls only; BBR always paces, at its own rate.
     #[serde(default)]
     pub pacing: bool,
+    /// Accurate ECN (RFC 9768, `tcp/accecn.rs`): the SYN asks for it (AE, CWR, ECE) and a
+    /// server answers it; the ACE counter then replaces ECE/CWR. Falls back to RFC 3168 ECN
+    /// or none as the peer answers. Needs `ecn`; for `linux_reno`, `cubic` and `prague`.
+    #[serde(default)]
+    pub accecn: bool,
+    /// Prague's RTT independence (`tcp_prague.c` `prague_ai_ack_increase`, the module's
+    /// `RTT_CONTROL_RATE`): after `prague_rtt_transition` rounds, growth of one segment per
+    /// target RTT for flows with a shorter RTT. false: the unscaled 1/W per ACK.
+    #[serde(default = "default_true")]
+    pub prague_rtt_scaling: bool,
+    /// Prague's target RTT (`prague_rtt_target`, 25 ms), milliseconds.
+    #[serde(default = "default_prague_rtt_target_ms")]
+    pub prague_rtt_target_ms: f64,
+    /// Rounds out of slow start before Prague becomes RTT-independent
+    /// (`prague_rtt_transition`, 4).
+    #[serde(default = "default_prague_rtt_transition")]
+    pub prague_rtt_transition: u32,
 }
 
 impl TcpConfig {
@@ -393,6 +424,10 @@ impl TcpConfig {
             prr: false,
             rack_tlp: false,
             pacing: false,
+            accecn: false,
+            prague_rtt_scaling: true,
+            prague_rtt_target_ms: 25.0,
+            prague_rtt_transition: 4,
         }
     }
 
@@ -444,6 +479,10 @@ impl TcpConfig {
             prr: false,
             rack_tlp: false,
             pacing: false,
+            accecn: false,
+            prague_rtt_scaling: true,
+            prague_rtt_target_ms: 25.0,
+            prague_rtt_transition: 4,
         }
     }
 
@@ -517,6 +556,10 @@ impl TcpConfig {
             prr: false,
             rack_tlp: false,
             pacing: false,
+            accecn: false,
+            prague_rtt_scaling: true,
+            prague_rtt_target_ms: 25.0,
+            prague_rtt_transition: 4,
         }
     }
 
@@ -586,6 +629,10 @@ impl TcpConfig {
             prr: true,
             rack_tlp: true,
             pacing: false,
+            accecn: false,
+            prague_rtt_scaling: true,
+            prague_rtt_target_ms: 25.0,
+            prague_rtt_transition: 4,
         }
     }
 
@@ -619,6 +666,19 @@ impl TcpConfig {
         }
     }
 
+    /// TCP Prague as the L4S team's Linux kernel runs it (preset `linux-prague`,
+    /// `net.ipv4.tcp_congestion_control = prague`: `tcp_prague.c` forces ECN with AccECN
+    /// and pacing); otherwise `linux_reno` (RACK-TLP, PRR, Linux timers).
+    pub fn linux_prague() -> Self {
+        TcpConfig {
+            congestion_control: CongestionControl::Prague,
+            ecn: true,
+            accecn: true,
+            pacing: true,
+            ..Self::linux_reno()
+        }
+    }
+
     /// A preset by name, as written in scenarios (`[tcp] preset = "..."`). `ns2-fulltcp`, the
     /// former name of `ns2-weigle2005`, is still accepted (`DEPRECATED_PRESETS`).
     pub fn preset(name: &str) -> Option<Self> {
@@ -632,6 +692,7 @@ impl TcpConfig {
             "linux-cubic" | "linux" => Some(Self::linux_cubic()),
             "linux-dctcp" => Some(Self::linux_dctcp()),
             "linux-bbr" => Some(Self::linux_bbr()),
+            "linux-prague" => Some(Self::linux_prague()),
             _ => None,
         }
     }
@@ -645,6 +706,7 @@ impl TcpConfig {
         "linux-cubic",
         "linux-dctcp",
         "linux-bbr",
+        "linux-prague",
         "linux",
     ];
 
@@ -652,10 +714,14 @@ impl TcpConfig {
     pub const DEPRECATED_PRESETS: &'static [(&'static str, &'static str)] =
         &[("ns2-fulltcp", "ns2-weigle2005")];
 
-    /// Data segments are paced: `pacing`, or BBR (which always paces).
+    /// Data segments are paced: `pacing`, or BBR or Prague (which always pace).
     #[inline]
     pub fn paced(&self) -> bool {
-        self.pacing || self.congestion_control == CongestionControl::Bbr
+        self.pacing
+            || matches!(
+                self.congestion_control,
+                CongestionControl::Bbr | CongestionControl::Prague
+            )
     }
 
     pub fn tick(&self) -> Time {
@@ -788,7 +854,7 @@ impl TcpConfig {
         if self.hystart_plus_plus
             && matches!(
                 self.congestion_control,
-                CongestionControl::Reno | CongestionControl::Bbr
+                CongestionControl::Reno | CongestionControl::Bbr | CongestionControl::Prague
             )
         {
             let cc = format!("{:?}", self.congestion_control).to_lowercase();
@@ -799,6 +865,50 @@ impl TcpConfig {
                     "false with congestion_control = \"{cc}\" (HyStart++ runs in \
                      linux_reno, cubic and dctcp)"
                 ),
+            );
+        }
+        let cc = format!("{:?}", self.congestion_control).to_lowercase();
+        if self.accecn && !self.ecn {
+            return err(
+                "accecn",
+                &true,
+                "false unless ecn = true (AccECN is a form of ECN)",
+            );
+        }
+        if self.accecn
+            && !matches!(
+                self.congestion_control,
+                CongestionControl::LinuxReno | CongestionControl::Cubic | CongestionControl::Prague
+            )
+        {
+            return err(
+                "accecn",
+                &true,
+                &format!(
+                    "false with congestion_control = \"{cc}\" (AccECN is modelled for \
+                     linux_reno, cubic and prague)"
+                ),
+            );
+        }
+        if self.congestion_control == CongestionControl::Prague && !(self.ecn && self.accecn) {
+            return err(
+                "congestion_control",
+                &"prague",
+                "prague only with ecn = true and accecn = true (Prague needs AccECN feedback)",
+            );
+        }
+        if !(self.prague_rtt_target_ms > 0.0 && self.prague_rtt_target_ms <= 1000.0) {
+            return err(
+                "prague_rtt_target_ms",
+                &self.prague_rtt_target_ms,
+                "a time in (0, 1000] ms",
+            );
+        }
+        if self.prague_rtt_transition > 1_000_000 {
+            return err(
+                "prague_rtt_transition",
+                &self.prague_rtt_transition,
+                "an integer in 0..=1000000 (rounds)",
             );
         }
         Ok(())

@@ -31,6 +31,7 @@ use super::config::{CongestionControl, TcpConfig};
 use super::cubic::{AckContext, Cubic};
 use super::hystart_pp::HystartPP;
 use super::pacing::Pacer;
+use super::prague::Prague;
 use super::rate::{mstamp, RateEstimator, TxState};
 use crate::units::{Time, SEC};
 
@@ -164,6 +165,12 @@ pub struct LinuxCong {
     rate_tx: VecDeque<TxState>,
     /// BBR's state, from the connection's establishment.
     pub bbr: Option<Box<Bbr>>,
+    /// Prague's state, from an establishment with AccECN (`tcp/prague.rs`); None otherwise,
+    /// also for `congestion_control = "prague"` without AccECN (Linux Reno then).
+    pub prague: Option<Box<Prague>>,
+    /// snd_max at Prague's last loss (fast recovery or timeout): its loss state lasts until
+    /// snd_una reaches it.
+    pub prague_loss_high: u64,
     /// snd_max at the last timeout, while its loss episode lasts (BBR's `TCP_CA_Loss`).
     pub bbr_loss_high: Option<u64>,
     /// Seed of the algorithm's random stream (BBR), set per connection.
@@ -272,12 +279,13 @@ impl LinuxCong {
             dctcp: None,
             hspp_on: cfg.hystart_plus_plus,
             hspp: None,
-            pacer: (cfg.pacing || cfg.congestion_control == CongestionControl::Bbr)
-                .then(Pacer::default),
+            pacer: cfg.paced().then(Pacer::default),
             rate: (cfg.congestion_control == CongestionControl::Bbr)
                 .then(|| Box::new(RateEstimator::default())),
             rate_tx: VecDeque::new(),
             bbr: None,
+            prague: None,
+            prague_loss_high: 0,
             bbr_loss_high: None,
             cc_seed: 0,
         }

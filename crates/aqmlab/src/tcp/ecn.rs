@@ -9,7 +9,11 @@
 //! carries CWR (§6.1.2).
 //! With `congestion_control = "dctcp"` the receiver's ECE follows RFC 8257 §3.2 instead
 //! (`Endpoint::dctcp_receive`, through `ece`/`set_ece`).
+//! With `accecn` the handshake may agree on Accurate ECN instead (RFC 9768, `tcp/accecn.rs`):
+//! then `acc` holds its counters, the ACE field replaces ECE/CWR on every segment, and an
+//! ACK "echoes congestion" when the ACE field shows new CE marks.
 
+use super::accecn::{self, AccEcn, Mode, SynRequest};
 use crate::packet::{flags, Ecn, Packet};
 
 #[derive(Clone, Debug, Default)]
@@ -27,6 +31,10 @@ pub struct EcnState {
     pub reductions: u64,
     /// CE-marked data segments received.
     pub ce_received: u64,
+    /// Accurate ECN's counters, once the handshake agreed on it (`accecn` only).
+    pub acc: Option<Box<AccEcn>>,
+    /// Server: the ACE value of our SYN-ACK under AccECN, reflecting the SYN's codepoint.
+    synack_ace: u32,
 }
 
 impl EcnState {
@@ -40,14 +48,87 @@ impl EcnState {
         }
     }
 
+    /// Flags for an AccECN end's SYN (AE, CWR and ECE: RFC 9768 §3.1.1) or SYN-ACK (the
+    /// reflection of the SYN's codepoint under AccECN, else as `syn_flags`).
+    pub fn syn_flags_acc(&self, syn_ack: bool) -> u8 {
+        match (syn_ack, self.acc.is_some()) {
+            (false, _) => flags::AE | flags::CWR | flags::ECE,
+            (true, true) => accecn::ace_flags(self.synack_ace),
+            (true, false) => self.syn_flags(true, true),
+        }
+    }
+
     /// Server: an ECN-setup SYN arrived.
     pub fn on_syn(&mut self, enabled: bool, syn: &Packet) {
         self.ok = enabled && syn.has(flags::ECE) && syn.has(flags::CWR);
     }
 
+    /// Server with `accecn` (RFC 9768 §3.1.1; Linux `tcp_ecn_create_request`): an AccECN
+    /// SYN agrees on AccECN, an RFC 3168 SYN on classic ECN unless `no_classic` (Prague:
+    /// `TCP_CONG_NO_FALLBACK_RFC3168`), anything else on no ECN.
+    pub fn on_syn_acc(&mut self, no_classic: bool, syn: &Packet) {
+        self.acc = None;
+        match accecn::syn_request(syn) {
+            SynRequest::AccEcn => {
+                self.ok = true;
+                self.synack_ace = accecn::reflect(syn.ecn);
+                self.acc = Some(Box::default());
+            },
+            SynRequest::Classic => self.ok = !no_classic,
+            SynRequest::None => self.ok = false,
+        }
+    }
+
     /// Client: the SYN-ACK confirms ECN (ECE set, CWR clear).
     pub fn on_syn_ack(&mut self, enabled: bool, syn_ack: &Packet) {
         self.ok = enabled && syn_ack.has(flags::ECE) && !syn_ack.has(flags::CWR);
+    }
+
+    /// Client with `accecn` (RFC 9768 §3.1.2; Linux `tcp_ecn_rcv_synack`): the SYN-ACK's
+    /// AE, CWR, ECE select AccECN (our first ACK then reflects its codepoint), classic ECN
+    /// (refused with `no_classic`, Prague) or none.
+    pub fn on_syn_ack_acc(&mut self, no_classic: bool, syn_ack: &Packet) {
+        self.acc = None;
+        match accecn::synack_mode(syn_ack) {
+            Mode::AccEcn => {
+                self.ok = true;
+                self.acc = Some(Box::new(AccEcn {
+                    first_ack: Some(accecn::reflect(syn_ack.ecn)),
+                    ..Default::default()
+                }));
+            },
+            Mode::Classic => self.ok = !no_classic,
+            Mode::None => self.ok = false,
+        }
+    }
+
+    /// AccECN receiver (after the handshake): every ECT or CE packet counts, CE into the ACE
+    /// counter. True if an ACK should go at once (6 marks unreported).
+    #[inline]
+    pub fn on_receive_acc(&mut self, pkt: &Packet) -> bool {
+        let Some(a) = self.acc.as_deref_mut() else {
+            return false;
+        };
+        if pkt.len > 0 && pkt.ecn == Ecn::Ce {
+            self.ce_received += 1;
+        }
+        a.on_receive(pkt.ecn)
+    }
+
+    /// AccECN sender: the ACE field of an ACK that delivered `delivered` segments, with
+    /// `progress` when it acknowledged or SACKed new data; returns the new CE marks.
+    #[inline]
+    pub fn on_ack_acc(&mut self, pkt: &Packet, delivered: u32, progress: bool) -> u32 {
+        match self.acc.as_deref_mut() {
+            Some(a) => a.on_ack(accecn::ace(pkt.flags), delivered, progress),
+            None => 0,
+        }
+    }
+
+    /// New CE marks the last ACK reported (AccECN), 0 otherwise.
+    #[inline]
+    pub fn ace_delta(&self) -> u32 {
+        self.acc.as_deref().map_or(0, |a| a.delta)
     }
 
     /// Receiver side of an arriving segment: CWR ends the echo, then CE on data starts it.
@@ -79,7 +160,7 @@ impl EcnState {
     /// Whether an arriving ACK asks this sender to reduce its window now: ECE set, and the
     /// ACK acknowledges data sent after the last reduction.
     pub fn should_reduce(&self, pkt: &Packet) -> bool {
-        self.ok && pkt.has(flags::ECE) && pkt.ack > self.recover
+        self.echoed(pkt) && pkt.ack > self.recover
     }
 
     /// Whether the cumulative ACK `snd_una` has not yet passed the data outstanding at the
@@ -92,7 +173,10 @@ impl EcnState {
     /// Whether an arriving ACK echoes congestion (ECE on an ECN connection).
     #[inline]
     pub fn echoed(&self, pkt: &Packet) -> bool {
-        self.ok && pkt.has(flags::ECE)
+        match self.acc.as_deref() {
+            None => self.ok && pkt.has(flags::ECE),
+            Some(a) => a.delta > 0,
+        }
     }
 
     /// Records a window reduction (for ECE when `for_ece`, or for a loss): CWR goes on the
@@ -114,11 +198,16 @@ impl EcnState {
         if !self.ok {
             return (0, Ecn::NotEct);
         }
+        let new_data = len > 0 && !retransmit;
+        if let Some(a) = self.acc.as_deref_mut() {
+            // AccECN: the ACE counter on every segment, no CWR (RFC 9768 §3.2.2); ECT(0) on
+            // new data as RFC 3168 (Prague sets ECT(1) on every segment, `Endpoint`).
+            return (a.on_send(), if new_data { Ecn::Ect0 } else { Ecn::NotEct });
+        }
         let mut f = 0;
         if self.ece_pending {
             f |= flags::ECE;
         }
-        let new_data = len > 0 && !retransmit;
         if self.cwr_pending && (new_data || (len > 0 && cwr_on_retransmit)) {
             f |= flags::CWR;
             self.cwr_pending = false;

@@ -15,6 +15,7 @@ use super::config::{
 use super::cong::LinuxCong;
 use super::delack::{AckClock, LinuxAck, MAX_QUICKACKS};
 use super::ecn::EcnState;
+use super::prague::Prague;
 use super::prr::Prr;
 use super::rack::Rack;
 use super::reassembly::{Reassembly, SackBlocks};
@@ -26,6 +27,7 @@ use crate::units::Time;
 // Pacing and BBR's hooks (`tcp/endpoint_paced.rs`).
 #[path = "endpoint_paced.rs"]
 mod paced;
+use paced::prague_params;
 
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
 const MAX_CWND: u64 = 1_073_725_440;
@@ -408,7 +410,12 @@ impl Endpoint {
             State::Listen => {
                 if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
                     self.rcv_nxt = pkt.seq + 1;
-                    self.ecn.on_syn(cfg.ecn, pkt);
+                    if cfg.accecn {
+                        self.ecn
+                            .on_syn_acc(cfg.congestion_control == CongestionControl::Prague, pkt);
+                    } else {
+                        self.ecn.on_syn(cfg.ecn, pkt);
+                    }
                     self.sack_ok = cfg.recovery == Recovery::Sack && pkt.sack_permitted;
                     self.state = State::SynRcvd;
                     self.output(now, cfg, out);
@@ -418,7 +425,12 @@ impl Endpoint {
             State::SynSent => {
                 if pkt.has(flags::SYN) && pkt.has(flags::ACK) && pkt.ack == 1 {
                     self.rcv_nxt = pkt.seq + 1;
-                    self.ecn.on_syn_ack(cfg.ecn, pkt);
+                    if cfg.accecn {
+                        let prague = cfg.congestion_control == CongestionControl::Prague;
+                        self.ecn.on_syn_ack_acc(prague, pkt);
+                    } else {
+                        self.ecn.on_syn_ack(cfg.ecn, pkt);
+                    }
                     self.sack_ok = cfg.recovery == Recovery::Sack && pkt.sack_permitted;
                     self.ack_of_handshake(now, cfg);
                     self.state = State::Established;
@@ -466,6 +478,12 @@ impl Endpoint {
         }
         if cfg.congestion_control == CongestionControl::Dctcp {
             self.dctcp_receive(cfg, pkt, out);
+        } else if self.ecn.acc.is_some() {
+            // AccECN (RFC 9768 §3.2.2.2; Linux `tcp_ecn_received_counters`): every packet's
+            // CE counts; an ACK goes at once when 6 marks are unreported.
+            if self.ecn.on_receive_acc(pkt) {
+                self.ack_now = true;
+            }
         } else {
             let echoing = self.ecn.ece();
             self.ecn.on_receive(pkt);
@@ -515,6 +533,8 @@ impl Endpoint {
         }
         self.rexmt_at = None;
         self.dupacks = 0;
+        let psock = (cfg.congestion_control == CongestionControl::Prague && self.ecn.acc.is_some())
+            .then(|| self.prague_sock(now, cfg));
         if let Some(lx) = self.linux.as_deref_mut() {
             // Linux `tcp_init_transfer`: the algorithm starts now; cwnd is the initial window,
             // or 1 segment after more than one retransmitted SYN (or SYN-ACK). A reduction of
@@ -522,6 +542,10 @@ impl Endpoint {
             // the handshake leave it alone (`on_retransmit_timeout`).
             let dctcp = cfg.congestion_control == CongestionControl::Dctcp;
             lx.on_established(now, self.snd_nxt, dctcp);
+            if let Some(s) = psock {
+                // `prague_init`; without AccECN the module hands over to `prague-reno`.
+                lx.prague = Some(Box::new(Prague::new(prague_params(cfg), &s)));
+            }
             if self.counters.syn_retransmits > 1 {
                 self.cwnd = cfg.mss as u64;
             }
@@ -1041,6 +1065,12 @@ impl Endpoint {
             return 0;
         };
         let (acked, rtt) = lx.on_ack(now, snd_una, &pkt.sack[..n]);
+        if self.ecn.acc.is_some() {
+            // AccECN: new CE marks from the ACE field, on ACKs that deliver data (Linux
+            // `tcp_accecn_process`: `FLAG_FORWARD_PROGRESS`; not older than snd_una).
+            let progress = pkt.ack >= self.snd_una && (acked > 0 || pkt.ack > self.snd_una);
+            self.ecn.on_ack_acc(pkt, acked, progress);
+        }
         let rto_rtt = lx.rto_rtt;
         if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
             d.on_ack(acked, ece, snd_una, snd_max);
@@ -1078,6 +1108,9 @@ impl Endpoint {
         if cfg.congestion_control == CongestionControl::Bbr {
             return; // BBR sets cwnd itself (`cong_control`), after every ACK
         }
+        if self.linux.as_deref().is_some_and(|l| l.prague.is_some()) {
+            return; // so does Prague (`prague_cong_control`, `paced_after_ack`)
+        }
         if acked == 0 || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
             return;
         }
@@ -1114,7 +1147,11 @@ impl Endpoint {
         let Some(lx) = self.linux.as_deref_mut() else {
             return;
         };
-        if !in_episode || lx.loss_una.is_some_and(|u| snd_una > u) {
+        if let Some(p) = lx.prague.as_deref_mut() {
+            // `prague_ssthresh` keeps ssthresh; `CA_EVENT_LOSS` halves the window.
+            p.enter_loss();
+            lx.prague_loss_high = snd_max;
+        } else if !in_episode || lx.loss_una.is_some_and(|u| snd_una > u) {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
         }
         lx.on_rto(now, snd_una, snd_max);
@@ -1462,7 +1499,11 @@ impl Endpoint {
         let mss = cfg.mss as u64;
         let (syn, mut fl) = match self.state {
             State::Closed | State::Listen => return None,
+            State::SynSent if cfg.accecn => (true, flags::SYN | self.ecn.syn_flags_acc(false)),
             State::SynSent => (true, flags::SYN | self.ecn.syn_flags(cfg.ecn, false)),
+            State::SynRcvd if cfg.accecn => {
+                (true, flags::SYN | flags::ACK | self.ecn.syn_flags_acc(true))
+            },
             State::SynRcvd => (
                 true,
                 flags::SYN | flags::ACK | self.ecn.syn_flags(cfg.ecn, true),
@@ -1530,6 +1571,8 @@ impl Endpoint {
         };
         if self.dctcp_ect(cfg, syn) {
             ecn = Ecn::Ect0;
+        } else if self.prague_ect(cfg, syn) {
+            ecn = Ecn::Ect1;
         }
         let seg = Seg {
             seq,
@@ -1710,10 +1753,21 @@ impl Endpoint {
             && if syn { cfg.ecn } else { self.ecn.ok }
     }
 
+    /// Prague sends every segment ECT(1) — SYNs, pure ACKs and retransmissions too (RFC 9331
+    /// §4.1; `tcp_prague.c` note 8, "ECT_1 on non-data packets like SYN, pure ACKs"), once
+    /// AccECN is agreed; without it none (`prague_release`: `INET_ECN_dontxmit`).
+    #[inline]
+    fn prague_ect(&self, cfg: &TcpConfig, syn: bool) -> bool {
+        cfg.congestion_control == CongestionControl::Prague
+            && if syn { cfg.ecn } else { self.ecn.acc.is_some() }
+    }
+
     fn emit_ack(&mut self, cfg: &TcpConfig, out: &mut Outbox) {
         let (ecn_flags, mut ecn) = self.ecn.on_send(0, false, false);
         if self.dctcp_ect(cfg, false) {
             ecn = Ecn::Ect0;
+        } else if self.prague_ect(cfg, false) {
+            ecn = Ecn::Ect1;
         }
         let seg = Seg {
             seq: self.snd_nxt,

@@ -5,6 +5,7 @@
 use super::super::bbr::{Bbr, BbrCtx, CaState, TCP_INFINITE_SSTHRESH};
 use super::super::config::{CongestionControl, SackVariant, TcpConfig};
 use super::super::pacing::pacing_rate_linux;
+use super::super::prague::{self, PragueParams, Sock};
 use super::super::rate::mstamp;
 use super::{segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
@@ -18,6 +19,20 @@ pub(super) struct AckBefore {
     cwnd: u64,
     in_flight: u32,
     delivered: u64,
+    /// For Prague: ssthresh, recovery, and ECE reductions so far.
+    ssthresh: u64,
+    in_recovery: bool,
+    ecn_reductions: u64,
+}
+
+/// Prague's parameters from the configuration.
+pub(super) fn prague_params(cfg: &TcpConfig) -> PragueParams {
+    PragueParams {
+        rtt_scaling: cfg.prague_rtt_scaling,
+        target_us: (cfg.prague_rtt_target_ms * 1000.0).round().max(1.0) as u64,
+        transition: cfg.prague_rtt_transition,
+        mtu: (cfg.mss + cfg.header_bytes) as u64,
+    }
 }
 
 impl Endpoint {
@@ -27,6 +42,25 @@ impl Endpoint {
         if let Some(lx) = self.linux.as_deref_mut() {
             lx.cc_seed = seed;
         }
+    }
+
+    /// The socket as Prague reads it (`tcp/prague.rs`).
+    pub(super) fn prague_sock(&self, now: Time, cfg: &TcpConfig) -> Sock {
+        let mss = cfg.mss as u64;
+        Sock {
+            now_us: prague::us(now),
+            srtt8: (self.rto.srtt_s() * 8e6) as u64,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            cwnd: segments(self.cwnd, mss),
+            ssthresh: segments(self.ssthresh, mss),
+            clamp: (MAX_CWND / mss) as u32,
+        }
+    }
+
+    /// Prague's state, once established with AccECN.
+    pub fn prague(&self) -> Option<&prague::Prague> {
+        self.linux.as_deref().and_then(|l| l.prague.as_deref())
     }
 
     /// BBR's state, once the connection is established.
@@ -177,6 +211,17 @@ impl Endpoint {
             }
             lx.bbr = Some(Box::new(b));
             self.ssthresh = TCP_INFINITE_SSTHRESH as u64 * mss;
+        } else if cfg.congestion_control == CongestionControl::Prague {
+            // `prague_init` sets the pacing rate if an SRTT is known; the `prague-reno`
+            // fallback does not pace (`prague_release`: `SK_PACING_NONE`).
+            let s = self.prague_sock(now, cfg);
+            let Some(lx) = self.linux.as_deref_mut() else {
+                return;
+            };
+            if let (Some(pr), Some(p), true) = (lx.prague.as_deref(), lx.pacer.as_mut(), srtt8 > 0)
+            {
+                p.rate = pr.pacing_rate(&s, 0);
+            }
         } else if let Some(p) = lx.pacer.as_mut() {
             p.rate = pacing_rate_linux(mss, cwnd, ssthresh, 0, srtt8);
         }
@@ -191,6 +236,9 @@ impl Endpoint {
             cwnd: self.cwnd,
             in_flight: rate.map_or(0, |_| self.linux_in_flight(cfg)),
             delivered: rate.map_or(0, |r| r.delivered),
+            ssthresh: self.ssthresh,
+            in_recovery: self.in_recovery,
+            ecn_reductions: self.ecn.reductions,
         }
     }
 
@@ -212,6 +260,10 @@ impl Endpoint {
         }
         let mss = cfg.mss as u64;
         let srtt8 = (self.rto.srtt_s() * 8e6) as u64;
+        if cfg.congestion_control == CongestionControl::Prague {
+            self.prague_after_ack(now, cfg, b);
+            return;
+        }
         if cfg.congestion_control != CongestionControl::Bbr {
             let cwnd = segments(self.cwnd, mss);
             let ssthresh = segments(self.ssthresh, mss);
@@ -267,5 +319,55 @@ impl Endpoint {
         if let Some(p) = lx.pacer.as_mut() {
             p.rate = bbr.pacing_rate;
         }
+    }
+
+    /// Prague after an ACK (`prague_cong_control`, which Linux calls instead of the usual
+    /// growth and PRR): the state changes this ACK made (`prague_state`: fast recovery
+    /// entered → `prague_enter_loss`, an ECE reduction → `prague_enter_cwr`, back to Open →
+    /// `prague_ca_open`), then the window from the cwnd and ssthresh before the ACK (what
+    /// loss recovery or PRR set is replaced, as Linux never applies them to it), then the
+    /// pacing rate. Without AccECN (`prague-reno`) Linux Reno's changes stand, unpaced.
+    fn prague_after_ack(&mut self, now: Time, cfg: &TcpConfig, b: AckBefore) {
+        let mss = cfg.mss as u64;
+        if self.prague().is_none() {
+            return;
+        }
+        let delivered = self.ack_delivered;
+        let ce = self.ecn.ace_delta();
+        let entered_recovery = self.in_recovery && !b.in_recovery;
+        let entered_cwr = self.ecn.reductions > b.ecn_reductions;
+        let in_flight = self.linux_in_flight(cfg);
+        let mut s = self.prague_sock(now, cfg);
+        s.cwnd = segments(b.cwnd, mss);
+        s.ssthresh = segments(b.ssthresh, mss);
+        let (snd_una, snd_max, in_recovery) = (self.snd_una, self.snd_max, self.in_recovery);
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        let limited = lx.is_cwnd_limited(s.cwnd, s.ssthresh);
+        let high = lx.prague_loss_high;
+        let Some(p) = lx.prague.as_deref_mut() else {
+            return;
+        };
+        if entered_recovery {
+            p.enter_loss();
+            lx.prague_loss_high = snd_max;
+        } else if entered_cwr {
+            p.enter_cwr(&s);
+        } else if p.in_loss && !in_recovery && snd_una >= high {
+            p.ca_open();
+        }
+        let (cwnd, ssthresh) = p.on_ack(&s, delivered, ce, limited);
+        let s = Sock {
+            cwnd,
+            ssthresh,
+            ..s
+        };
+        let rate = p.pacing_rate(&s, in_flight);
+        if let Some(pc) = lx.pacer.as_mut() {
+            pc.rate = rate;
+        }
+        self.cwnd = cwnd as u64 * mss;
+        self.ssthresh = ssthresh as u64 * mss;
     }
 }

@@ -1,5 +1,6 @@
 //! TCP: a BSD / ns-2 Full-TCP style implementation.
 
+pub mod accecn;
 pub mod bbr;
 pub mod config;
 pub mod cong;
@@ -9,6 +10,7 @@ pub mod ecn;
 pub mod endpoint;
 pub mod hystart_pp;
 pub mod pacing;
+pub mod prague;
 pub mod prr;
 pub mod rack;
 pub mod ranges;

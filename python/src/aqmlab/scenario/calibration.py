@@ -102,6 +102,10 @@ _TCP_NEUTRAL = {
     "prr": False,
     "rack_tlp": False,
     "pacing": False,
+    "accecn": False,
+    "prague_rtt_scaling": True,
+    "prague_rtt_target_ms": 25.0,
+    "prague_rtt_transition": 4,
 }
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 
