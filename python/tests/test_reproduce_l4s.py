@@ -11,7 +11,7 @@ from markupsafe import escape
 from aqmlab.reproduce import reproduce, scaling, study_dir, study_l4s
 from aqmlab.study import Study, sweepfile
 
-L4S_CC = "linux-dctcp"
+L4S_CC = "linux-prague"
 
 
 def _plan(tmp_path: Path, part: str, scale: str = "full") -> list[sweepfile.PlannedRun]:

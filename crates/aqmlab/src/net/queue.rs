@@ -103,6 +103,14 @@ fn drop_head(
     (vid, vsize)
 }
 
+/// What `Queue::pick_scheduled` found: a packet and the discipline's verdict on it, a flow
+/// found empty (pick again), or nothing to send now.
+enum Picked {
+    Packet(PktId, Verdict),
+    Again,
+    Nothing,
+}
+
 pub struct Queue {
     pub aqm: Aqm,
     storage: Storage,
@@ -183,72 +191,7 @@ impl Queue {
                         fifo.push_back(id);
                         Offer::Queued
                     },
-                    Storage::Flows(flows) => {
-                        let flow = self.aqm.fq_enqueued(pkt);
-                        flows[flow].push_back(id);
-                        // FQ-CoDel's overflow: drop from the head of the fattest flow (possibly
-                        // this one).
-                        let mut offer = Offer::Queued;
-                        while let Some(victim) = self.aqm.fq_overflow_victim(self.len) {
-                            let (vid, vsize) = drop_head(
-                                &mut flows[victim],
-                                store,
-                                &mut self.len,
-                                &mut self.stats,
-                            );
-                            self.aqm.fq_head_dropped(victim, vsize);
-                            if vid == id {
-                                offer = Offer::Dropped(DropCause::Overflow);
-                            }
-                        }
-                        offer
-                    },
-                    Storage::Tins(queues) => {
-                        let Aqm::Cake(cake) = &mut self.aqm else {
-                            unreachable!("tin storage belongs to CAKE")
-                        };
-                        let (tin, q) = cake.classify(pkt);
-                        let k = tin * crate::aqm::cake::hash::QUEUES + q;
-                        queues[k].push_back(id);
-                        cake.on_enqueued(now, tin, q, size);
-                        if cake.p.ack_filter != AckFilter::NoAckFilter {
-                            let aggressive = cake.p.ack_filter == AckFilter::AckFilterAggressive;
-                            let fifo = &queues[k];
-                            let earlier = fifo.iter().take(fifo.len() - 1).map(|&e| store.get(e));
-                            if let Some(pos) = ack::victim(store.get(id), earlier, aggressive) {
-                                let vid = queues[k].remove(pos).expect("victim is queued");
-                                let vp = store.get(vid);
-                                let vsize = vp.size;
-                                self.len.packets -= 1;
-                                self.len.bytes -= vsize as u64;
-                                self.stats.count_drop(DropCause::Forced, vsize);
-                                if vp.enqueued_at < self.stats.measured_from {
-                                    self.stats.drops_of_earlier += 1;
-                                }
-                                store.free(vid);
-                                cake.on_ack_dropped(tin, q, vsize);
-                            }
-                        }
-                        // Over the memory limit: drop heads of the longest queue (any tin).
-                        let mut offer = Offer::Queued;
-                        while let Some((vt, vq)) = cake.overflow_victim() {
-                            let vk = vt * crate::aqm::cake::hash::QUEUES + vq;
-                            let (vid, vsize) =
-                                drop_head(&mut queues[vk], store, &mut self.len, &mut self.stats);
-                            cake.on_overflow_drop(now, vt, vq, vsize);
-                            if vid == id {
-                                offer = Offer::Dropped(DropCause::Overflow);
-                            }
-                        }
-                        offer
-                    },
-                    Storage::Dual(queues) => {
-                        let Aqm::DualPi2(dp) = &self.aqm else {
-                            unreachable!("dual storage belongs to DualPI2")
-                        };
-                        queues[dp.enqueue_class()].push_back(id);
-                        Offer::Queued
-                    },
+                    _ => self.enqueue_scheduled(now, id, store),
                 };
                 // After any overflow drop, so the peak never exceeds the limit.
                 self.stats.peak_packets = self.stats.peak_packets.max(self.len.packets);
@@ -259,6 +202,147 @@ impl Queue {
                 self.stats.count_drop(cause, pkt.size);
                 store.free(id);
                 Offer::Dropped(cause)
+            },
+        }
+    }
+
+    /// `dequeue`'s choice of the next packet for the disciplines with their own storage
+    /// (FQ-CoDel, FQ-PIE, DualPI2, CAKE) and the discipline's verdict on it. Out of line, as
+    /// `enqueue_scheduled`, so that the single-FIFO path stays short.
+    #[inline(never)]
+    fn pick_scheduled(&mut self, now: Time, store: &mut PacketStore, first: &mut bool) -> Picked {
+        let (id, verdict) = match &mut self.storage {
+            Storage::Fifo(_) => unreachable!("FIFO storage is handled by dequeue"),
+            Storage::Flows(flows) => {
+                let Some(flow) = self.aqm.fq_select() else {
+                    self.aqm.on_idle(now);
+                    return Picked::Nothing;
+                };
+                let Some(id) = flows[flow].pop_front() else {
+                    self.aqm.fq_flow_empty(flow);
+                    return Picked::Again;
+                };
+                let pkt = store.get(id);
+                self.len.packets -= 1;
+                self.len.bytes -= pkt.size as u64;
+                (id, self.aqm.fq_dequeue(flow, now, pkt, self.len))
+            },
+            Storage::Dual(queues) => {
+                let Aqm::DualPi2(dp) = &mut self.aqm else {
+                    unreachable!("dual storage belongs to DualPI2")
+                };
+                let Some(class) = dp.select(queues[0].len(), queues[1].len()) else {
+                    self.aqm.on_idle(now);
+                    return Picked::Nothing;
+                };
+                let id = queues[class]
+                    .pop_front()
+                    .expect("selected queue has packets");
+                let next_head = queues[class].front().map(|&n| store.get(n).enqueued_at);
+                let pkt = store.get(id);
+                self.len.packets -= 1;
+                self.len.bytes -= pkt.size as u64;
+                let v = dp.on_dequeue(class, now, pkt, self.len, next_head, &mut self.rng);
+                (id, v)
+            },
+            Storage::Tins(queues) => {
+                let Aqm::Cake(cake) = &mut self.aqm else {
+                    unreachable!("tin storage belongs to CAKE")
+                };
+                let (tin, q) = match cake.select(now, *first, &mut self.rng) {
+                    Pick::Flow(t, q) => (t, q),
+                    Pick::Wait(t) => {
+                        self.wake_at = Some(t);
+                        return Picked::Nothing;
+                    },
+                    Pick::Idle => return Picked::Nothing,
+                };
+                *first = false;
+                let k = tin * crate::aqm::cake::hash::QUEUES + q;
+                let Some(id) = queues[k].pop_front() else {
+                    cake.on_flow_empty(now, tin, q);
+                    return Picked::Again;
+                };
+                let pkt = store.get(id);
+                self.len.packets -= 1;
+                self.len.bytes -= pkt.size as u64;
+                let more = !queues[k].is_empty();
+                (id, cake.on_dequeue(now, tin, q, pkt, more, &mut self.rng))
+            },
+        };
+        Picked::Packet(id, verdict)
+    }
+
+    /// `enqueue` for the disciplines with their own storage (FQ-CoDel, FQ-PIE, CAKE,
+    /// DualPI2), once the packet is accepted and counted. Kept out of line so that the
+    /// single-FIFO path of `enqueue`, every packet of the historic queues, stays short.
+    #[inline(never)]
+    fn enqueue_scheduled(&mut self, now: Time, id: PktId, store: &mut PacketStore) -> Offer {
+        let pkt = store.get(id);
+        let size = pkt.size;
+        match &mut self.storage {
+            Storage::Fifo(_) => unreachable!("FIFO storage is handled by enqueue"),
+            Storage::Flows(flows) => {
+                let flow = self.aqm.fq_enqueued(pkt);
+                flows[flow].push_back(id);
+                // FQ-CoDel's overflow: drop from the head of the fattest flow (possibly
+                // this one).
+                let mut offer = Offer::Queued;
+                while let Some(victim) = self.aqm.fq_overflow_victim(self.len) {
+                    let (vid, vsize) =
+                        drop_head(&mut flows[victim], store, &mut self.len, &mut self.stats);
+                    self.aqm.fq_head_dropped(victim, vsize);
+                    if vid == id {
+                        offer = Offer::Dropped(DropCause::Overflow);
+                    }
+                }
+                offer
+            },
+            Storage::Tins(queues) => {
+                let Aqm::Cake(cake) = &mut self.aqm else {
+                    unreachable!("tin storage belongs to CAKE")
+                };
+                let (tin, q) = cake.classify(pkt);
+                let k = tin * crate::aqm::cake::hash::QUEUES + q;
+                queues[k].push_back(id);
+                cake.on_enqueued(now, tin, q, size);
+                if cake.p.ack_filter != AckFilter::NoAckFilter {
+                    let aggressive = cake.p.ack_filter == AckFilter::AckFilterAggressive;
+                    let fifo = &queues[k];
+                    let earlier = fifo.iter().take(fifo.len() - 1).map(|&e| store.get(e));
+                    if let Some(pos) = ack::victim(store.get(id), earlier, aggressive) {
+                        let vid = queues[k].remove(pos).expect("victim is queued");
+                        let vp = store.get(vid);
+                        let vsize = vp.size;
+                        self.len.packets -= 1;
+                        self.len.bytes -= vsize as u64;
+                        self.stats.count_drop(DropCause::Forced, vsize);
+                        if vp.enqueued_at < self.stats.measured_from {
+                            self.stats.drops_of_earlier += 1;
+                        }
+                        store.free(vid);
+                        cake.on_ack_dropped(tin, q, vsize);
+                    }
+                }
+                // Over the memory limit: drop heads of the longest queue (any tin).
+                let mut offer = Offer::Queued;
+                while let Some((vt, vq)) = cake.overflow_victim() {
+                    let vk = vt * crate::aqm::cake::hash::QUEUES + vq;
+                    let (vid, vsize) =
+                        drop_head(&mut queues[vk], store, &mut self.len, &mut self.stats);
+                    cake.on_overflow_drop(now, vt, vq, vsize);
+                    if vid == id {
+                        offer = Offer::Dropped(DropCause::Overflow);
+                    }
+                }
+                offer
+            },
+            Storage::Dual(queues) => {
+                let Aqm::DualPi2(dp) = &self.aqm else {
+                    unreachable!("dual storage belongs to DualPI2")
+                };
+                queues[dp.enqueue_class()].push_back(id);
+                Offer::Queued
             },
         }
     }
@@ -328,61 +412,10 @@ impl Queue {
                     self.len.bytes -= pkt.size as u64;
                     (id, self.aqm.on_dequeue(now, pkt, self.len, &mut self.rng))
                 },
-                Storage::Flows(flows) => {
-                    let Some(flow) = self.aqm.fq_select() else {
-                        self.aqm.on_idle(now);
-                        return None;
-                    };
-                    let Some(id) = flows[flow].pop_front() else {
-                        self.aqm.fq_flow_empty(flow);
-                        continue;
-                    };
-                    let pkt = store.get(id);
-                    self.len.packets -= 1;
-                    self.len.bytes -= pkt.size as u64;
-                    (id, self.aqm.fq_dequeue(flow, now, pkt, self.len))
-                },
-                Storage::Dual(queues) => {
-                    let Aqm::DualPi2(dp) = &mut self.aqm else {
-                        unreachable!("dual storage belongs to DualPI2")
-                    };
-                    let Some(class) = dp.select(queues[0].len(), queues[1].len()) else {
-                        self.aqm.on_idle(now);
-                        return None;
-                    };
-                    let id = queues[class]
-                        .pop_front()
-                        .expect("selected queue has packets");
-                    let next_head = queues[class].front().map(|&n| store.get(n).enqueued_at);
-                    let pkt = store.get(id);
-                    self.len.packets -= 1;
-                    self.len.bytes -= pkt.size as u64;
-                    let v = dp.on_dequeue(class, now, pkt, self.len, next_head, &mut self.rng);
-                    (id, v)
-                },
-                Storage::Tins(queues) => {
-                    let Aqm::Cake(cake) = &mut self.aqm else {
-                        unreachable!("tin storage belongs to CAKE")
-                    };
-                    let (tin, q) = match cake.select(now, first, &mut self.rng) {
-                        Pick::Flow(t, q) => (t, q),
-                        Pick::Wait(t) => {
-                            self.wake_at = Some(t);
-                            return None;
-                        },
-                        Pick::Idle => return None,
-                    };
-                    first = false;
-                    let k = tin * crate::aqm::cake::hash::QUEUES + q;
-                    let Some(id) = queues[k].pop_front() else {
-                        cake.on_flow_empty(now, tin, q);
-                        continue;
-                    };
-                    let pkt = store.get(id);
-                    self.len.packets -= 1;
-                    self.len.bytes -= pkt.size as u64;
-                    let more = !queues[k].is_empty();
-                    (id, cake.on_dequeue(now, tin, q, pkt, more, &mut self.rng))
+                _ => match self.pick_scheduled(now, store, &mut first) {
+                    Picked::Packet(id, verdict) => (id, verdict),
+                    Picked::Again => continue,
+                    Picked::Nothing => return None,
                 },
             };
             let pkt = store.get_mut(id);

@@ -145,6 +145,7 @@ impl WebApp {
         self.done
     }
 
+    #[inline]
     pub fn on_event(&mut self, side: usize, out: &Outbox, now: Time) -> AppAction {
         self.received[side] += out.delivered;
         if side == 0 {
