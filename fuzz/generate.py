@@ -30,7 +30,17 @@ USERS = ([1, 5, 20, 60], [0, 10**7])
 PM_RATE = ([5.0, 20.0, 60.0], [1e-5, 0.01, 1e6, 0.0])
 UDP_MBPS = ([0.5, 1.0, 5.0], [1e-9, 1e4, 1e8, 0.0])
 QUEUES = [
-    "droptail", "red", "gred_i", "ared", "pi", "rem", "codel", "pie", "fq_codel", "dualpi2", "cake",
+    "droptail",
+    "red",
+    "gred_i",
+    "ared",
+    "pi",
+    "rem",
+    "codel",
+    "pie",
+    "fq_codel",
+    "dualpi2",
+    "cake",
     "fq_pie",
 ]
 RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
@@ -70,22 +80,45 @@ def queue(r: random.Random) -> dict[str, Any]:
         q.update(c_protection=r.choice([0, 10, 100]), drop_enqueue=r.random() < 0.5)
     if kind == "cake" and r.random() < 0.5:
         q["bandwidth"] = r.choice(["unlimited", "1Mbit", "9Mbit", "100kbps", "8bit", "1tbit"])
-        q["diffserv"] = r.choice(["besteffort", "precedence", "diffserv8", "diffserv4", "diffserv3"])
-        q["isolation"] = r.choice(["flowblind", "srchost", "dsthost", "hosts", "flows",
-                                   "dual-srchost", "dual-dsthost", "triple-isolate"])
+        q["diffserv"] = r.choice(
+            ["besteffort", "precedence", "diffserv8", "diffserv4", "diffserv3"]
+        )
+        q["isolation"] = r.choice(
+            [
+                "flowblind",
+                "srchost",
+                "dsthost",
+                "hosts",
+                "flows",
+                "dual-srchost",
+                "dual-dsthost",
+                "triple-isolate",
+            ]
+        )
     if kind == "cake" and r.random() < 0.3:
-        q.update(framing=r.choice(["raw", "ethernet", "docsis", "pppoe-ptm", "pppoe-llcsnap"]),
-                 rtt_ms=pick(r, ([100.0, 20.0], [1e-6, 3.6e6])), memlimit=r.choice([1, 3000, 10**7]))
+        q.update(
+            framing=r.choice(["raw", "ethernet", "docsis", "pppoe-ptm", "pppoe-llcsnap"]),
+            rtt_ms=pick(r, ([100.0, 20.0], [1e-6, 3.6e6])),
+            memlimit=r.choice([1, 3000, 10**7]),
+        )
     if kind == "cake" and r.random() < 0.3:
         q["ack_filter"] = r.choice(["no-ack-filter", "ack-filter", "ack-filter-aggressive"])
     if kind == "fq_pie" and r.random() < 0.3:
         q["tupdate_ms"] = pick(r, ([15.0, 30.0], [1e-9, 1e-3, 1e9]))
     if kind == "fq_pie" and r.random() < 0.3:
-        q.update(ecn=r.random() < 0.5, ecn_prob=r.choice([0, 10, 100]), flows=r.choice([1, 1024]),
-                 dq_rate_estimator=r.random() < 0.5, bytemode=r.random() < 0.5)
+        q.update(
+            ecn=r.random() < 0.5,
+            ecn_prob=r.choice([0, 10, 100]),
+            flows=r.choice([1, 1024]),
+            dq_rate_estimator=r.random() < 0.5,
+            bytemode=r.random() < 0.5,
+        )
     if kind == "fq_codel" and r.random() < 0.3:
-        q.update(ce_threshold_ms=pick(r, ([1.0, 0.5], [0.0, 1e-9, 1e9])), ce_threshold_selector=1,
-                 ce_threshold_mask=r.choice([1, 3]))
+        q.update(
+            ce_threshold_ms=pick(r, ([1.0, 0.5], [0.0, 1e-9, 1e9])),
+            ce_threshold_selector=1,
+            ce_threshold_mask=r.choice([1, 3]),
+        )
     if kind in ("codel", "fq_codel") and r.random() < 0.3:
         q["target_ms"] = pick(r, ([5.0, 1.0], [1e-9, 200.0]))
     if kind in ("red", "gred_i", "ared") and r.random() < 0.3:
