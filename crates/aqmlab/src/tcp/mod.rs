@@ -18,5 +18,6 @@ pub mod rate;
 pub mod reassembly;
 pub mod rtt;
 pub mod sack;
+pub mod window_growth;
 
 pub use endpoint::{Counters, Endpoint, Outbox, Seg, State};

@@ -237,7 +237,7 @@ impl Prague {
         if acked > 0 && !self.in_loss && cwnd_limited {
             let mut acked = acked as u32;
             if cwnd < ssthresh {
-                acked = super::cong::slow_start(&mut cwnd, ssthresh, acked, s.clamp);
+                acked = super::window_growth::slow_start(&mut cwnd, ssthresh, acked, s.clamp);
                 self.frac_cwnd = (cwnd as u64) << CWND_UNIT;
                 if acked == 0 {
                     self.update_ai(s.srtt8);
