@@ -398,12 +398,15 @@ def grouped_bars(
     return fig
 
 
-def queue_over_time(series: Mapping[str, tuple[Any, Any]], title: str) -> Figure:
-    """Queue length (packets) against time (s), one line per label: (t, q)."""
+def queue_over_time(
+    series: Mapping[str, tuple[Any, Any]], title: str, ylabel: str = "queue (packets)"
+) -> Figure:
+    """A quantity against time (s), one line per label: (t, y); by default the queue length
+    in packets (the L4S pack draws queueing delay and throughput with it)."""
     fig, ax = _new_figure((7.2, 4.0))
     for label, (t, q) in series.items():
         ax.plot(t, q, linewidth=0.9, label=label)
-    _finish(ax, "time (s)", "queue (packets)", title)
+    _finish(ax, "time (s)", ylabel, title)
     return fig
 
 

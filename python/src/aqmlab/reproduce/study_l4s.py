@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -172,14 +171,6 @@ def _delay_over_time(
     return t, delay, np.interp(t, b["t_s"].to_numpy(), b["throughput_mbps"].to_numpy())
 
 
-def _line_figure(series: Mapping[str, tuple[Any, Any]], ylabel: str, title: str):
-    fig, ax = plots._new_figure((7.2, 4.0))
-    for label, (x, y) in series.items():
-        ax.plot(x, y, linewidth=0.9, label=label)
-    plots._finish(ax, "time (s)", ylabel, title)
-    return fig
-
-
 class _Report:
     def __init__(self, parts: Mapping[str, Study], doc: HtmlDocument, scale: str) -> None:
         self.parts, self.doc, self.scale = parts, doc, scale
@@ -262,7 +253,9 @@ class _Report:
                     where = {"cc": cc, "qdisc": qdisc, "step": step, "rtt": runs["rtt"][0]}
                     t, delay, _ = _delay_over_time(study, where, UPLOAD)
                     series[f"{cc} / {qdisc}"] = (t, delay)
-            fig = _line_figure(series, "queueing delay (ms)", f"Scenario 2: {step}, {where['rtt']}")
+            fig = plots.queue_over_time(
+                series, f"Scenario 2: {step}, {where['rtt']}", "queueing delay (ms)"
+            )
             d.figure(fig, "s2_delay", "Scenario 2: queueing delay over time (backlog / capacity)")
             d.table(pl.DataFrame(rows), "Scenario 2: per cell")
         study = self.parts["varrate"]
@@ -275,7 +268,7 @@ class _Report:
                     out = _delay_over_time(study, {"cc": r["cc"], "qdisc": r["qdisc"]}, UPLOAD)
                     series[f"{r['cc']} / {r['qdisc']}"] = (out[0], out[idx])
                 d.figure(
-                    _line_figure(series, ylabel, f"Scenario 3 ({runs['rtt'][0]})"),
+                    plots.queue_over_time(series, f"Scenario 3 ({runs['rtt'][0]})", ylabel),
                     f"s3_{metric}",
                     f"Scenario 3: {ylabel} over time",
                 )
