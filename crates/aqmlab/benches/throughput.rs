@@ -73,6 +73,7 @@ fn main() {
         }],
         measure: MeasureConfig::default(),
         max_exchanges: None,
+        trace: Default::default(),
         traffic_tcp: Vec::new(),
         traffic_rtt: Vec::new(),
     };

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod error;
 mod ftp;
+pub mod trace;
 mod udp_cbr;
 
 pub use error::ConfigError;
@@ -59,6 +60,9 @@ pub struct Scenario {
     /// completed (or at `duration_s`, whichever comes first).
     #[serde(default)]
     pub max_exchanges: Option<u64>,
+    /// Captures and traces for looking inside the run (`config::trace`); off by default.
+    #[serde(default, skip_serializing_if = "trace::TraceConfig::is_off")]
+    pub trace: trace::TraceConfig,
 }
 
 /// A dumbbell: hosts on the left and on the right, each on its own access link to its router,
@@ -860,6 +864,12 @@ impl Scenario {
         }
         positive("measure.interval_s", m.interval_s)?;
         non_negative("measure.burst_bin_ms", m.burst_bin_ms)?;
+        self.trace.validate(
+            self.topology
+                .left_hosts
+                .saturating_add(self.topology.right_hosts),
+            self.duration_s,
+        )?;
         if self.max_exchanges == Some(0) {
             return Err(ConfigError::new(
                 "max_exchanges",

@@ -54,6 +54,7 @@ pub fn base(duration_s: f64) -> Scenario {
         }],
         measure: MeasureConfig::default(),
         max_exchanges: None,
+        trace: Default::default(),
         traffic_tcp: Vec::new(),
         traffic_rtt: Vec::new(),
     }
