@@ -20,7 +20,7 @@ use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::{as_secs, secs, Time, MS};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 thread_local! {
     /// Message and location of the last panic on this thread (set by our panic hook).
@@ -461,6 +461,17 @@ impl PySimulation {
     fn finish_typed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let tables = py.detach(|| self.with("finish", |s| s.finish()))?;
         tables_to_py(py, tables, true)
+    }
+
+    /// The packet captures' pcap bytes encoded since the last call, `[(file name, bytes)]`
+    /// (each capture's file header in its first batch); empty without `[[trace.pcap]]`.
+    fn drain_captures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let parts = py.detach(|| self.with("drain_captures", |s| s.drain_captures()))?;
+        let items = parts
+            .into_iter()
+            .map(|(name, bytes)| (name, PyBytes::new(py, &bytes)))
+            .collect::<Vec<_>>();
+        PyList::new(py, items)
     }
 
     /// Records every segment sent from now on (`trace`): for packet-level comparisons.

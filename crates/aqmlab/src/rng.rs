@@ -25,6 +25,8 @@ pub enum StreamKind {
     HostJitter = 8,
     /// BBR's random choices (`tcp::bbr`), one stream per connection.
     TcpBbr = 9,
+    /// Which connections a sampled trace keeps (`config::trace`); never drawn otherwise.
+    TraceSample = 10,
     Test = 99,
 }
 

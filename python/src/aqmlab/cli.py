@@ -131,6 +131,24 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first calibrate the traffic entries that give a `load` and have no calibration",
     )
+    r.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="POINT",
+        help="capture packets to OUT/capture-POINT.pcap: forward, reverse (bottleneck egress), "
+        "forward_in, reverse_in (its queue's arrivals) or host:N; repeatable "
+        "(selections and snap length: [[trace.pcap]], docs/tracing.md)",
+    )
+    r.add_argument(
+        "--trace-tcp",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="IDS",
+        help="record the TCP state (cwnd, ssthresh, SRTT, RTO...) and segments of connections "
+        "IDS (comma-separated ids; default all) to tcp_state and segments tables",
+    )
     calibration_arg(r)
     budget_arg(r)
 
@@ -349,9 +367,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         seed=args.seed,
         out=out,
         progress=progress,
-        overrides=args.overrides,
+        overrides=[*args.overrides, *_trace_overrides(args)],
         chunk_s=args.chunk_s,
         calibration=args.calibration,
+        announce=None if args.quiet else lambda m: print(m, file=sys.stderr),
     )
     if not args.quiet:
         print(format_summary(results))
@@ -365,6 +384,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.plots:
         _write_plots(results, Path(out) / "plots", None, quiet=args.quiet)
     return 0
+
+
+def _trace_overrides(args: argparse.Namespace) -> list[str]:
+    """`--pcap` and `--trace-tcp` as `--set` overrides of `[trace]`."""
+    sets = []
+    if args.pcap:
+        caps = []
+        for point in args.pcap:
+            name, _, host = point.partition(":")
+            if name == "host":
+                if not host.isdigit():
+                    raise ScenarioError(f"--pcap {point}: expected host:N, N a host number")
+                caps.append(f'{{point = "host", host = {host}}}')
+            else:
+                caps.append(f"{{point = {json.dumps(name)}}}")
+        sets.append(f"trace.pcap=[{', '.join(caps)}]")
+    if args.trace_tcp is not None:
+        if args.trace_tcp == "all":
+            sets.append("trace.tcp={}")
+        else:
+            ids = [i.strip() for i in args.trace_tcp.split(",")]
+            if not all(i.isdigit() for i in ids):
+                raise ScenarioError(
+                    f"--trace-tcp {args.trace_tcp}: expected connection ids like 0,3,7"
+                )
+            sets.append(f"trace.tcp={{connections = [{', '.join(ids)}]}}")
+    return sets
 
 
 def _calibrate_missing(args: argparse.Namespace) -> None:

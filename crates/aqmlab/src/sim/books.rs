@@ -204,6 +204,7 @@ impl Simulation {
         if self.source_delays.is_some() {
             tables.push(self.source_delay_rows.take());
         }
+        self.drain_traces(&mut tables);
         tables
     }
 

@@ -6,7 +6,6 @@ use super::app::App;
 use super::app_action::AppAction;
 use super::events::{Ev, MAX_SLOTS};
 use super::flow_losses;
-use super::trace::TraceEntry;
 use super::{Conn, Simulation};
 use crate::config::DelayPlacement;
 use crate::packet::{Packet, Proto};
@@ -146,6 +145,10 @@ impl Simulation {
         };
         if now >= self.warmup {
             self.summary.connections_started += 1;
+        }
+        if let Some(tr) = self.tcp_trace.as_mut() {
+            let c = &self.conns[slot as usize];
+            tr.open(slot, c.id, c.client_host, c.server_host);
         }
         let c = &mut self.conns[slot as usize];
         c.ep[1].listen(now);
@@ -294,6 +297,9 @@ impl Simulation {
                 break;
             }
         }
+        if self.tcp_trace.is_some() {
+            self.observe_tcp_state(slot, side);
+        }
         let c = &self.conns[slot as usize];
         if c.ep[side].is_done() && c.ep[1 - side].is_done() {
             self.retire(slot);
@@ -363,27 +369,13 @@ impl Simulation {
                 sack_permitted: s.sack_permitted,
                 ..template
             };
-            if let Some(tr) = &mut self.trace {
-                let c = &self.conns[slot as usize];
-                let (conn, ep) = (c.id, &c.ep[side]);
-                let t = self.sched.now();
-                tr.push(TraceEntry {
-                    t,
-                    conn,
-                    side: side as u8,
-                    seq: s.seq,
-                    ack: s.ack,
-                    len: s.len,
-                    flags: s.flags,
-                    retransmit: s.retransmit,
-                    ecn: s.ecn,
-                    sack: s.sack,
-                    sack_n: s.sack_n,
-                    cwnd: ep.cwnd(),
-                    ssthresh: ep.ssthresh(),
-                });
+            if self.seg_observe {
+                self.observe_segment(slot, side, &s);
             }
             let id = self.pkts.alloc(p);
+            if self.host_observe {
+                self.tap(super::capture_tap::Seen::Sent, id);
+            }
             self.send_on(first_link, id);
         }
         self.out.segs.clear();

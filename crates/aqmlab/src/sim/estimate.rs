@@ -58,6 +58,9 @@ pub struct Estimate {
     pub users: f64,
     pub rows_per_chunk: f64,
     pub connections_total: f64,
+    /// Bytes the run's traces will write (`[trace]`: captures, TCP state, segments), upper
+    /// side; 0 without traces.
+    pub trace_bytes: f64,
 }
 
 /// Most packets the queue can hold (a byte limit counted in 40-byte packets).
@@ -236,6 +239,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + users * USER_BYTES
         + rows_per_chunk * ROW_BYTES;
     Estimate {
+        trace_bytes: trace_bytes(sc, tcp_pps, udp_pps, open),
         events,
         wall_s: events / EVENTS_PER_SECOND,
         peak_bytes,
@@ -245,6 +249,56 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         rows_per_chunk,
         connections_total,
     }
+}
+
+/// A pcap record's header, and a `tcp_state` or `segments` row as Parquet stores it (a dozen
+/// numbers, compressed: measured 20-40 bytes; upper side).
+const PCAP_RECORD_HEADER: f64 = 16.0;
+const TRACE_ROW_BYTES: f64 = 48.0;
+
+/// The share of the packets a selection keeps: its sample, of all connections or of those
+/// listed (as a share of the connections open at once).
+fn share(connections: &[u64], sample: f64, open: f64) -> f64 {
+    let listed = if connections.is_empty() {
+        1.0
+    } else {
+        (connections.len() as f64 / open.max(1.0)).min(1.0)
+    };
+    listed * sample
+}
+
+/// Upper side of what `[trace]` writes: every packet at a capture point (a bottleneck
+/// direction carries at most its share of `tcp_pps + udp_pps`; a host, the whole of it in
+/// the worst case) for the capture's window and sampled share, `snaplen` bytes each (or the
+/// largest packet, if smaller); a TCP state row per packet per traced endpoint (every change)
+/// or per endpoint per interval, and a segment row per packet.
+fn trace_bytes(sc: &Scenario, tcp_pps: f64, udp_pps: f64, open: f64) -> f64 {
+    let tr = &sc.trace;
+    let d = sc.duration_s;
+    let window = |start: f64, end: Option<f64>| (end.unwrap_or(d).min(d) - start).max(0.0);
+    let mtu = (sc.tcp.mss + sc.tcp.header_bytes + 40) as f64;
+    let mut bytes = 0.0;
+    for c in &tr.pcap {
+        let pps = match c.point {
+            crate::config::trace::CapturePoint::Host => tcp_pps + udp_pps,
+            _ => (tcp_pps + udp_pps) / 2.0,
+        };
+        let per = PCAP_RECORD_HEADER + (c.snaplen as f64).min(mtu);
+        bytes +=
+            pps * share(&c.connections, c.sample, open) * window(c.start_s, c.end_s) * per + 24.0;
+    }
+    if let Some(t) = &tr.tcp {
+        let share = share(&t.connections, t.sample, open);
+        let w = window(t.start_s, t.end_s);
+        let state_rows = if t.interval_ms > 0.0 {
+            (2.0 * open * share / (t.interval_ms * 1e-3)).min(tcp_pps * share)
+        } else {
+            tcp_pps * share
+        };
+        let seg_rows = if t.segments { tcp_pps * share } else { 0.0 };
+        bytes += (state_rows + seg_rows) * w * TRACE_ROW_BYTES;
+    }
+    bytes
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod app_action;
 mod books;
 mod browsers;
 mod bulk_app;
+mod capture_tap;
 mod connections;
 pub mod estimate;
 mod events;
@@ -24,13 +25,16 @@ mod flow_losses;
 mod ftp;
 mod monitor;
 mod network;
+mod observe;
 mod one_or_more;
 mod records;
 mod source_delay;
 mod source_events;
 mod sources;
+mod tcp_trace;
 mod timers;
 mod trace;
+mod trace_select;
 mod udp_cbr;
 mod web_app;
 
@@ -168,6 +172,16 @@ pub struct Simulation {
     summary: Summary,
     finished_books: bool,
     trace: Option<Vec<TraceEntry>>,
+    /// Packet captures (`[[trace.pcap]]`) and per-connection TCP traces (`[trace.tcp]`).
+    taps: Option<Box<capture_tap::Taps>>,
+    tcp_trace: Option<Box<tcp_trace::TcpTracer>>,
+    /// What the hot path checks before calling out of line (`observe`): a packet starting
+    /// transmission on bottleneck `dir` (a capture, or `source_delays`), one arriving at its
+    /// queue, one leaving or reaching a host, a segment sent (`trace` or `[trace.tcp]`).
+    tx_observe: [bool; 2],
+    in_observe: [bool; 2],
+    host_observe: bool,
+    seg_observe: bool,
     sources: Vec<Source>,
     /// When each source's Web responses end (`TrafficConfig` `response_end`).
     response_end: Vec<ResponseEnd>,
@@ -324,6 +338,16 @@ impl Simulation {
             summary: Summary::default(),
             finished_books: false,
             trace: None,
+            taps: capture_tap::Taps::new(&sc.trace.pcap, seed),
+            tcp_trace: sc
+                .trace
+                .tcp
+                .as_ref()
+                .map(|t| Box::new(tcp_trace::TcpTracer::new(t, seed))),
+            tx_observe: [false; 2],
+            in_observe: [false; 2],
+            host_observe: false,
+            seg_observe: false,
             sources: Vec::new(),
             response_end: Vec::new(),
             opens: Vec::new(),
@@ -335,6 +359,7 @@ impl Simulation {
             stale_packets: 0,
             sc,
         };
+        sim.set_observers();
         sim.schedule_sources();
         for dir in 0..2 {
             let lid = sim.bottleneck(dir);

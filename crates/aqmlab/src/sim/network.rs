@@ -60,7 +60,11 @@ impl Simulation {
                 owner = Some((p.conn, p.gen));
             }
             self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
+            if self.in_observe[m as usize] {
+                self.tap(super::capture_tap::Seen::Ingress(m as usize), id);
+            }
         }
+        let l = &mut self.links[link as usize];
         let offer = l.queue.enqueue(now, id, &mut self.pkts);
         if l.in_service.is_none() {
             self.start_tx(link);
@@ -125,8 +129,8 @@ impl Simulation {
             self.tx_due[dir] = now + tx;
             // `run_until` hands the end back to `bottleneck(dir)`: the monitor's index.
             debug_assert_eq!(self.bottleneck(dir), link);
-            if self.source_delays.is_some() {
-                self.note_source_delay(now, dir, id);
+            if self.tx_observe[dir] {
+                self.observe_tx(now, dir, id);
             }
         } else if let Some(t) = l.queue.take_wake() {
             // A shaper holds the queued packets until `t`: ask again then, through the same
@@ -139,7 +143,7 @@ impl Simulation {
     /// A TCP packet of a connection still open starts its transmission on bottleneck `dir`:
     /// its sojourn goes to its source's histogram (`source_delay`), after the warm-up.
     #[cold]
-    fn note_source_delay(&mut self, now: Time, dir: usize, id: PktId) {
+    pub(super) fn note_source_delay(&mut self, now: Time, dir: usize, id: PktId) {
         let p = self.pkts.get(id);
         if now < self.warmup || p.proto != Proto::Tcp {
             return;
@@ -201,6 +205,10 @@ impl Simulation {
             }
             self.send_on(path.links[hop as usize], id);
         } else {
+            if self.host_observe {
+                self.tap(super::capture_tap::Seen::Received, id);
+            }
+            let p = self.pkts.get(id);
             // A copy without the SACK blocks unless it carries some: they fill the packet's
             // second cache line, which most packets (no SACK) never need to load.
             let mut pkt = Packet {

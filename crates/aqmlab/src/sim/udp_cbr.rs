@@ -127,6 +127,12 @@ impl CbrFlows {
     pub fn is_empty(&self) -> bool {
         self.flows.is_empty()
     }
+
+    /// Flow `id`'s sending and receiving hosts.
+    pub(super) fn hosts(&self, id: u32) -> (u32, u32) {
+        let f = &self.flows[id as usize];
+        (f.sender, f.receiver)
+    }
 }
 
 impl Simulation {
@@ -226,6 +232,9 @@ impl Simulation {
             self.sched.at(t, Ev::CbrSend(id));
         }
         let pkt = self.pkts.alloc(p);
+        if self.host_observe {
+            self.tap(super::capture_tap::Seen::Sent, pkt);
+        }
         self.send_on(link, pkt);
     }
 

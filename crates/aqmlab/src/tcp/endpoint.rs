@@ -289,6 +289,32 @@ impl Endpoint {
         self.sack_ok
     }
     /// In fast recovery (any variant).
+    /// The state a per-connection trace records (`tcp/snapshot.rs`).
+    pub fn snapshot(&self, cfg: &TcpConfig) -> super::snapshot::TcpSnapshot {
+        use super::snapshot::CaState;
+        let ca_state = if self.in_recovery {
+            CaState::Recovery
+        } else if self.counters.timeouts > 0 && self.snd_una < self.recover {
+            // A timeout set `recover` to snd_max: Linux stays in Loss until it is acked.
+            CaState::Loss
+        } else if self.dupacks > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        super::snapshot::TcpSnapshot {
+            ca_state,
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            srtt_s: self.rto.srtt_s(),
+            rttvar_s: self.rto.rttvar_s(),
+            rto: self.rto.rto_ns(cfg, self.state == State::SynSent),
+            in_flight: self.snd_max - self.snd_una,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+        }
+    }
+
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
     }

@@ -119,6 +119,30 @@ impl RtoEstimator {
         self.srtt8 as f64 / 8.0 * self.tick as f64 * 1e-9
     }
 
+    /// RTTVAR in seconds, as `tcp_info` reports it (`mdev_us >> 2` for Linux; BSD's
+    /// `t_rttvar` / 4 ticks otherwise); 0 before the first sample.
+    pub fn rttvar_s(&self) -> f64 {
+        if self.linux.is_some() {
+            return self.rttvar4 as f64 / 4.0 * 1e-6;
+        }
+        self.rttvar4 as f64 / 4.0 * self.tick as f64 * 1e-9
+    }
+
+    /// The retransmission timeout the next arming of the timer would use, backoff included
+    /// (`t_rxtcur`, `icsk_rto`, ns-2's `rtxcur_`·backoff as `timer_deadline` computes it), in
+    /// ns; without the timer wheel's or the tick clock's rounding.
+    pub fn rto_ns(&self, cfg: &TcpConfig, syn_sent: bool) -> Time {
+        match cfg.timer_model {
+            TimerModel::Bsd | TimerModel::Linux => self.rto_ticks() * self.tick,
+            TimerModel::Ns2 => {
+                let mult = Self::multiplier(Self::table(cfg, syn_sent), self.shift);
+                (self.rtxcur.max(cfg.min_rto()) * mult)
+                    .min(cfg.max_rto())
+                    .max(2 * self.tick)
+            },
+        }
+    }
+
     /// The Linux model's RTO before backoff, in µs (`(srtt_us >> 3) + rttvar_us`), for
     /// records and tests; None for the other models or before a sample.
     pub fn linux_rto_us(&self) -> Option<i64> {

@@ -53,10 +53,12 @@ class Results:
         summary: dict[str, Any],
         directory: Path | None = None,
         memory: Mapping[str, pa.Table] | None = None,
+        captures: Mapping[str, bytes] | None = None,
     ) -> None:
         self.summary = summary
         self.directory = directory
         self._memory = dict(memory or {})
+        self._captures = dict(captures or {})
         self._frames: dict[str, Any] = {}
 
     @classmethod
@@ -70,6 +72,17 @@ class Results:
         if self.directory is not None:
             return sorted(p.stem for p in self.directory.glob("*.parquet"))
         return sorted(self._memory)
+
+    def capture(self, name: str) -> bytes:
+        """The pcap file `name` (e.g. "capture-forward.pcap") of a traced run."""
+        if self.directory is not None:
+            p = self.directory / name
+            if not p.is_file():
+                raise KeyError(f"no capture {name!r}")
+            return p.read_bytes()
+        if name not in self._captures:
+            raise KeyError(f"no capture {name!r}; captures: {', '.join(self._captures) or 'none'}")
+        return self._captures[name]
 
     def path(self, name: str) -> Path:
         if self.directory is None:

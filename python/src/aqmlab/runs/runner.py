@@ -37,6 +37,7 @@ import aqmlab._core as _core
 from aqmlab import scenario as sc
 from aqmlab.errors import make_dirs, os_problem, show_value
 from aqmlab.runs import budget
+from aqmlab.runs.captures import CaptureFiles, check_room, describe
 from aqmlab.runs.results import SUMMARY_FILE, Results, read_summary
 
 try:
@@ -277,6 +278,7 @@ def run(
     chunk_s: float | None = None,
     calibration: str | os.PathLike | None = None,
     max_memory_gb: float | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> Results:
     """Runs a scenario and returns its results.
 
@@ -292,7 +294,10 @@ def run(
     resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
     sc.check_python_keys(resolved)
     text = sc.to_json(resolved)
-    budget.check(text, max_memory_gb)
+    est = budget.check(text, max_memory_gb)
+    trace_bytes = float(est.get("trace_bytes", 0.0))
+    if trace_bytes > 0 and announce is not None:
+        announce(describe(trace_bytes))
     sim = _make_simulation(text)
     end = sim.end_time()
     step = chunk_s if chunk_s is not None else min(5.0, max(1.0, end / 50.0))
@@ -305,7 +310,10 @@ def run(
         )
 
     out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        check_room(trace_bytes, next((p for p in [out_dir, *out_dir.parents] if p.exists()), None))
     tmp, lock = _prepare_out(out_dir) if out_dir is not None else (None, None)
+    captures = CaptureFiles(tmp)
     measure = resolved.get("measure") or {}
     keep_connections = measure.get("connections", True)
     sink = _Sink(
@@ -324,12 +332,14 @@ def run(
             t = min(i * step, end)
             sim.run_until(t)
             sink.add(sim.drain_typed())
+            captures.add(sim.drain_captures())
             if progress is not None:
                 stats = sim.engine_stats()
                 progress(
                     Progress(sim.now(), end, time.perf_counter() - t0, int(stats.get("events", 0)))
                 )
         sink.add(sim.finish_typed())
+        captures.add(sim.drain_captures())
         wall = time.perf_counter() - t0
         sink.close()
         summary = {
@@ -345,6 +355,11 @@ def run(
             "summary": sim.summary(),
             "tables": dict(sink.rows),
         }
+        if trace_bytes > 0:
+            summary["traces"] = {
+                "estimate_bytes": trace_bytes,
+                "captures": dict(captures.sizes),
+            }
         if used:
             summary["calibration"] = used
         if tmp is not None and out_dir is not None:
@@ -356,7 +371,9 @@ def run(
             return Results(summary, directory=out_dir)
         ok = True
         memory = {name: pa.concat_tables(parts) for name, parts in sink.memory.items()}
-        return Results(summary, memory=memory)
+        return Results(
+            summary, memory=memory, captures={k: bytes(v) for k, v in captures.memory.items()}
+        )
     finally:
         if not ok:
             with contextlib.suppress(Exception):

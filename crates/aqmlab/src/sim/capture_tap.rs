@@ -1,0 +1,326 @@
+//! Packet captures (`[[trace.pcap]]`): packets seen at a bottleneck's egress or ingress or at
+//! a host's interface, encoded as pcap records (`capture::pcap`) into a buffer per capture
+//! that the run drains with its tables, so a long capture streams to disk in chunks.
+//!
+//! The model's packets carry no addresses, ports or 32-bit sequence numbers; the capture
+//! gives them the ones a real network would have, consistently for a connection:
+//! - host `h`: 10.0.0.1 + h for left hosts, 10.128.0.1 + (h − left_hosts) for right hosts;
+//! - a connection's client port 1024 + (id mod 64512) (ports are reused after 64512
+//!   connections, as an ephemeral range is), its server port 80 (Web sources), 5201 (bulk,
+//!   iperf3's) or 21 (FTP); UDP flow `i`: 1024 + (i mod 64512) → 5001;
+//! - each side's initial sequence number a hash of the connection id and side (RFC 9293
+//!   §3.4.1 wants them unpredictable; a hash keeps them reproducible), plus the model's
+//!   64-bit offsets, modulo 2^32;
+//! - the window field: the receiver's `rwnd`, scaled by the smallest RFC 7323 shift that fits
+//!   it in 16 bits (the SYN's field unscaled, as RFC 7323 §2.2 requires);
+//! - TCP options: MSS, SACK-permitted and window scale on SYNs; the SACK blocks the model
+//!   sends; timestamps when the configuration counts their 12 bytes (`header_bytes` ≥ 52).
+//!   The model keeps no timestamp values: TSval is the capture point's clock in ms, TSecr the
+//!   last TSval this capture saw from the other end of the connection;
+//! - TTL 64 less the hops travelled; the IP identification a per-capture counter.
+//!
+//! The IP length of a captured packet is that of its real encoding (the model's packet size
+//! counts ns-2's unpadded SACK option and no SYN options, so the two can differ by a few
+//! bytes). A packet of a connection that has already ended (a late duplicate) has no
+//! addresses left and is not captured; `engine_stats.stale_packets` counts those.
+
+use super::trace_select::Selector;
+use super::{Simulation, Source};
+use crate::capture::{file_header, write_record, TcpOptions, WirePacket};
+use crate::config::trace::{CapturePoint, PcapConfig};
+use crate::packet::{flags, Packet, PktId, Proto};
+use crate::units::Time;
+
+/// Where `Simulation::tap` is called from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Seen {
+    /// Starting transmission on bottleneck direction 0/1.
+    Egress(usize),
+    /// Arriving at bottleneck direction 0/1's queue.
+    Ingress(usize),
+    /// Leaving its sending host.
+    Sent,
+    /// Arriving at its destination host.
+    Received,
+}
+
+pub(super) struct Tap {
+    point: CapturePoint,
+    host: u32,
+    snaplen: u32,
+    sel: Selector,
+    pub file: String,
+    /// Encoded records not yet drained (the file header first).
+    buf: Vec<u8>,
+    pub packets: u64,
+    pub bytes: u64,
+    /// Per connection slot and side, the last TSval written (TSecr of the other side).
+    echo: Vec<[u32; 2]>,
+    ip_id: u16,
+}
+
+/// The captures of a run and the points they watch (checked on the hot path).
+pub(super) struct Taps {
+    pub list: Vec<Tap>,
+    pub egress: [bool; 2],
+    pub ingress: [bool; 2],
+    pub hosts: bool,
+}
+
+impl Taps {
+    pub fn new(cfgs: &[PcapConfig], seed: u64) -> Option<Box<Taps>> {
+        if cfgs.is_empty() {
+            return None;
+        }
+        let mut t = Taps {
+            list: Vec::new(),
+            egress: [false; 2],
+            ingress: [false; 2],
+            hosts: false,
+        };
+        for c in cfgs {
+            match c.point {
+                CapturePoint::Forward => t.egress[0] = true,
+                CapturePoint::Reverse => t.egress[1] = true,
+                CapturePoint::ForwardIn => t.ingress[0] = true,
+                CapturePoint::ReverseIn => t.ingress[1] = true,
+                CapturePoint::Host => t.hosts = true,
+            }
+            t.list.push(Tap {
+                point: c.point,
+                host: c.host.unwrap_or(u32::MAX),
+                snaplen: c.snaplen,
+                sel: Selector::new(&c.selection(), seed),
+                file: c.file_name(),
+                buf: file_header(c.snaplen).to_vec(),
+                packets: 0,
+                bytes: 0,
+                echo: Vec::new(),
+                ip_id: 0,
+            });
+        }
+        Some(Box::new(t))
+    }
+
+    /// Each capture's file name and the bytes encoded since the last drain.
+    pub fn drain(&mut self) -> Vec<(String, Vec<u8>)> {
+        self.list
+            .iter_mut()
+            .map(|t| (t.file.clone(), std::mem::take(&mut t.buf)))
+            .collect()
+    }
+}
+
+impl Tap {
+    fn watches(&self, seen: Seen, src: u32, dst: u32) -> bool {
+        match (self.point, seen) {
+            (CapturePoint::Forward, Seen::Egress(0)) => true,
+            (CapturePoint::Reverse, Seen::Egress(1)) => true,
+            (CapturePoint::ForwardIn, Seen::Ingress(0)) => true,
+            (CapturePoint::ReverseIn, Seen::Ingress(1)) => true,
+            (CapturePoint::Host, Seen::Sent) => src == self.host,
+            (CapturePoint::Host, Seen::Received) => dst == self.host,
+            _ => false,
+        }
+    }
+}
+
+/// The IPv4 address of host `h` (module comment).
+pub(super) fn address(h: u32, left_hosts: u32) -> [u8; 4] {
+    let a = if h < left_hosts {
+        0x0a00_0001 + h
+    } else {
+        0x0a80_0001 + (h - left_hosts)
+    };
+    a.to_be_bytes()
+}
+
+fn ephemeral_port(i: u64) -> u16 {
+    1024 + (i % 64512) as u16
+}
+
+/// A side's initial sequence number: SplitMix64's finalizer of the id and side.
+fn iss(id: u64, side: usize) -> u32 {
+    let mut z = id.wrapping_mul(2).wrapping_add(side as u64) ^ 0x5851_f42d_4c95_7f2d;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u32
+}
+
+/// The RFC 7323 shift that fits `rwnd` in the 16-bit window field (at most 14).
+fn window_shift(rwnd: u32) -> u8 {
+    let mut s = 0;
+    while s < 14 && (rwnd >> s) > 0xffff {
+        s += 1;
+    }
+    s
+}
+
+impl Simulation {
+    /// Packet `id` is seen at `seen`: every capture watching that point and selecting its
+    /// connection records it. Out of line: the hot path only tests whether a capture exists.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn tap(&mut self, seen: Seen, id: PktId) {
+        let Some(taps) = self.taps.as_mut() else {
+            return;
+        };
+        let now = self.sched.now();
+        let p = *self.pkts.get(id);
+        let left = self.topo.left;
+        match p.proto {
+            Proto::Udp => {
+                let (src, dst) = self.udp.hosts(p.conn);
+                for t in taps.list.iter_mut() {
+                    if !(t.watches(seen, src, dst) && t.sel.at(now) && t.sel.udp_flow(src, dst)) {
+                        continue;
+                    }
+                    t.ip_id = t.ip_id.wrapping_add(1);
+                    let w = WirePacket {
+                        t: now,
+                        src: address(src, left),
+                        dst: address(dst, left),
+                        proto: Proto::Udp,
+                        sport: ephemeral_port(p.conn as u64),
+                        dport: 5001,
+                        ip_id: t.ip_id,
+                        ttl: 64 - p.hop.min(63),
+                        ecn: p.ecn,
+                        payload: p.len,
+                        ..Default::default()
+                    };
+                    t.record(&w);
+                }
+            },
+            Proto::Tcp => {
+                let slot = p.conn as usize;
+                if !self.tags[slot].is(p.gen) {
+                    return;
+                }
+                let c = &self.conns[slot];
+                let side = (!p.to_server) as usize;
+                let (client, server) = (c.client_host, c.server_host);
+                let (src, dst) = if side == 0 {
+                    (client, server)
+                } else {
+                    (server, client)
+                };
+                let cfg = &self.tcps[c.tcp as usize];
+                let server_port = match self.sources[c.source as usize] {
+                    Source::Bulk => 5201,
+                    Source::Ftp(_) => 21,
+                    _ => 80,
+                };
+                let ports = [ephemeral_port(c.id), server_port];
+                let iss = [iss(c.id, 0), iss(c.id, 1)];
+                let shift = window_shift(cfg.rwnd);
+                let timestamps = cfg.header_bytes >= 52;
+                let syn = p.has(flags::SYN);
+                for t in taps.list.iter_mut() {
+                    if !(t.watches(seen, src, dst)
+                        && t.sel.at(now)
+                        && t.sel.connection(c.id, client, server))
+                    {
+                        continue;
+                    }
+                    let w = t.tcp_wire(
+                        now, &p, side, &ports, &iss, cfg.mss, cfg.rwnd, shift, timestamps, syn,
+                        src, dst, left,
+                    );
+                    t.record(&w);
+                }
+            },
+        }
+    }
+}
+
+impl Tap {
+    #[allow(clippy::too_many_arguments)]
+    fn tcp_wire(
+        &mut self,
+        now: Time,
+        p: &Packet,
+        side: usize,
+        ports: &[u16; 2],
+        iss: &[u32; 2],
+        mss: u32,
+        rwnd: u32,
+        shift: u8,
+        timestamps: bool,
+        syn: bool,
+        src: u32,
+        dst: u32,
+        left: u32,
+    ) -> WirePacket {
+        let slot = p.conn as usize;
+        if self.echo.len() <= slot {
+            self.echo.resize(slot + 1, [0; 2]);
+        }
+        if syn && !p.has(flags::ACK) {
+            self.echo[slot] = [0; 2]; // a new connection in this slot
+        }
+        let tsval = (now / crate::units::MS) as u32;
+        let options = TcpOptions {
+            mss: syn.then_some(mss.min(0xffff) as u16),
+            sack_permitted: syn && p.sack_permitted,
+            wscale: (syn && shift > 0).then_some(shift),
+            timestamps: timestamps.then(|| (tsval, self.echo[slot][1 - side])),
+            sack: std::array::from_fn(|k| {
+                let (a, b) = p.sack[k];
+                let base = iss[1 - side];
+                (base.wrapping_add(a as u32), base.wrapping_add(b as u32))
+            }),
+            sack_n: p.sack_n,
+        };
+        self.echo[slot][side] = tsval;
+        self.ip_id = self.ip_id.wrapping_add(1);
+        let window = if syn { rwnd } else { rwnd >> shift }.min(0xffff) as u16;
+        WirePacket {
+            t: now,
+            src: address(src, left),
+            dst: address(dst, left),
+            proto: Proto::Tcp,
+            sport: ports[side],
+            dport: ports[1 - side],
+            ip_id: self.ip_id,
+            ttl: 64 - p.hop.min(63),
+            ecn: p.ecn,
+            payload: p.len,
+            seq: iss[side].wrapping_add(p.seq as u32),
+            ack: if p.has(flags::ACK) {
+                iss[1 - side].wrapping_add(p.ack as u32)
+            } else {
+                0
+            },
+            flags: p.flags,
+            window,
+            options,
+        }
+    }
+
+    fn record(&mut self, w: &WirePacket) {
+        let n = write_record(&mut self.buf, w, self.snaplen);
+        self.packets += 1;
+        self.bytes += n as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_ports_and_window_shifts() {
+        assert_eq!(address(0, 3), [10, 0, 0, 1]);
+        assert_eq!(address(2, 3), [10, 0, 0, 3]);
+        assert_eq!(address(3, 3), [10, 128, 0, 1]);
+        assert_eq!(address(3 + 300, 3), [10, 128, 1, 45]);
+        assert_eq!(ephemeral_port(0), 1024);
+        assert_eq!(ephemeral_port(64512), 1024);
+        assert_eq!(window_shift(65535), 0);
+        assert_eq!(window_shift(65536), 1);
+        assert_eq!(window_shift(6_000_000), 7); // 6e6 >> 7 = 46875
+        assert_ne!(iss(1, 0), iss(1, 1));
+        assert_ne!(iss(1, 0), iss(2, 0));
+    }
+}
