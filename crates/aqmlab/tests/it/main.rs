@@ -21,6 +21,7 @@ mod rack;
 mod rate_steps;
 mod sack;
 mod slicing;
+mod tcp_state_trace;
 mod tcp_traces;
 mod traffic_classes;
 mod web;
