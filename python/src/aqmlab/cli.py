@@ -186,6 +186,20 @@ def _parser() -> argparse.ArgumentParser:
         help="studied bottleneck direction (default: that of the Web responses)",
     )
 
+    pc = sub.add_parser(
+        "plot-conn",
+        help="plot one connection's time-sequence and cwnd graph (a run with --trace-tcp)",
+    )
+    pc.add_argument("results", help="results directory of `aqmlab run --trace-tcp`")
+    pc.add_argument("conn", type=int, help="connection id (connections.conn_id)")
+    pc.add_argument(
+        "--side",
+        choices=("client", "server"),
+        default=None,
+        help="the data sender to show (default: the side that sent more)",
+    )
+    pc.add_argument("--out", default=None, help="PNG file (default: RESULTS/plots/conn-<id>.png)")
+
     sw = sub.add_parser(
         "sweep", help="run (or resume) a study: a sweep file's runs, in parallel, catalogued"
     )
@@ -437,6 +451,19 @@ def _write_plots(results, out: Path, direction: str | None, quiet: bool = False)
         print(f"plots: {', '.join(str(f) for f in files) or 'none (no exchanges or arrivals)'}")
 
 
+def _cmd_plot_conn(args: argparse.Namespace) -> int:
+    from aqmlab.report.tcp_plot import connection_figure
+    from aqmlab.runs.results import Results
+
+    results = Results.open(args.results)
+    fig = connection_figure(results, args.conn, args.side)
+    out = Path(args.out) if args.out else Path(args.results) / "plots" / f"conn-{args.conn}.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    print(out)
+    return 0
+
+
 def _cmd_plots(args: argparse.Namespace) -> int:
     from aqmlab.runs import runner
 
@@ -684,6 +711,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "presets": _cmd_presets,
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
+        "plot-conn": _cmd_plot_conn,
         "sweep": _cmd_sweep,
         "report": _cmd_report,
         "reproduce": _cmd_reproduce,

@@ -60,6 +60,4 @@ class CaptureFiles:
                 with open(self.directory / name, "ab") as f:
                     f.write(data)
             except OSError as e:
-                raise ScenarioError(
-                    f"trace.pcap: cannot write {name} ({os_problem(e)})"
-                ) from None
+                raise ScenarioError(f"trace.pcap: cannot write {name} ({os_problem(e)})") from None
