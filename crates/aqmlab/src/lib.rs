@@ -14,6 +14,7 @@
 
 pub mod aqm;
 pub mod bounds;
+pub mod capture;
 pub mod config;
 pub mod engine;
 pub mod measure;
