@@ -603,7 +603,7 @@ mod tests {
                 ..Default::default()
             };
             let n = options_len(&o);
-            assert!(n % 4 == 0 && n <= 40, "{o:?}: {n}");
+            assert!(n.is_multiple_of(4) && n <= 40, "{o:?}: {n}");
             let r = record(
                 &WirePacket {
                     options: o,
