@@ -1,7 +1,7 @@
 //! The Internet checksum (RFC 791 §3.1 "Header Checksum", RFC 1071 §4.1): the 16-bit one's
 //! complement of the one's complement sum of the 16-bit big-endian words covered.
 //!
-//! The sum is kept in a wide accumulator and folded once at the end (RFC 1071 §2 (B):
+//! The sum is kept in a wide accumulator and folded once at the end (RFC 1071 §2 (D),
 //! deferred carries), so adding a pseudo-header, a header and more header bytes is one pass over
 //! each. Zero bytes add nothing to the sum, which is why a zero payload needs no pass at all.
 
