@@ -27,6 +27,7 @@ PY_META  := python/pyproject.toml
 STAMP_TOOLS := $(VENV)/.stamp-tools
 STAMP_CORE  := $(VENV)/.stamp-core
 STAMP_CHROMIUM := $(VENV)/.stamp-chromium
+STAMP_TSHARK := $(VENV)/.stamp-tshark
 STAMP_NS2   := $(VENV)/.stamp-ns2
 MAIN_STUDY  := results/main
 DIST        := dist
@@ -68,6 +69,23 @@ $(STAMP_CHROMIUM): | $(BIN)/python
 	    "the report's browser test will skip"; \
 	fi
 
+# The pcap encoder's test (crates/aqmlab/tests/it/pcap_encoder.rs) reads its capture back with
+# Wireshark's tshark. Installed from the distribution when missing and we are root with apt-get
+# (non-interactively: the debconf question about non-root capture is answered "no"); if that is
+# impossible or fails, a note, no stamp (tried again next time), and the test checks less.
+$(STAMP_TSHARK): | $(BIN)/python
+	@if [ -n "$$AQMLAB_TSHARK" ] || command -v tshark >/dev/null; then \
+	  touch $@; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing tshark (apt-get) for the pcap encoder's test"; \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark \
+	    && touch $@ || echo "note: tshark could not be installed; the pcap test will not dissect"; \
+	else \
+	  echo "note: tshark is missing and cannot be installed here (not root or no apt-get);" \
+	    "the pcap test will not dissect"; \
+	fi
+
 # The differential validation runs ns-2.35 (Debian's ns2 package): installed when missing and
 # we are root with apt-get. If that is impossible, the validation says so and fails: it is a
 # check, and a missing reference is not a pass.
@@ -95,14 +113,14 @@ lint-rust: ## cargo fmt --check and clippy -D warnings
 	cargo fmt --all --check
 	cargo clippy --all-targets --quiet -- -D warnings
 
-test-rust: ## core unit and integration tests
+test-rust: | $(STAMP_TSHARK) ## core unit and integration tests (the pcap test with tshark)
 	cargo test --release --quiet -p aqmlab
 
 lint-py: $(STAMP_TOOLS) ## ruff check and ruff format --check
 	$(BIN)/ruff check python validation fuzz
 	$(BIN)/ruff format --check python validation fuzz
 
-test-py: bootstrap $(STAMP_CHROMIUM) ## pytest (through the real core; the report's in Chromium)
+test-py: bootstrap $(STAMP_CHROMIUM) | $(STAMP_TSHARK) ## pytest (through the real core; the report's in Chromium)
 	cd python && ../$(BIN)/python -m pytest -q
 
 test-validation: bootstrap $(STAMP_NS2) ## the fast subset of the validation against ns-2.35

@@ -14,6 +14,7 @@ mod fq_pie;
 mod framing;
 mod fuzz_scenarios;
 mod mixes;
+mod pcap_encoder;
 mod prague;
 mod prr;
 mod queues_every_traffic;
