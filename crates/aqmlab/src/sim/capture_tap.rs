@@ -21,8 +21,10 @@
 //!
 //! The IP length of a captured packet is that of its real encoding (the model's packet size
 //! counts ns-2's unpadded SACK option and no SYN options, so the two can differ by a few
-//! bytes). A packet of a connection that has already ended (a late duplicate) has no
-//! addresses left and is not captured; `engine_stats.stale_packets` counts those.
+//! bytes). A packet still travelling after its connection ended (a FIN retransmitted just
+//! before the peer's ACK arrived) is captured with the identity of its connection, which the
+//! captures keep for `RETIRED_KEEP` of simulated time after the connection ends (far longer
+//! than any packet can travel); one older than that would be skipped.
 
 use super::trace_select::Selector;
 use super::{Simulation, Source};
@@ -59,9 +61,28 @@ pub(super) struct Tap {
     ip_id: u16,
 }
 
+/// How long the captures remember an ended connection (`Taps::retired`).
+const RETIRED_KEEP: Time = 120 * crate::units::SEC;
+
+/// What a capture needs to know of a connection to write its packets.
+#[derive(Clone, Copy, Default)]
+struct ConnWire {
+    id: u64,
+    client: u32,
+    server: u32,
+    server_port: u16,
+    mss: u32,
+    rwnd: u32,
+    timestamps: bool,
+}
+
 /// The captures of a run and the points they watch (checked on the hot path).
 pub(super) struct Taps {
     pub list: Vec<Tap>,
+    /// Connections ended in the last `RETIRED_KEEP`, by (slot, generation), and their end
+    /// times in order (memory stays bounded by the connections ended in that time).
+    retired: std::collections::HashMap<(u32, u32), ConnWire>,
+    retired_order: std::collections::VecDeque<(Time, u32, u32)>,
     pub egress: [bool; 2],
     pub ingress: [bool; 2],
     pub hosts: bool,
@@ -74,6 +95,8 @@ impl Taps {
         }
         let mut t = Taps {
             list: Vec::new(),
+            retired: Default::default(),
+            retired_order: Default::default(),
             egress: [false; 2],
             ingress: [false; 2],
             hosts: false,
@@ -162,15 +185,16 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(super) fn tap(&mut self, seen: Seen, id: PktId) {
-        let Some(taps) = self.taps.as_mut() else {
+        if self.taps.is_none() {
             return;
-        };
+        }
         let now = self.sched.now();
         let p = *self.pkts.get(id);
         let left = self.topo.left;
         match p.proto {
             Proto::Udp => {
                 let (src, dst) = self.udp.hosts(p.conn);
+                let taps = self.taps.as_mut().expect("checked above");
                 for t in taps.list.iter_mut() {
                     if !(t.watches(seen, src, dst) && t.sel.at(now) && t.sel.udp_flow(src, dst)) {
                         continue;
@@ -194,43 +218,85 @@ impl Simulation {
             },
             Proto::Tcp => {
                 let slot = p.conn as usize;
-                if !self.tags[slot].is(p.gen) {
-                    return;
-                }
-                let c = &self.conns[slot];
+                let cw = if self.tags[slot].is(p.gen) {
+                    self.conn_wire(slot)
+                } else {
+                    // Travelling after its connection ended.
+                    let taps = self.taps.as_ref().expect("checked above");
+                    match taps.retired.get(&(p.conn, p.gen)) {
+                        Some(&cw) => cw,
+                        None => return,
+                    }
+                };
+                let taps = self.taps.as_mut().expect("checked above");
                 let side = (!p.to_server) as usize;
-                let (client, server) = (c.client_host, c.server_host);
+                let (client, server) = (cw.client, cw.server);
                 let (src, dst) = if side == 0 {
                     (client, server)
                 } else {
                     (server, client)
                 };
-                let cfg = &self.tcps[c.tcp as usize];
-                let server_port = match self.sources[c.source as usize] {
-                    Source::Bulk => 5201,
-                    Source::Ftp(_) => 21,
-                    _ => 80,
-                };
-                let ports = [ephemeral_port(c.id), server_port];
-                let iss = [iss(c.id, 0), iss(c.id, 1)];
-                let shift = window_shift(cfg.rwnd);
-                let timestamps = cfg.header_bytes >= 52;
+                let ports = [ephemeral_port(cw.id), cw.server_port];
+                let iss = [iss(cw.id, 0), iss(cw.id, 1)];
+                let shift = window_shift(cw.rwnd);
+                let (mss, rwnd, timestamps) = (cw.mss, cw.rwnd, cw.timestamps);
                 let syn = p.has(flags::SYN);
                 for t in taps.list.iter_mut() {
                     if !(t.watches(seen, src, dst)
                         && t.sel.at(now)
-                        && t.sel.connection(c.id, client, server))
+                        && t.sel.connection(cw.id, client, server))
                     {
                         continue;
                     }
                     let w = t.tcp_wire(
-                        now, &p, side, &ports, &iss, cfg.mss, cfg.rwnd, shift, timestamps, syn,
-                        src, dst, left,
+                        now, &p, side, &ports, &iss, mss, rwnd, shift, timestamps, syn, src, dst,
+                        left,
                     );
                     t.record(&w);
                 }
             },
         }
+    }
+}
+
+impl Simulation {
+    fn conn_wire(&self, slot: usize) -> ConnWire {
+        let c = &self.conns[slot];
+        let cfg = &self.tcps[c.tcp as usize];
+        ConnWire {
+            id: c.id,
+            client: c.client_host,
+            server: c.server_host,
+            server_port: match self.sources[c.source as usize] {
+                Source::Bulk => 5201,
+                Source::Ftp(_) => 21,
+                _ => 80,
+            },
+            mss: cfg.mss,
+            rwnd: cfg.rwnd,
+            timestamps: cfg.header_bytes >= 52,
+        }
+    }
+
+    /// The connection in `slot` ends: the captures keep its identity for the packets still
+    /// on their way, and forget those ended more than `RETIRED_KEEP` ago.
+    #[cold]
+    pub(super) fn tap_retire(&mut self, slot: u32) {
+        let now = self.sched.now();
+        let cw = self.conn_wire(slot as usize);
+        let gen = self.tags[slot as usize].gen;
+        let Some(taps) = self.taps.as_mut() else {
+            return;
+        };
+        while let Some(&(t, s, g)) = taps.retired_order.front() {
+            if t + RETIRED_KEEP > now {
+                break;
+            }
+            taps.retired_order.pop_front();
+            taps.retired.remove(&(s, g));
+        }
+        taps.retired.insert((slot, gen), cw);
+        taps.retired_order.push_back((now, slot, gen));
     }
 }
 

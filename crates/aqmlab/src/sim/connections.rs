@@ -384,6 +384,9 @@ impl Simulation {
     /// Writes the connection's record and frees its slot.
     fn retire(&mut self, slot: u32) {
         let now = self.sched.now();
+        if self.taps.is_some() {
+            self.tap_retire(slot);
+        }
         self.record(slot, Some(now));
         self.tags[slot as usize].active = false;
         self.free_slots.push(slot);

@@ -133,7 +133,11 @@ fn one_loss_reno_cwnd_trajectory_is_the_hand_computed_one() {
     assert!(ca.len() >= 10, "{ca:?}");
     for (k, &got) in ca.iter().enumerate() {
         cwnd_segs += 1.0 / cwnd_segs;
-        assert_eq!(got, bytes(cwnd_segs), "congestion-avoidance ACK {k}: {ca:?}");
+        assert_eq!(
+            got,
+            bytes(cwnd_segs),
+            "congestion-avoidance ACK {k}: {ca:?}"
+        );
         assert_eq!(path[want.len() + k].2, "open");
     }
     assert!(cwnd_segs >= 11.0, "reached {cwnd_segs}");
@@ -153,7 +157,10 @@ fn interval_rows_and_selection() {
     let ids = u64s(t, "conn_id");
     let ts = f64s(t, "t_s");
     let side = strs(t, "side");
-    assert!(ids.iter().all(|&i| i == 1 || i == 3), "only connections 1 and 3");
+    assert!(
+        ids.iter().all(|&i| i == 1 || i == 3),
+        "only connections 1 and 3"
+    );
     for id in [1, 3] {
         for s in ["client", "server"] {
             let times: Vec<f64> = (0..ids.len())
