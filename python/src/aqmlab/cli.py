@@ -4,6 +4,7 @@
                [--plots] [--calibrate] [--calibration FILE]
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
+    aqmlab flent RESULTS_DIR [--out FILE.flent.gz] [--step S]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--set key.path=value ...] [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
@@ -166,6 +167,33 @@ def _parser() -> argparse.ArgumentParser:
         choices=("forward", "reverse"),
         default=None,
         help="studied bottleneck direction (default: that of the Web responses)",
+    )
+
+    fl = sub.add_parser(
+        "flent",
+        help="export a run's time series as a Flent data file (.flent.gz)",
+        description="Write a run's time series as a Flent data file (test rrul_be_nflows) that "
+        "Flent's GUI and plotter open: `flent -i FILE -p all_scaled -o out.png`. Upload = "
+        "forward (left -> right), download = reverse. With a tcp_state table ([trace.tcp]) "
+        "one TCP series per traced connection (with tcp_rtt and tcp_cwnd for Flent's tcp_rtt "
+        "and tcp_cwnd plots); without, each direction's bottleneck throughput as one "
+        "aggregate series. Ping = base RTT + both bottleneck queues' queueing delay. "
+        "See docs/flent.md.",
+    )
+    fl.add_argument("results", help="results directory of `aqmlab run`")
+    fl.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="output file (default: RESULTS/<scenario name>.flent.gz)",
+    )
+    fl.add_argument(
+        "--step",
+        type=float,
+        default=None,
+        metavar="S",
+        help="Flent's STEP_SIZE: seconds between points of the common time grid (default 0.2, "
+        "Flent's); each point is the time average over the step before it",
     )
 
     sw = sub.add_parser(
@@ -397,6 +425,20 @@ def _cmd_plots(args: argparse.Namespace) -> int:
     results = runner.Results.open(args.results)
     out = Path(args.out) if args.out else Path(args.results) / "plots"
     _write_plots(results, out, args.direction)
+    return 0
+
+
+def _cmd_flent(args: argparse.Namespace) -> int:
+    from aqmlab.analysis import flent_export
+
+    step = flent_export.DEFAULT_STEP_S if args.step is None else args.step
+    done = flent_export.export(args.results, args.out, step_s=step)
+    flows = (
+        f"{done.upload_streams} upload and {done.download_streams} download flows"
+        if done.mode == "per_flow"
+        else "aggregate throughput per direction (no tcp_state table)"
+    )
+    print(f"{done.path}: Flent test {flent_export.FLENT_TEST}, {flows}, {done.points} points")
     return 0
 
 
@@ -638,6 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "presets": _cmd_presets,
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
+        "flent": _cmd_flent,
         "sweep": _cmd_sweep,
         "report": _cmd_report,
         "reproduce": _cmd_reproduce,
