@@ -105,7 +105,8 @@ def test_cli_writes_a_flent_document(run_dir: Path, tmp_path: Path):
     assert meta["DATA_FILENAME"] == "run.flent.gz"
     assert "aqmlab 0.1.0" in meta["NOTE"] or summary["version"]["aqmlab"] in meta["NOTE"]
     assert meta["AQMLAB"]["mode"] == "aggregate"
-    assert meta["TEST_PARAMETERS"] == {"upload_streams": 1, "download_streams": 1}
+    assert meta["TEST_PARAMETERS"]["upload_streams"] == 1
+    assert meta["TEST_PARAMETERS"]["download_streams"] == 1
 
     x = doc["x_values"]
     assert len(x) == 31 and x[0] == 0 and x[-1] == pytest.approx(6.0)
@@ -152,6 +153,26 @@ def test_cli_writes_a_flent_document(run_dir: Path, tmp_path: Path):
     assert np.mean(ping[15:]) == pytest.approx(base + queued_ms, rel=0.1)
     # Raw values: every series Flent measured has records with absolute times.
     assert doc["raw_values"]["Ping (ms) ICMP"][0]["t"] > 1e9
+    # The queues as Flent's qdisc statistics, at the tables' own times.
+    params = meta["TEST_PARAMETERS"]
+    assert params.get("qdisc_stats_hosts") == "forward,reverse"
+    records = doc["raw_values"]["qdisc_stats_reverse"]
+    t0 = records[0]["t"] - 0.1
+    backlog = [r for r in records if "backlog_bytes" in r]
+    assert (
+        len(backlog)
+        == q.height
+        + pl.read_parquet(run_dir / "queue.parquet")
+        .filter((pl.col("direction") == "reverse") & (pl.col("t_s") <= 2.0))
+        .height
+    )
+    assert backlog[-1]["t"] - t0 == pytest.approx(6.0, abs=1e-5)
+    assert backlog[-1]["delay"] == pytest.approx(backlog[-1]["backlog_bytes"] * 8e-4, rel=1e-5)
+    drops = [r for r in records if "dropped" in r]
+    assert len(drops) == b.height == 12
+    assert sum(r["dropped"] for r in drops) == sum(
+        b[c].sum() for c in ("drops_early", "drops_forced", "drops_overflow")
+    )
 
 
 def test_export_is_deterministic(run_dir: Path, tmp_path: Path):
@@ -242,7 +263,8 @@ def test_per_flow_throughput_equals_the_known_rates(traced_run: Path, tmp_path: 
     assert (done.mode, done.upload_streams, done.download_streams) == ("per_flow", 1, 2)
     doc = fe.read(done.path)
     meta, results, x = doc["metadata"], doc["results"], doc["x_values"]
-    assert meta["TEST_PARAMETERS"] == {"upload_streams": 1, "download_streams": 2}
+    assert meta["TEST_PARAMETERS"]["upload_streams"] == 1
+    assert meta["TEST_PARAMETERS"]["download_streams"] == 2
     want = {
         "TCP download BE::1": (0, 8.0),
         "TCP download BE::2": (1, 2.0),
@@ -322,7 +344,7 @@ def _plot(flent: list[str], data: Path, plot: str, cwd: Path) -> Path:
 
 def test_flent_plots_an_aggregate_export(flent: list[str], run_dir: Path, tmp_path: Path):
     data = fe.export(run_dir, tmp_path / "agg.flent.gz").path
-    for plot in ("totals", "all_scaled", "ping_cdf", "box_totals"):
+    for plot in ("totals", "all_scaled", "ping_cdf", "box_totals", "backlog", "drops", "delay"):
         _plot(flent, data, plot, tmp_path)
     # Flent's summary reads every series back (means over the raw values).
     proc = run_flent(flent, "-i", data, cwd=tmp_path)

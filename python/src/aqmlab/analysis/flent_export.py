@@ -56,6 +56,7 @@ DEFAULT_STEP_S = 0.2  # Flent's own default STEP_SIZE
 UPLOAD = "TCP upload BE"  # forward: left -> right
 DOWNLOAD = "TCP download BE"  # reverse: right -> left
 PING = "Ping (ms) ICMP"
+QDISC = "qdisc_stats_"  # + forward / reverse: Flent's qdisc_stats.inc series
 COMPUTED = {
     "TCP upload sum": ("sum", f"{UPLOAD}::"),
     "TCP upload avg": ("mean", f"{UPLOAD}::"),
@@ -207,22 +208,61 @@ def ping_base_rtt_ms(
     return base, "propagation RTT of the topology (no connections recorded)"
 
 
-def queue_delay_ms(
-    queue: pl.DataFrame, scenario: Mapping[str, Any], direction: str, x: np.ndarray, step_s: float
-) -> list[float | None]:
-    """Queueing delay of one bottleneck direction on the grid: per queue window, the mean
-    backlog (IP bytes + per-packet framing) over the link rate at the window's middle."""
+def queue_windows(queue: pl.DataFrame, scenario: Mapping[str, Any], direction: str) -> pl.DataFrame:
+    """One bottleneck direction's queue windows in time order, with `delay_ms`: the mean
+    backlog (IP bytes + framing bytes per packet) over the link rate at the window's middle,
+    the queueing delay of a FIFO."""
     topo = scenario["topology"]
     _, window_s = _measure(scenario)
     q = queue.filter(pl.col("direction") == direction).sort("t_s")
-    if q.height == 0:
-        return [None] * len(x)
     t = q["t_s"].to_numpy().astype(float)
     wire = q["mean_bytes"].to_numpy().astype(float) + q["mean_pkts"].to_numpy().astype(
         float
     ) * _overhead_bytes(topo.get("bottleneck_framing"))
     delay = wire * 8 / (_rate_mbps(topo, t - window_s / 2) * 1e6) * 1e3
-    return window_means(t, delay, window_s, x, step_s)
+    return q.with_columns(pl.Series("delay_ms", delay, dtype=pl.Float64))
+
+
+def queue_delay_ms(
+    queue: pl.DataFrame, scenario: Mapping[str, Any], direction: str, x: np.ndarray, step_s: float
+) -> list[float | None]:
+    """Queueing delay of one bottleneck direction on the grid (`queue_windows`' delay,
+    averaged over each step)."""
+    _, window_s = _measure(scenario)
+    q = queue_windows(queue, scenario, direction)
+    if q.height == 0:
+        return [None] * len(x)
+    return window_means(q["t_s"].to_numpy(), q["delay_ms"].to_numpy(), window_s, x, step_s)
+
+
+def qdisc_records(
+    queue: pl.DataFrame | None,
+    bottleneck: pl.DataFrame | None,
+    scenario: Mapping[str, Any],
+    direction: str,
+    t0_epoch: float,
+) -> list[dict[str, Any]]:
+    """Flent's `tc` raw records for one bottleneck queue, at the tables' own times: per queue
+    window `backlog_bytes`, `backlog_pkts` (window means) and `delay` (ms, `queue_windows`);
+    per bottleneck interval `dropped` (all causes) and `ecn_mark` (events in the interval)."""
+    records: list[tuple[float, int, dict[str, Any]]] = []
+    if queue is not None:
+        q = queue_windows(queue, scenario, direction)
+        for t, b, p, d in zip(
+            q["t_s"], q["mean_bytes"], q["mean_pkts"], q["delay_ms"], strict=True
+        ):
+            rec = {"backlog_bytes": _r(b), "backlog_pkts": _r(p), "delay": _r(d)}
+            records.append((float(t), 0, rec))
+    if bottleneck is not None:
+        b = bottleneck.filter(pl.col("direction") == direction).sort("t_s")
+        drop_cols = [c for c in ("drops_early", "drops_forced", "drops_overflow") if c in b.columns]
+        if drop_cols:
+            b = b.with_columns(pl.sum_horizontal(drop_cols).alias("_dropped"))
+            marks = b["marks"] if "marks" in b.columns else pl.Series([0] * b.height)
+            for t, dr, mk in zip(b["t_s"], b["_dropped"], marks, strict=True):
+                records.append((float(t), 1, {"dropped": float(dr), "ecn_mark": float(mk)}))
+    records.sort(key=lambda r: (r[0], r[1]))
+    return [{"t": round(t0_epoch + t, 6), **rec} for t, _, rec in records]
 
 
 @dataclass
@@ -463,6 +503,23 @@ def build(
     else:
         notes.append("no queue.parquet: no ping series")
 
+    # The bottleneck queues as Flent's qdisc statistics (its `backlog`, `drops` and `delay`
+    # plots read these raw records; `qdisc_stats_hosts` in TEST_PARAMETERS names them).
+    qdisc_hosts: list[str] = []
+    for direction in ("forward", "reverse"):
+        records = qdisc_records(queue, bottleneck, scenario, direction, t0_epoch)
+        if not records:
+            continue
+        qdisc_hosts.append(direction)
+        name = f"{QDISC}{direction}"
+        raw[name] = records
+        series_meta[name] = {"UNITS": "misc", "AQMLAB_DIRECTION": direction}
+        described[name] = (
+            f"the {direction} bottleneck queue, raw records only: backlog_bytes / backlog_pkts "
+            "(queue window means, not instants as tc's), delay (ms, backlog / link rate, not "
+            "the AQM's own estimate), dropped / ecn_mark (per bottleneck interval)"
+        )
+
     for name, (how, prefix) in COMPUTED.items():
         values, keys = _computed(results, how, prefix, n)
         if keys:
@@ -508,6 +565,14 @@ def build(
         "TEST_PARAMETERS": {
             "upload_streams": streams["forward"],
             "download_streams": streams["reverse"],
+            **(
+                {
+                    "qdisc_stats_hosts": ",".join(qdisc_hosts),
+                    "qdisc_stats_interfaces": ",".join(["bottleneck"] * len(qdisc_hosts)),
+                }
+                if qdisc_hosts
+                else {}
+            ),
         },
         "FLENT_VERSION": None,
         "IP_VERSION": None,
