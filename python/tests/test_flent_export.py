@@ -294,6 +294,42 @@ def test_per_flow_throughput_equals_the_known_rates(traced_run: Path, tmp_path: 
     assert not any(meta["AQMLAB"]["notes"])
 
 
+def test_max_flows_aggregate_and_time_options(traced_run: Path, tmp_path: Path):
+    out = tmp_path / "two.flent.gz"
+    proc = cli(
+        "flent", traced_run, "--out", out, "--max-flows", "2", "--time", "2026-01-31T12:00:00"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "2 of the 3 traced connections" in proc.stdout
+    doc = fe.read(out)
+    # Kept: the two that sent the most bytes (8 and 4 Mbit/s), numbered as before.
+    kept = {k: v["AQMLAB_CONN_ID"] for k, v in doc["metadata"]["SERIES_META"].items() if "::" in k}
+    assert kept == {"TCP download BE::1": 0, "TCP upload BE::1": 2}
+    assert doc["metadata"]["TIME"] == "2026-01-31T12:00:00.000000Z"
+    assert doc["raw_values"]["TCP upload BE::1"][0]["t"] == pytest.approx(1769860800.6)
+    agg = fe.read(fe.export(traced_run, tmp_path / "agg.flent.gz", aggregate=True).path)
+    assert agg["metadata"]["AQMLAB"]["mode"] == "aggregate"
+    assert "TCP download BE::2" not in agg["results"]
+    bad = cli("flent", traced_run, "--out", out, "--time", "yesterday")
+    assert bad.returncode == 2 and "ISO 8601" in bad.stderr
+
+
+def test_no_rtt_before_the_first_sample(run_dir: Path, tmp_path: Path):
+    d = tmp_path / "res"
+    shutil.copytree(run_dir, d)
+    table = synthetic_tcp_state({0: ("server", 1_000_000.0)})
+    table = table.with_columns(
+        pl.when(pl.col("t_s") < 1.0).then(0.0).otherwise(pl.col("srtt_ms")).alias("srtt_ms")
+    )
+    table.write_parquet(d / "tcp_state.parquet")
+    doc = fe.read(fe.export(d, tmp_path / "f.flent.gz").path)
+    raw = doc["raw_values"]["TCP download BE::1"]
+    early = raw[:2]  # x = 0.6 and 0.8: the sender's last rows still have SRTT 0
+    assert all("tcp_rtt" not in r and "tcp_cwnd" in r for r in early)
+    assert raw[2]["t"] - raw[0]["t"] == pytest.approx(0.4) and "tcp_rtt" in raw[2]
+    assert raw[-1]["tcp_rtt"] == SRTT[0]
+
+
 def test_change_rows_at_irregular_times(run_dir: Path, tmp_path: Path):
     """interval_ms = 0: a row at every change, at irregular times; the rate over a step is
     still the bytes acknowledged in it."""

@@ -4,7 +4,8 @@
                [--plots] [--calibrate] [--calibration FILE]
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
-    aqmlab flent RESULTS_DIR [--out FILE.flent.gz] [--step S]
+    aqmlab flent RESULTS_DIR [--out FILE.flent.gz] [--step S] [--max-flows N] [--aggregate]
+                 [--time ISO]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--set key.path=value ...] [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
@@ -194,6 +195,26 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S",
         help="Flent's STEP_SIZE: seconds between points of the common time grid (default 0.2, "
         "Flent's); each point is the time average over the step before it",
+    )
+    fl.add_argument(
+        "--max-flows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with more traced connections than N, export the N that sent the most bytes "
+        "(default 100)",
+    )
+    fl.add_argument(
+        "--aggregate",
+        action="store_true",
+        help="export the per-direction aggregates even when the run has a tcp_state table",
+    )
+    fl.add_argument(
+        "--time",
+        default=None,
+        metavar="ISO",
+        help="Flent's TIME, the run's start, e.g. 2026-01-31T12:00:00Z (default: when the run "
+        "was written, from its summary.json's modification time less its wall time)",
     )
 
     sw = sub.add_parser(
@@ -432,13 +453,24 @@ def _cmd_flent(args: argparse.Namespace) -> int:
     from aqmlab.analysis import flent_export
 
     step = flent_export.DEFAULT_STEP_S if args.step is None else args.step
-    done = flent_export.export(args.results, args.out, step_s=step)
+    max_flows = flent_export.DEFAULT_MAX_FLOWS if args.max_flows is None else args.max_flows
+    time = None if args.time is None else flent_export.parse_time(args.time)
+    done = flent_export.export(
+        args.results,
+        args.out,
+        step_s=step,
+        time=time,
+        max_flows=max_flows,
+        aggregate=args.aggregate,
+    )
     flows = (
         f"{done.upload_streams} upload and {done.download_streams} download flows"
         if done.mode == "per_flow"
         else "aggregate throughput per direction (no tcp_state table)"
     )
     print(f"{done.path}: Flent test {flent_export.FLENT_TEST}, {flows}, {done.points} points")
+    for note in done.notes:
+        print(f"  note: {note}")
     return 0
 
 

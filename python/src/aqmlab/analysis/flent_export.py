@@ -52,6 +52,7 @@ FLENT_TEST = "rrul_be_nflows"
 FLENT_FORMAT_VERSION = 4
 FLENT_SUFFIX = ".flent.gz"
 DEFAULT_STEP_S = 0.2  # Flent's own default STEP_SIZE
+DEFAULT_MAX_FLOWS = 100  # per-flow series at most (Flent draws one line each)
 
 UPLOAD = "TCP upload BE"  # forward: left -> right
 DOWNLOAD = "TCP download BE"  # reverse: right -> left
@@ -76,6 +77,7 @@ class Exported:
     upload_streams: int
     download_streams: int
     points: int
+    notes: list[str]
 
 
 # --- the grid and resampling ---------------------------------------------------------------
@@ -272,6 +274,7 @@ class _Flow:
     side: str
     mss: float
     base_rtt_ms: float | None
+    bytes_sent: float
     t: np.ndarray
     rows: pl.DataFrame
 
@@ -336,6 +339,7 @@ def tcp_flows(
                 side=sender,
                 mss=_mss(scenario, None if source is None else int(source)),
                 base_rtt_ms=None if base is None else float(base),
+                bytes_sent=grown[sender],
                 t=t,
                 rows=part,
             )
@@ -344,6 +348,15 @@ def tcp_flows(
 
 
 # --- the document --------------------------------------------------------------------------
+
+
+def parse_time(text: str) -> _dt.datetime:
+    """An ISO 8601 time (`2026-01-31T12:00:00`, `...Z`, `...+01:00`); without a zone, UTC."""
+    try:
+        t = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"time {text!r}: expected ISO 8601, e.g. 2026-01-31T12:00:00Z") from None
+    return t if t.tzinfo else t.replace(tzinfo=_dt.UTC)
 
 
 def _run_time(run: Path, summary: Mapping[str, Any]) -> _dt.datetime:
@@ -381,8 +394,15 @@ def build(
     step_s: float = DEFAULT_STEP_S,
     time: _dt.datetime | None = None,
     data_filename: str | None = None,
+    max_flows: int | None = DEFAULT_MAX_FLOWS,
+    aggregate: bool = False,
 ) -> tuple[dict[str, Any], str]:
-    """The Flent document of a run directory, and its mode (`per_flow` or `aggregate`)."""
+    """The Flent document of a run directory, and its mode (`per_flow` or `aggregate`).
+
+    `max_flows`: with more traced connections than this, the ones that sent the most bytes
+    (None: all). `aggregate`: ignore a `tcp_state` table."""
+    if max_flows is not None and max_flows < 1:
+        raise ValueError(f"max_flows {max_flows}: expected at least 1")
     run = Path(run_dir)
     summary_path = run / "summary.json"
     if not summary_path.is_file():
@@ -421,12 +441,21 @@ def build(
             records.append(rec)
         raw[name] = records
 
-    per_flow = tcp_state is not None and tcp_state.height > 0
+    per_flow = not aggregate and tcp_state is not None and tcp_state.height > 0
+    if aggregate and tcp_state is not None:
+        notes.append("tcp_state.parquet present but not used (aggregate export asked for)")
     streams = {"forward": 0, "reverse": 0}
     if per_flow:
         mode = "per_flow"
         flows, flow_notes = tcp_flows(tcp_state, connections, scenario)
         notes += flow_notes
+        if max_flows is not None and len(flows) > max_flows:
+            kept = sorted(flows, key=lambda f: (-f.bytes_sent, f.conn_id))[:max_flows]
+            notes.append(
+                f"{max_flows} of the {len(flows)} traced connections: those that sent the most "
+                "bytes (max_flows)"
+            )
+            flows = sorted(kept, key=lambda f: f.conn_id)
         for f in flows:
             streams[f.direction] += 1
             name = f"{DIRECTION_NAME[f.direction]}::{streams[f.direction]}"
@@ -444,8 +473,11 @@ def build(
                     vals = f.rows[col].to_numpy().astype(float) * scale
                     stats[key] = _at_or_before(f.t, vals, x)
 
-            def extra(i: int, stats=stats) -> dict[str, Any]:
-                return {k: _r(float(v[i])) for k, v in stats.items()}
+            # SRTT and RTTVAR are 0 before the first RTT sample: no value then.
+            known = stats["tcp_rtt"] > 0 if "tcp_rtt" in stats else np.ones(len(x), dtype=bool)
+
+            def extra(i: int, stats=stats, known=known) -> dict[str, Any]:
+                return {k: _r(float(v[i])) for k, v in stats.items() if k == "tcp_cwnd" or known[i]}
 
             meta = {
                 "UNITS": "Mbits/s",
@@ -626,6 +658,8 @@ def export(
     *,
     step_s: float = DEFAULT_STEP_S,
     time: _dt.datetime | None = None,
+    max_flows: int | None = DEFAULT_MAX_FLOWS,
+    aggregate: bool = False,
 ) -> Exported:
     """Write the run's Flent file (default: RUN/<scenario name>.flent.gz) and say what it
     holds."""
@@ -640,7 +674,14 @@ def export(
                 "name", run.name
             )
         path = run / default_file_name(str(title))
-    doc, mode = build(run, step_s=step_s, time=time, data_filename=path.name)
+    doc, mode = build(
+        run,
+        step_s=step_s,
+        time=time,
+        data_filename=path.name,
+        max_flows=max_flows,
+        aggregate=aggregate,
+    )
     data = dumps(doc)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -653,6 +694,7 @@ def export(
         upload_streams=params["upload_streams"],
         download_streams=params["download_streams"],
         points=len(doc["x_values"]),
+        notes=list(doc["metadata"]["AQMLAB"]["notes"]),
     )
 
 
