@@ -1,6 +1,6 @@
 """Flent from the Python registry in a virtual environment of its own, made once and kept in
 `~/.cache/aqmlab-test-flent/flent-<version>-py<major.minor>` (or `$AQMLAB_FLENT_CACHE`), so
-that reruns start at once. `flent_command()` gives the `flent` executable, or `None` with the
+that reruns start at once. `flent_command()` gives the command that runs Flent, or `None` with the
 reason when it cannot be had (no registry, no venv module): the tests that need it skip.
 
 Set `AQMLAB_FLENT=/path/to/flent` to use a Flent installed some other way.

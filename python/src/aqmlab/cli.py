@@ -466,7 +466,7 @@ def _cmd_flent(args: argparse.Namespace) -> int:
     flows = (
         f"{done.upload_streams} upload and {done.download_streams} download flows"
         if done.mode == "per_flow"
-        else "aggregate throughput per direction (no tcp_state table)"
+        else "aggregate throughput per direction (bottleneck table)"
     )
     print(f"{done.path}: Flent test {flent_export.FLENT_TEST}, {flows}, {done.points} points")
     for note in done.notes:
