@@ -199,8 +199,8 @@ def test_not_a_run_is_one_line_error(tmp_path: Path):
 # Two downloads (server -> left client: reverse) and one upload (left client sends: forward),
 # sampled every 100 ms from 0.5 s to 4.5 s, at constant byte rates.
 FLOWS = {0: ("server", 1_000_000.0), 1: ("server", 250_000.0), 2: ("client", 500_000.0)}
-SRTT = {0: 40.0, 1: 90.0, 2: 25.0}
-CWND = {0: 14600, 1: 29200, 2: 7300}
+SRTT = {0: 40.0, 1: 90.0, 2: 25.0, 99: 60.0}
+CWND = {0: 14600, 1: 29200, 2: 7300, 99: 2920}
 
 
 def synthetic_tcp_state(conn_sides: dict[int, tuple[str, float]]) -> pl.DataFrame:
@@ -328,6 +328,29 @@ def test_no_rtt_before_the_first_sample(run_dir: Path, tmp_path: Path):
     assert all("tcp_rtt" not in r and "tcp_cwnd" in r for r in early)
     assert raw[2]["t"] - raw[0]["t"] == pytest.approx(0.4) and "tcp_rtt" in raw[2]
     assert raw[-1]["tcp_rtt"] == SRTT[0]
+
+
+def test_rows_starting_late_and_unknown_connections(run_dir: Path, tmp_path: Path):
+    """A flow whose rows start after it opened is anchored at 0 bytes at its start_s; a
+    connection missing from connections.parquet goes the studied direction, with a note."""
+    d = tmp_path / "res"
+    shutil.copytree(run_dir, d)
+    start = pl.read_parquet(d / "connections.parquet").filter(pl.col("conn_id") == 0)["start_s"]
+    table = synthetic_tcp_state({0: ("server", 1_000_000.0), 99: ("server", 250_000.0)})
+    # Conn 0: bytes counted from its start, at 1 MB/s; its rows only from 0.5 s on.
+    table = table.with_columns(
+        pl.when(pl.col("conn_id") == 0)
+        .then(pl.col("snd_una") + round((0.5 - start[0]) * 1_000_000))
+        .otherwise(pl.col("snd_una"))
+        .alias("snd_una")
+    )
+    table.write_parquet(d / "tcp_state.parquet")
+    doc = fe.read(fe.export(d, tmp_path / "f.flent.gz").path)
+    first = doc["results"]["TCP download BE::1"]
+    assert first[1] == pytest.approx(8.0, rel=1e-5)  # (0, 0.2]: covered from start_s on
+    assert doc["metadata"]["SERIES_META"]["TCP download BE::2"]["AQMLAB_CONN_ID"] == 99
+    (note,) = doc["metadata"]["AQMLAB"]["notes"]
+    assert "1 connection(s) not in connections.parquet (99)" in note and "reverse" in note
 
 
 def test_change_rows_at_irregular_times(run_dir: Path, tmp_path: Path):

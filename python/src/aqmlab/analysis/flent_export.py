@@ -302,6 +302,7 @@ def tcp_flows(
             conns[int(row["conn_id"])] = row
     fallback = studied_direction(scenario)
     flows: list[_Flow] = []
+    unknown: list[int] = []
     for (cid,), rows in sorted(
         tcp_state.sort("t_s").partition_by("conn_id", as_dict=True, maintain_order=True).items()
     ):
@@ -312,19 +313,22 @@ def tcp_flows(
         sender = max(sorted(grown), key=lambda s: grown[s])
         part = rows.filter(pl.col("side") == sender).sort("t_s")
         conn = conns.get(int(cid))
-        if conn is not None and conn.get("client_host") is not None:
+        if conn is not None and conn.get("client_side") in ("left", "right"):
+            sender_left = (sender == "client") == (conn["client_side"] == "left")
+            direction = "forward" if sender_left else "reverse"
+        elif conn is not None and conn.get("client_host") is not None:
             host = conn["client_host"] if sender == "client" else conn["server_host"]
             direction = "forward" if int(host) < left_hosts else "reverse"
         else:
             direction = fallback
-            notes.append(f"connection {cid}: not in connections.parquet, taken as {fallback}")
+            unknown.append(int(cid))
         base = conn.get("base_rtt_ms") if conn else None
         source = conn.get("source") if conn else None
         t = part["t_s"].to_numpy().astype(float)
         una = part["snd_una"].to_numpy().astype(float)
         start = conn.get("start_s") if conn else None
         if start is not None and una[0] > 0 and float(start) < t[0]:
-            # The table starts at the first interval after the connection opened:
+            # The rows start after the connection opened (a trace window starting later):
             # snd_una counts from 0 at the connection's start.
             first = part.head(1).with_columns(
                 pl.lit(float(start)).alias("t_s"),
@@ -343,6 +347,12 @@ def tcp_flows(
                 t=t,
                 rows=part,
             )
+        )
+    if unknown:
+        shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")
+        notes.append(
+            f"{len(unknown)} connection(s) not in connections.parquet ({shown}): their data "
+            f"taken to go {fallback} (the studied direction)"
         )
     return flows, notes
 
