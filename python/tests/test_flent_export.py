@@ -194,6 +194,17 @@ def test_not_a_run_is_one_line_error(tmp_path: Path):
     assert proc.stderr.count("\n") == 1
 
 
+def test_a_table_without_a_needed_column_is_left_out(run_dir: Path, tmp_path: Path):
+    """`measure.columns` may drop columns: the series that need them go, with a note."""
+    d = tmp_path / "res"
+    shutil.copytree(run_dir, d)
+    pl.read_parquet(d / "queue.parquet").drop("mean_bytes").write_parquet(d / "queue.parquet")
+    doc = fe.read(fe.export(d, tmp_path / "f.flent.gz").path)
+    assert "Ping (ms) ICMP" not in doc["results"] and "TCP download BE::1" in doc["results"]
+    assert "queue.parquet lacks mean_bytes: not used" in doc["metadata"]["AQMLAB"]["notes"]
+    assert all("backlog_bytes" not in r for r in doc["raw_values"]["qdisc_stats_reverse"])
+
+
 # --- per-flow series from tcp_state.parquet ------------------------------------------------
 
 # Two downloads (server -> left client: reverse) and one upload (left client sends: forward),

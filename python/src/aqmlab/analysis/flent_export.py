@@ -2,9 +2,10 @@
 
 Flent (https://flent.org) keeps a test's results in a gzipped JSON document, format version 4:
 `x_values` (a common time grid, seconds from the start, step `STEP_SIZE`), `results` (one list
-of values per series, on that grid, `null` where undefined), `raw_values` (per series, the
-records it was made from, each with an absolute time `t`) and `metadata` (read back by Flent as
-its settings: `NAME` picks the test definition whose plots apply).
+of values per series, on that grid, `null` where undefined), `raw_values` (per series, records
+with an absolute time `t`: Flent plots from these when they exist, and plots nothing at all
+when there are none) and `metadata` (read back by Flent as its settings: `NAME` picks the test
+definition whose plots apply).
 
 The file claims Flent's `rrul_be_nflows` test (N upload and M download TCP flows and a ping),
 the one test whose series hold any number of flows in both directions:
@@ -23,6 +24,8 @@ the one test whose series hold any number of flows in both directions:
   divided by the link rate.
 - Flent's computed series (`TCP upload sum`, `... avg`, `TCP totals`, `Ping (ms) avg`) are
   written as Flent would compute them (sum / mean of the defined values at each x).
+- `qdisc_stats_forward` / `_reverse`: the bottleneck queues as raw records of Flent's `tc`
+  runner (backlog, delay, drops, marks) at the tables' own times, for its qdisc plots.
 
 Every grid value is the time average of its source over the grid step ending at that x
 (Flent's own throughput values are the rate over the interval before their time). Nothing
@@ -38,7 +41,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,9 +163,25 @@ def _r(v: float | None) -> float | None:
 # --- the run -------------------------------------------------------------------------------
 
 
-def _table(run: Path, name: str) -> pl.DataFrame | None:
+# The columns each table must keep (`measure.columns` may drop others) for its series.
+NEEDED = {
+    "bottleneck": ("t_s", "direction", "throughput_mbps"),
+    "queue": ("t_s", "direction", "mean_bytes", "mean_pkts"),
+    "tcp_state": ("t_s", "conn_id", "side", "snd_una"),
+}
+
+
+def _table(run: Path, name: str, notes: list[str]) -> pl.DataFrame | None:
+    """A run's table, or None when it is absent or lacks a column its series need (noted)."""
     p = run / f"{name}.parquet"
-    return pl.read_parquet(p) if p.is_file() else None
+    if not p.is_file():
+        return None
+    table = pl.read_parquet(p)
+    missing = [c for c in NEEDED.get(name, ()) if c not in table.columns]
+    if missing:
+        notes.append(f"{name}.parquet lacks {', '.join(missing)}: not used")
+        return None
+    return table
 
 
 def _measure(scenario: Mapping[str, Any]) -> tuple[float, float]:
@@ -427,16 +446,16 @@ def build(
     t0 = time or _run_time(run, summary)
     t0_epoch = t0.timestamp()
 
-    bottleneck = _table(run, "bottleneck")
-    queue = _table(run, "queue")
-    connections = _table(run, "connections")
-    tcp_state = _table(run, "tcp_state")
+    notes: list[str] = []
+    bottleneck = _table(run, "bottleneck", notes)
+    queue = _table(run, "queue", notes)
+    connections = _table(run, "connections", notes)
+    tcp_state = _table(run, "tcp_state", notes)
 
     results: dict[str, list[float | None]] = {}
     raw: dict[str, list[dict[str, Any]]] = {}
     series_meta: dict[str, dict[str, Any]] = {}
     described: dict[str, str] = {}
-    notes: list[str] = []
 
     def add(name: str, values: list[float | None], meta: dict[str, Any], extra=None) -> None:
         results[name] = [_r(v) for v in values]
@@ -716,7 +735,7 @@ def read(path: str | os.PathLike) -> dict[str, Any]:
     return json.loads(data)
 
 
-__all__: Sequence[str] = [
+__all__ = [
     "DEFAULT_STEP_S",
     "FLENT_TEST",
     "Exported",
@@ -725,6 +744,9 @@ __all__: Sequence[str] = [
     "dumps",
     "export",
     "grid",
+    "parse_time",
+    "qdisc_records",
+    "queue_delay_ms",
     "read",
     "window_means",
 ]
