@@ -192,6 +192,10 @@ def test_not_a_run_is_one_line_error(tmp_path: Path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("error:") and "summary.json" in proc.stderr
     assert proc.stderr.count("\n") == 1
+    (tmp_path / "summary.json").write_text("{not json")
+    proc = cli("flent", tmp_path)
+    assert proc.returncode == 2 and "not the summary of an `aqmlab run`" in proc.stderr
+    assert proc.stderr.count("\n") == 1
 
 
 def test_a_table_without_a_needed_column_is_left_out(run_dir: Path, tmp_path: Path):

@@ -417,6 +417,21 @@ def _computed(results: Mapping[str, list[float | None]], how: str, prefix: str |
     return out, keys
 
 
+def read_summary(run: Path) -> dict[str, Any]:
+    """A run directory's summary.json, checked for what the export reads."""
+    summary_path = run / "summary.json"
+    if not summary_path.is_file():
+        raise ValueError(f"{run}: not a results directory of `aqmlab run` (no summary.json)")
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        scenario = summary["scenario"]
+        float(scenario["duration_s"])
+        float(scenario["topology"]["bottleneck_mbps"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{summary_path}: not the summary of an `aqmlab run` ({e!r})") from None
+    return summary
+
+
 def build(
     run_dir: str | os.PathLike,
     *,
@@ -433,10 +448,7 @@ def build(
     if max_flows is not None and max_flows < 1:
         raise ValueError(f"max_flows {max_flows}: expected at least 1")
     run = Path(run_dir)
-    summary_path = run / "summary.json"
-    if not summary_path.is_file():
-        raise ValueError(f"{run}: not a results directory of `aqmlab run` (no summary.json)")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary = read_summary(run)
     scenario = summary["scenario"]
     duration = float(scenario["duration_s"])
     warmup = float(scenario.get("warmup_s", 0.0))
@@ -696,12 +708,7 @@ def export(
     if out is not None:
         path = Path(out)
     else:
-        summary_path = run / "summary.json"
-        title = run.name
-        if summary_path.is_file():
-            title = json.loads(summary_path.read_text(encoding="utf-8"))["scenario"].get(
-                "name", run.name
-            )
+        title = read_summary(run)["scenario"].get("name") or run.name
         path = run / default_file_name(str(title))
     doc, mode = build(
         run,
