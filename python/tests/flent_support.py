@@ -52,16 +52,18 @@ def flent_command() -> tuple[list[str] | None, str]:
     try:
         made = _run([sys.executable, "-m", "venv", str(work)], timeout=300)
         if made.returncode != 0:
-            return None, f"python -m venv failed: {made.stderr.strip()[-300:]}"
+            return None, f"python -m venv failed: {_last_line(made.stderr)}"
         pip = [str(work / "bin" / "python"), "-m", "pip", "install", "-q"]
         try:
-            got = _run([*pip, "--disable-pip-version-check", *PACKAGES], timeout=600)
+            # Fail fast without a registry: 15 s per connection, one retry.
+            quick = ["--disable-pip-version-check", "--timeout", "15", "--retries", "1"]
+            got = _run([*pip, *quick, *PACKAGES], timeout=600)
         except subprocess.TimeoutExpired:
             return None, "pip install flent timed out (registry unreachable?)"
         if got.returncode != 0:
-            return None, f"pip install {' '.join(PACKAGES)} failed: {got.stderr.strip()[-300:]}"
-        if venv.exists():
-            shutil.rmtree(venv, ignore_errors=True)
+            return None, f"pip install {' '.join(PACKAGES)} failed: {_last_line(got.stderr)}"
+        if venv.exists() and not _works(command):
+            shutil.rmtree(venv, ignore_errors=True)  # a broken one, not another session's
         with contextlib.suppress(OSError):  # another session put its own there first
             work.rename(venv)
         if _works(command):
@@ -89,3 +91,8 @@ def run_flent(
     return subprocess.run(
         [*command, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
     )
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][-300:] if lines else "(no message)"
