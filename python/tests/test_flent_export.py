@@ -307,6 +307,8 @@ def test_per_flow_throughput_equals_the_known_rates(traced_run: Path, tmp_path: 
     assert results["TCP upload sum"][i] == pytest.approx(4.0)
     assert results["TCP totals"][i] == pytest.approx(14.0)
     assert not any(meta["AQMLAB"]["notes"])
+    again = fe.export(traced_run, tmp_path / "again" / "flows.flent.gz").path
+    assert again.read_bytes() == done.path.read_bytes()
 
 
 def test_max_flows_aggregate_and_time_options(traced_run: Path, tmp_path: Path):

@@ -376,6 +376,44 @@ def tcp_flows(
     return flows, notes
 
 
+def _flow_series(f: _Flow, x: np.ndarray, step_s: float):
+    """One traced connection's Flent series: its throughput on the grid, its SERIES_META,
+    the extra keys of its raw records (by grid index) and its description."""
+    una = f.rows["snd_una"].to_numpy().astype(float)
+    rate = cumulative_rate_mbps(f.t, una, x, step_s)
+    # Flent's socket-statistics keys (ss: rtt and rttvar in ms, cwnd in segments), the
+    # sender's state at each grid time.
+    stats: dict[str, np.ndarray] = {}
+    for col, key, scale in (
+        ("srtt_ms", "tcp_rtt", 1.0),
+        ("rttvar_ms", "tcp_rtt_var", 1.0),
+        ("cwnd", "tcp_cwnd", 1.0 / f.mss),
+    ):
+        if col in f.rows.columns:
+            vals = f.rows[col].to_numpy().astype(float) * scale
+            stats[key] = _at_or_before(f.t, vals, x)
+    # SRTT and RTTVAR are 0 before the first RTT sample: no value then.
+    known = stats["tcp_rtt"] > 0 if "tcp_rtt" in stats else np.ones(len(x), dtype=bool)
+
+    def extra(i: int) -> dict[str, Any]:
+        return {k: _r(float(v[i])) for k, v in stats.items() if k == "tcp_cwnd" or known[i]}
+
+    meta: dict[str, Any] = {
+        "UNITS": "Mbits/s",
+        "AQMLAB_CONN_ID": f.conn_id,
+        "AQMLAB_SENDER": f.side,
+        "AQMLAB_DIRECTION": f.direction,
+        "AQMLAB_MSS": f.mss,
+    }
+    if f.base_rtt_ms is not None:
+        meta["AQMLAB_BASE_RTT_MS"] = round(f.base_rtt_ms, DIGITS)
+    what = (
+        f"connection {f.conn_id} ({f.side} sends, {f.direction}): delta snd_una / delta t of "
+        "the sender, tcp_state.parquet"
+    )
+    return rate, meta, extra, what
+
+
 # --- the document --------------------------------------------------------------------------
 
 
@@ -500,40 +538,9 @@ def build(
         for f in flows:
             streams[f.direction] += 1
             name = f"{DIRECTION_NAME[f.direction]}::{streams[f.direction]}"
-            una = f.rows["snd_una"].to_numpy().astype(float)
-            rate = cumulative_rate_mbps(f.t, una, x, step_s)
-            # Flent's socket-statistics keys (ss: rtt and rttvar in ms, cwnd in segments),
-            # the sender's state at each grid time.
-            stats: dict[str, np.ndarray] = {}
-            for col, key, scale in (
-                ("srtt_ms", "tcp_rtt", 1.0),
-                ("rttvar_ms", "tcp_rtt_var", 1.0),
-                ("cwnd", "tcp_cwnd", 1.0 / f.mss),
-            ):
-                if col in f.rows.columns:
-                    vals = f.rows[col].to_numpy().astype(float) * scale
-                    stats[key] = _at_or_before(f.t, vals, x)
-
-            # SRTT and RTTVAR are 0 before the first RTT sample: no value then.
-            known = stats["tcp_rtt"] > 0 if "tcp_rtt" in stats else np.ones(len(x), dtype=bool)
-
-            def extra(i: int, stats=stats, known=known) -> dict[str, Any]:
-                return {k: _r(float(v[i])) for k, v in stats.items() if k == "tcp_cwnd" or known[i]}
-
-            meta = {
-                "UNITS": "Mbits/s",
-                "AQMLAB_CONN_ID": f.conn_id,
-                "AQMLAB_SENDER": f.side,
-                "AQMLAB_DIRECTION": f.direction,
-                "AQMLAB_MSS": f.mss,
-            }
-            if f.base_rtt_ms is not None:
-                meta["AQMLAB_BASE_RTT_MS"] = round(f.base_rtt_ms, DIGITS)
+            rate, meta, extra, what = _flow_series(f, x, step_s)
             add(name, rate, meta, extra)
-            described[name] = (
-                f"connection {f.conn_id} ({f.side} sends, {f.direction}): delta snd_una / "
-                "delta t of the sender, tcp_state.parquet"
-            )
+            described[name] = what
     else:
         mode = "aggregate"
         if bottleneck is None:
