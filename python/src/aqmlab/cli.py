@@ -4,6 +4,8 @@
                [--plots] [--calibrate] [--calibration FILE]
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
+    aqmlab flent RESULTS_DIR [--out FILE.flent.gz] [--step S] [--max-flows N] [--aggregate]
+                 [--time ISO]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--set key.path=value ...] [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
@@ -199,6 +201,53 @@ def _parser() -> argparse.ArgumentParser:
         help="the data sender to show (default: the side that sent more)",
     )
     pc.add_argument("--out", default=None, help="PNG file (default: RESULTS/plots/conn-<id>.png)")
+
+    fl = sub.add_parser(
+        "flent",
+        help="export a run's time series as a Flent data file (.flent.gz)",
+        description="Write a run's time series as a Flent data file (test rrul_be_nflows) that "
+        "Flent's GUI and plotter open: `flent -i FILE -p all_scaled -o out.png`. Upload = "
+        "forward (left -> right), download = reverse. With a tcp_state table ([trace.tcp]) "
+        "one TCP series per traced connection (with tcp_rtt and tcp_cwnd for Flent's tcp_rtt "
+        "and tcp_cwnd plots); without, each direction's bottleneck throughput as one "
+        "aggregate series. Ping = base RTT + both bottleneck queues' queueing delay. "
+        "See docs/flent.md.",
+    )
+    fl.add_argument("results", help="results directory of `aqmlab run`")
+    fl.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="output file (default: RESULTS/<scenario name>.flent.gz)",
+    )
+    fl.add_argument(
+        "--step",
+        type=float,
+        default=None,
+        metavar="S",
+        help="Flent's STEP_SIZE: seconds between points of the common time grid (default 0.2, "
+        "Flent's); each point is the time average over the step before it",
+    )
+    fl.add_argument(
+        "--max-flows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with more traced connections than N, export the N that sent the most bytes "
+        "(default 100)",
+    )
+    fl.add_argument(
+        "--aggregate",
+        action="store_true",
+        help="export the per-direction aggregates even when the run has a tcp_state table",
+    )
+    fl.add_argument(
+        "--time",
+        default=None,
+        metavar="ISO",
+        help="Flent's TIME, the run's start, e.g. 2026-01-31T12:00:00Z (default: when the run "
+        "was written, from its summary.json's modification time less its wall time)",
+    )
 
     sw = sub.add_parser(
         "sweep", help="run (or resume) a study: a sweep file's runs, in parallel, catalogued"
@@ -473,6 +522,31 @@ def _cmd_plots(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_flent(args: argparse.Namespace) -> int:
+    from aqmlab.analysis import flent_export
+
+    step = flent_export.DEFAULT_STEP_S if args.step is None else args.step
+    max_flows = flent_export.DEFAULT_MAX_FLOWS if args.max_flows is None else args.max_flows
+    time = None if args.time is None else flent_export.parse_time(args.time)
+    done = flent_export.export(
+        args.results,
+        args.out,
+        step_s=step,
+        time=time,
+        max_flows=max_flows,
+        aggregate=args.aggregate,
+    )
+    flows = (
+        f"{done.upload_streams} upload and {done.download_streams} download flows"
+        if done.mode == "per_flow"
+        else "aggregate throughput per direction (bottleneck table)"
+    )
+    print(f"{done.path}: Flent test {flent_export.FLENT_TEST}, {flows}, {done.points} points")
+    for note in done.notes:
+        print(f"  note: {note}")
+    return 0
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from aqmlab.runs.calibrate import calibrate
 
@@ -712,6 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
         "plot-conn": _cmd_plot_conn,
+        "flent": _cmd_flent,
         "sweep": _cmd_sweep,
         "report": _cmd_report,
         "reproduce": _cmd_reproduce,
