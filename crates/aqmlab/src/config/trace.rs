@@ -204,7 +204,7 @@ impl TraceConfig {
                 (_, None) => {},
             }
             // 20 bytes of IP header at least; pcap readers refuse snap lengths above 256 KiB.
-            integer_in(&format!("{at}.snaplen"), p.snaplen, 20..=262_144)?;
+            integer_in(format!("{at}.snaplen"), p.snaplen, 20..=262_144)?;
             validate_selection(&at, &p.selection(), hosts, duration_s)?;
             let name = p.file_name();
             if files.contains(&name) {

@@ -21,6 +21,7 @@ mod rack;
 mod rate_steps;
 mod sack;
 mod slicing;
+mod tc_stats;
 mod tcp_traces;
 mod traffic_classes;
 mod web;
