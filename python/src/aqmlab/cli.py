@@ -4,6 +4,7 @@
                [--plots] [--calibrate] [--calibration FILE]
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
+    aqmlab stats RESULTS_DIR [--json | --over-time [--out FILE.csv]]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--set key.path=value ...] [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
@@ -167,6 +168,19 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="studied bottleneck direction (default: that of the Web responses)",
     )
+
+    st = sub.add_parser(
+        "stats", help="the bottleneck queues' statistics as `tc -s qdisc show` prints them"
+    )
+    st.add_argument("results", help="results directory of `aqmlab run`")
+    mode = st.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
+    mode.add_argument(
+        "--over-time",
+        action="store_true",
+        help="the statistics at every reporting interval as CSV (needs [trace] qdisc = true)",
+    )
+    st.add_argument("--out", default=None, help="with --over-time: write the CSV to this file")
 
     sw = sub.add_parser(
         "sweep", help="run (or resume) a study: a sweep file's runs, in parallel, catalogued"
@@ -397,6 +411,26 @@ def _cmd_plots(args: argparse.Namespace) -> int:
     results = runner.Results.open(args.results)
     out = Path(args.out) if args.out else Path(args.results) / "plots"
     _write_plots(results, out, args.direction)
+    return 0
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from aqmlab.analysis import tc_stats
+    from aqmlab.runs.results import Results
+
+    results = Results.open(args.results)
+    if args.json:
+        print(json.dumps(tc_stats.qdisc_stats(results.summary), indent=2))
+    elif args.over_time:
+        if "qdisc" not in results.tables:
+            raise ScenarioError(f"{args.results}: no qdisc table (run with [trace] qdisc = true)")
+        wide = tc_stats.over_time(results["qdisc"])
+        if args.out:
+            wide.write_csv(args.out)
+        else:
+            sys.stdout.write(wide.write_csv())
+    else:
+        print(tc_stats.format_run(results.summary))
     return 0
 
 
@@ -638,6 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "presets": _cmd_presets,
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
+        "stats": _cmd_stats,
         "sweep": _cmd_sweep,
         "report": _cmd_report,
         "reproduce": _cmd_reproduce,
