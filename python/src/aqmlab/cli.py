@@ -6,6 +6,7 @@
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
     aqmlab flent RESULTS_DIR [--out FILE.flent.gz] [--step S] [--max-flows N] [--aggregate]
                  [--time ISO]
+    aqmlab stats RESULTS_DIR [--json | --over-time [--out FILE.csv]]
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--set key.path=value ...] [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
@@ -248,6 +249,19 @@ def _parser() -> argparse.ArgumentParser:
         help="Flent's TIME, the run's start, e.g. 2026-01-31T12:00:00Z (default: when the run "
         "was written, from its summary.json's modification time less its wall time)",
     )
+
+    st = sub.add_parser(
+        "stats", help="the bottleneck queues' statistics as `tc -s qdisc show` prints them"
+    )
+    st.add_argument("results", help="results directory of `aqmlab run`")
+    mode = st.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
+    mode.add_argument(
+        "--over-time",
+        action="store_true",
+        help="the statistics at every reporting interval as CSV (needs [trace] qdisc = true)",
+    )
+    st.add_argument("--out", default=None, help="with --over-time: write the CSV to this file")
 
     sw = sub.add_parser(
         "sweep", help="run (or resume) a study: a sweep file's runs, in parallel, catalogued"
@@ -544,6 +558,25 @@ def _cmd_flent(args: argparse.Namespace) -> int:
     print(f"{done.path}: Flent test {flent_export.FLENT_TEST}, {flows}, {done.points} points")
     for note in done.notes:
         print(f"  note: {note}")
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from aqmlab.analysis import tc_stats
+    from aqmlab.runs.results import Results
+
+    results = Results.open(args.results)
+    if args.json:
+        print(json.dumps(tc_stats.qdisc_stats(results.summary), indent=2))
+    elif args.over_time:
+        if "qdisc" not in results.tables:
+            raise ScenarioError(f"{args.results}: no qdisc table (run with [trace] qdisc = true)")
+        wide = tc_stats.over_time(results["qdisc"])
+        if args.out:
+            wide.write_csv(args.out)
+        else:
+            sys.stdout.write(wide.write_csv())
+    else:
+        print(tc_stats.format_run(results.summary))
     return 0
 
 
@@ -787,6 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "plots": _cmd_plots,
         "plot-conn": _cmd_plot_conn,
         "flent": _cmd_flent,
+        "stats": _cmd_stats,
         "sweep": _cmd_sweep,
         "report": _cmd_report,
         "reproduce": _cmd_reproduce,

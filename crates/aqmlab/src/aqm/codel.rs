@@ -21,7 +21,7 @@
 //! Time is integer ns; `interval/√count` is computed in f64 and rounded to ns (Linux uses a
 //! Newton approximation of 1/√count; the difference is below a microsecond).
 
-use super::{DropCause, QueueLen, Verdict};
+use super::{DropCause, QueueCounts, QueueLen, Verdict};
 use crate::packet::Packet;
 use crate::units::Time;
 
@@ -167,6 +167,10 @@ impl CodelState {
 pub struct Codel {
     pub p: CodelParams,
     pub s: CodelState,
+    /// Sojourn time of the last packet taken from the head, and the largest packet taken
+    /// (Linux `ldelay`, `maxpacket`: statistics only).
+    pub ldelay: Time,
+    pub maxpacket: u32,
 }
 
 impl Codel {
@@ -174,6 +178,8 @@ impl Codel {
         Codel {
             p,
             s: CodelState::default(),
+            ldelay: 0,
+            maxpacket: 0,
         }
     }
 
@@ -188,7 +194,34 @@ impl Codel {
 
     #[inline]
     pub fn on_dequeue(&mut self, now: Time, pkt: &Packet, q_after: QueueLen) -> Verdict {
+        self.ldelay = now.saturating_sub(pkt.enqueued_at);
+        self.maxpacket = self.maxpacket.max(pkt.size);
         self.s.on_dequeue(&self.p, now, pkt, q_after)
+    }
+
+    /// tc's codel xstats (Linux `codel_dump_stats`, iproute2 `codel_print_xstats`), times in
+    /// µs: `ldelay` the last sojourn, `drop_next` relative to `now` while dropping (else 0),
+    /// `ecn_mark` the CE marks, `drop_overlimit` the tail drops at the limit.
+    pub fn qdisc_stats(
+        &self,
+        now: Time,
+        c: &QueueCounts,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let drop_next = if self.s.dropping {
+            (self.s.drop_next as i64 - now as i64) / 1000
+        } else {
+            0
+        };
+        super::json_map(serde_json::json!({
+            "count": self.s.count,
+            "lastcount": self.s.lastcount,
+            "ldelay": self.ldelay / 1000,
+            "drop_next": drop_next,
+            "dropping": u8::from(self.s.dropping),
+            "ecn_mark": c.marks,
+            "maxpacket": self.maxpacket,
+            "drop_overlimit": c.drops_overflow,
+        }))
     }
 
     pub fn on_idle(&mut self) {

@@ -67,6 +67,33 @@ pub struct QueueLen {
     pub bytes: u64,
 }
 
+/// The queue's own counters from the start of the run (`net::queue::QueueStats`), from which
+/// the tc statistics that Linux keeps in the qdisc are derived (`Aqm::qdisc_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    pub arrivals: u64,
+    pub drops_early: u64,
+    pub drops_forced: u64,
+    pub drops_overflow: u64,
+    pub marks: u64,
+    /// Largest occupancy reached, packets (after the enqueue).
+    pub peak_packets: u32,
+}
+
+impl QueueCounts {
+    pub fn drops(&self) -> u64 {
+        self.drops_early + self.drops_forced + self.drops_overflow
+    }
+}
+
+/// Builds a JSON map from an object literal.
+pub(crate) fn json_map(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("json! of an object literal is an object"),
+    }
+}
+
 /// How a limit or threshold is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -211,22 +238,48 @@ impl Aqm {
         serde_json::json!({ "kind": self.name(), "params": params })
     }
 
-    /// The discipline's own counters and state as `tc -s qdisc show` names them, cumulative
-    /// from the start of the run as tc's are (not from the end of the warm-up), for
-    /// summary.json (`qdisc_forward`, `qdisc_reverse`). Empty for disciplines whose tc output
-    /// has no fields of their own here yet.
-    pub fn qdisc_stats(&self) -> serde_json::Map<String, serde_json::Value> {
+    /// The discipline's own counters and state as `tc -s qdisc show` names them (its
+    /// "xstats"), cumulative from the start of the run as tc's are (not from the end of the
+    /// warm-up), for summary.json (`qdisc_forward`, `qdisc_reverse`) and the `qdisc` table.
+    /// `now` is the time of the snapshot (CoDel's `drop_next` is relative to it), `c` the
+    /// queue's own counters. Times are in µs as tc's JSON output gives them. Empty for
+    /// drop-tail (pfifo/bfifo have no xstats).
+    pub fn qdisc_stats(
+        &self,
+        now: Time,
+        c: &QueueCounts,
+    ) -> serde_json::Map<String, serde_json::Value> {
         match self {
             Aqm::DualPi2(a) => a.qdisc_stats(),
             Aqm::Cake(a) => a.qdisc_stats(),
             Aqm::FqCodel(a) => a.qdisc_stats(),
             Aqm::FqPie(a) => a.qdisc_stats(),
+            Aqm::Red(a) => a.qdisc_stats(c),
+            Aqm::Codel(a) => a.qdisc_stats(now, c),
+            Aqm::Pie(a) => a.qdisc_stats(c),
+            Aqm::Pi(a) => a.qdisc_stats(),
+            Aqm::Rem(a) => a.qdisc_stats(),
+            Aqm::DropTail(_) => serde_json::Map::new(),
+        }
+    }
+
+    /// tc's `overlimits` of the counterpart qdisc (the header's `qdisc_qstats_overlimit`):
+    /// RED counts every packet its test selected (early and forced drops, marks); DualPI2 its
+    /// drops at the limit; CAKE the dequeues its shaper held back. pfifo/bfifo, CoDel,
+    /// FQ-CoDel, PIE and FQ-PIE never count it (their own `overlimit`/`drop_overlimit` xstats
+    /// are tail drops); PI and REM have no Linux qdisc and report 0.
+    pub fn tc_overlimits(&self, c: &QueueCounts) -> u64 {
+        match self {
+            Aqm::Red(_) => c.drops_early + c.drops_forced + c.marks,
+            Aqm::DualPi2(_) => c.drops_overflow,
+            Aqm::Cake(a) => a.overlimits,
             Aqm::DropTail(_)
-            | Aqm::Red(_)
             | Aqm::Pi(_)
             | Aqm::Rem(_)
             | Aqm::Codel(_)
-            | Aqm::Pie(_) => serde_json::Map::new(),
+            | Aqm::Pie(_)
+            | Aqm::FqCodel(_)
+            | Aqm::FqPie(_) => 0,
         }
     }
 

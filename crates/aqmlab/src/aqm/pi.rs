@@ -112,6 +112,12 @@ impl Pi {
         }
     }
 
+    /// The controller's state for the statistics (`prob`, the drop/mark probability). PI has
+    /// no Linux qdisc, hence no tc counterpart: the name follows PIE's.
+    pub fn qdisc_stats(&self) -> serde_json::Map<String, serde_json::Value> {
+        super::json_map(serde_json::json!({ "prob": self.s.p }))
+    }
+
     pub fn on_tick(&mut self, q: QueueLen) {
         let qn = self.q_pkts(q);
         let r = self.p.q_ref;

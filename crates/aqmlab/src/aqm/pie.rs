@@ -28,7 +28,7 @@
 //! Sources: RFC 8033 (through FreeBSD `dn_aqm_pie.c`, Linux `pie.h`/`sch_pie.c`, DPDK
 //! `rte_pie.h`). Linux's +2 % above 250 ms is not included. See docs/queues.md.
 
-use super::{DropCause, QueueLen, Verdict};
+use super::{DropCause, QueueCounts, QueueLen, Verdict};
 use crate::packet::Packet;
 use crate::rng::UniformSource;
 use crate::units::{as_secs, Time};
@@ -181,6 +181,35 @@ impl Pie {
 
     pub fn on_idle(&mut self) {
         self.s.last_sojourn = 0.0;
+    }
+
+    /// tc's pie xstats (Linux `pie_dump_stats`, iproute2 `pie_print_xstats`): `prob`, `delay`
+    /// (the estimate of the last update, µs), `avg_dq_rate` (bytes/s, with the departure-rate
+    /// estimator only), `pkts_in` (accepted), `overlimit` (tail drops), `dropped` (every
+    /// drop, tail drops included), `maxq` (the most packets found queued by an accepted
+    /// arrival), `ecn_mark`.
+    pub fn qdisc_stats(&self, c: &QueueCounts) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = super::json_map(serde_json::json!({
+            "prob": self.s.p,
+            "delay": (self.s.qdelay * 1e6).round() as u64,
+        }));
+        if self.p.estimator == PieEstimator::DepartureRate {
+            let rate = if self.s.avg_dq_time > 0.0 {
+                (self.p.dq_threshold as f64 / self.s.avg_dq_time).round() as u64
+            } else {
+                0
+            };
+            m.insert("avg_dq_rate".into(), rate.into());
+        }
+        let more = serde_json::json!({
+            "pkts_in": c.arrivals - c.drops(),
+            "overlimit": c.drops_overflow,
+            "dropped": c.drops(),
+            "maxq": c.peak_packets.saturating_sub(1),
+            "ecn_mark": c.marks,
+        });
+        m.extend(super::json_map(more));
+        m
     }
 
     fn current_qdelay(&self, q: QueueLen) -> f64 {

@@ -31,7 +31,7 @@
 
 use super::ared::Ared;
 pub use super::red_params::{EcnPolicy, RedParams, RedState};
-use super::{DropCause, QueueLen, Verdict};
+use super::{DropCause, QueueCounts, QueueLen, Verdict};
 use crate::packet::Packet;
 use crate::rng::UniformSource;
 use crate::units::{as_secs, Time};
@@ -242,6 +242,24 @@ impl Red {
                 a.on_tick(now, avg, &self.p, &mut self.s);
             }
         }
+    }
+
+    /// tc's red xstats (Linux `red_dump_stats`, iproute2 `red_print_xstats`): `early` =
+    /// prob_drop + forced_drop (the model's early and forced drops), `pdrop` = drops at the
+    /// buffer limit, `other` = 0 (no other drops here), `marked` = prob_mark + forced_mark.
+    /// Adaptive RED adds `max_p`, the current value: Linux's adaptive RED dumps its
+    /// `parms.max_P`, which tc prints as `probability` on the options line.
+    pub fn qdisc_stats(&self, c: &QueueCounts) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = super::json_map(serde_json::json!({
+            "marked": c.marks,
+            "early": c.drops_early + c.drops_forced,
+            "pdrop": c.drops_overflow,
+            "other": 0,
+        }));
+        if self.adaptive.is_some() {
+            m.insert("max_p".into(), self.s.max_p.into());
+        }
+        m
     }
 
     pub fn state_probe(&self) -> (&'static str, f64) {

@@ -132,6 +132,12 @@ impl Rem {
         Verdict::Pass
     }
 
+    /// The controller's state for the statistics (`price`, and `prob` = 1 − φ^−price). REM
+    /// has no Linux qdisc, hence no tc counterpart.
+    pub fn qdisc_stats(&self) -> serde_json::Map<String, serde_json::Value> {
+        super::json_map(serde_json::json!({ "price": self.s.price, "prob": self.s.prob }))
+    }
+
     pub fn on_tick(&mut self, q: QueueLen) {
         let m = self.p.mean_pkt_size as f64;
         let (x, b) = if self.p.byte_mode {

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use crate::aqm::cake::ack::{self, AckFilter};
 use crate::aqm::cake::Pick;
-use crate::aqm::{Aqm, DropCause, QueueLen, Verdict};
+use crate::aqm::{Aqm, DropCause, QueueCounts, QueueLen, Verdict};
 use crate::measure::histogram::DelayHistogram;
 use crate::packet::{Ecn, PacketStore, PktId};
 use crate::rng::Rng;
@@ -44,6 +44,18 @@ pub struct QueueStats {
 impl QueueStats {
     pub fn drops(&self) -> u64 {
         self.drops_early + self.drops_forced + self.drops_overflow
+    }
+
+    /// The counters tc's statistics are derived from (`Aqm::qdisc_stats`).
+    pub fn counts(&self) -> QueueCounts {
+        QueueCounts {
+            arrivals: self.arrivals,
+            drops_early: self.drops_early,
+            drops_forced: self.drops_forced,
+            drops_overflow: self.drops_overflow,
+            marks: self.marks,
+            peak_packets: self.peak_packets,
+        }
     }
 
     fn count_drop(&mut self, cause: DropCause, bytes: u32) {

@@ -36,11 +36,12 @@ pub struct Summary {
     /// The bottleneck disciplines and the parameters in force, per direction.
     pub queue_forward: serde_json::Value,
     pub queue_reverse: serde_json::Value,
-    /// The disciplines' own statistics named as `tc -s qdisc show` names them
-    /// (`Aqm::qdisc_stats`), per direction; absent for disciplines that have none.
-    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    /// tc-style statistics per direction (`sim::qdisc::tc_stats`): tc's header (`sent_bytes`,
+    /// `sent_packets`, `dropped`, `overlimits`, `requeues`, `backlog_bytes`,
+    /// `backlog_packets`, `marks`), the completed transmissions (`tx_packets`, `tx_bytes`)
+    /// and the discipline's own fields named as `tc -s qdisc show` names them
+    /// (`Aqm::qdisc_stats`); from the start of the run, warm-up included, as tc counts.
     pub qdisc_forward: serde_json::Map<String, serde_json::Value>,
-    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
     pub qdisc_reverse: serde_json::Map<String, serde_json::Value>,
     pub forward: DirectionSummary,
     pub reverse: DirectionSummary,
@@ -205,6 +206,9 @@ impl Simulation {
             tables.push(self.source_delay_rows.take());
         }
         self.drain_traces(&mut tables);
+        if self.sc.trace.qdisc {
+            tables.push(self.qdisc_rows.take());
+        }
         tables
     }
 
@@ -239,14 +243,13 @@ impl Simulation {
                 .aqm
                 .params_json();
             self.summary.reverse = self.monitors[1].summary.clone();
-            self.summary.qdisc_forward = self.links[self.topo.forward() as usize]
-                .queue
-                .aqm
-                .qdisc_stats();
-            self.summary.qdisc_reverse = self.links[self.topo.reverse() as usize]
-                .queue
-                .aqm
-                .qdisc_stats();
+            self.summary.qdisc_forward =
+                super::qdisc::tc_stats(&self.links[self.bottleneck(0) as usize], now);
+            self.summary.qdisc_reverse =
+                super::qdisc::tc_stats(&self.links[self.bottleneck(1) as usize], now);
+            if self.sc.trace.qdisc {
+                self.sample_qdisc(now);
+            }
             self.close_mix_metrics();
         }
         self.drain()

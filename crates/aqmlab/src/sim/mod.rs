@@ -27,6 +27,7 @@ mod monitor;
 mod network;
 mod observe;
 mod one_or_more;
+mod qdisc;
 mod records;
 mod source_delay;
 mod source_events;
@@ -161,6 +162,8 @@ pub struct Simulation {
     udp_rows: CbrFlowRows,
     loss_run_rows: LossRunRows,
     queue_delay_rows: QueueDelayRows,
+    /// tc-style statistics over time (`[trace] qdisc`).
+    qdisc_rows: records::QdiscRows,
     /// Bottleneck queueing delay by traffic source, when the sources differ in TCP or RTT.
     source_delays: Option<source_delay::SourceDelays>,
     source_delay_rows: records::SourceDelayRows,
@@ -329,6 +332,7 @@ impl Simulation {
             udp_rows: CbrFlowRows::default(),
             loss_run_rows: LossRunRows::default(),
             queue_delay_rows: QueueDelayRows::default(),
+            qdisc_rows: records::QdiscRows::default(),
             source_delays: (!sc.traffic_tcp.is_empty() || !sc.traffic_rtt.is_empty())
                 .then(|| source_delay::SourceDelays::new(sc.traffic.len())),
             source_delay_rows: Default::default(),
@@ -458,6 +462,10 @@ impl Simulation {
                     let link = &self.links[self.bottleneck(dir) as usize];
                     self.monitors[dir].interval(now, link, &mut self.bneck_rows);
                 }
+                // The end of the run is sampled by `finish`, after everything due then.
+                if self.sc.trace.qdisc && now < self.end {
+                    self.sample_qdisc(now);
+                }
                 let p = self.monitors[0].interval;
                 self.sched.after(p, Ev::Interval);
             },
@@ -477,6 +485,16 @@ impl Simulation {
                     self.links[b].set_rate(self.sched.now(), BitsPerSec::from_mbps(rate));
                 }
             },
+        }
+    }
+
+    /// tc-style statistics of both bottleneck queues at `now`, as rows of the `qdisc` table.
+    #[cold]
+    fn sample_qdisc(&mut self, now: Time) {
+        for (dir, name) in [(0, "forward"), (1, "reverse")] {
+            let link = &self.links[self.bottleneck(dir) as usize];
+            let stats = qdisc::tc_stats(link, now);
+            qdisc::push_rows(&mut self.qdisc_rows, now, name, &stats);
         }
     }
 

@@ -392,3 +392,28 @@ impl SourceDelayRows {
         )
     }
 }
+
+/// tc-style statistics of the bottleneck queues over time (`[trace] qdisc`), long form: one
+/// row per field per direction at the end of every reporting interval and of the run,
+/// cumulative from the start (`sim::qdisc`).
+#[derive(Default)]
+pub struct QdiscRows {
+    pub t_s: Vec<f64>,
+    pub direction: Vec<&'static str>,
+    pub field: Vec<&'static str>,
+    pub value: Vec<f64>,
+}
+
+impl QdiscRows {
+    pub fn take(&mut self) -> Table {
+        take_table!(
+            "qdisc",
+            self {
+                t_s: F64,
+                direction: Str,
+                field: Str,
+                value: F64,
+            }
+        )
+    }
+}

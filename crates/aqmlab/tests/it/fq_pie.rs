@@ -205,7 +205,7 @@ fn fq_codel_ce_threshold_marks_ect1_only() {
         store.free(id);
     }
     assert_eq!(q.stats.marks, 1);
-    let st = q.aqm.qdisc_stats();
+    let st = q.aqm.qdisc_stats(10 * MS + 500_000, &q.stats.counts());
     assert_eq!(
         (st["ce_mark"].as_u64(), st["ecn_mark"].as_u64()),
         (Some(1), Some(0))

@@ -22,6 +22,7 @@ mod rack;
 mod rate_steps;
 mod sack;
 mod slicing;
+mod tc_stats;
 mod tcp_state_trace;
 mod tcp_traces;
 mod traffic_classes;

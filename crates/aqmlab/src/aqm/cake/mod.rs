@@ -99,6 +99,8 @@ pub struct Cake {
     qlen: u32,
     /// Overflow drops (Linux `drop_overlimit`, summed over tins).
     pub drop_overlimit: u64,
+    /// Dequeues the shaper held back (Linux's `sch->qstats.overlimits` in `cake_dequeue`).
+    pub overlimits: u64,
 }
 
 /// Linux `quantum_div[n] = 65535 / n`: a host's share of a flow quantum per bulk flow.
@@ -159,6 +161,7 @@ impl Cake {
             route_hosts: Vec::new(),
             qlen: 0,
             drop_overlimit: 0,
+            overlimits: 0,
             p,
         }
     }
@@ -298,6 +301,7 @@ impl Cake {
             return Pick::Idle;
         }
         if let Some(t) = self.shaper.hold_until(now) {
+            self.overlimits += 1;
             return Pick::Wait(t);
         }
         if self.shaper.rate.unlimited() {
