@@ -278,6 +278,21 @@ def scenario(r: random.Random) -> dict[str, Any]:
             for _ in range(r.choice([1, 2]))
         ]
         doc["topology"]["bottleneck_steps"] = steps
+    if r.random() < 0.1:
+        # Captures and traces: a point (host numbers possibly out of range), maybe a sampled
+        # or windowed selection, and a TCP state trace at every change or per interval.
+        cap = {"point": r.choice(["forward", "reverse", "forward_in", "reverse_in", "host"])}
+        if cap["point"] == "host":
+            cap["host"] = r.choice([0, 1, 10**6])
+        if r.random() < 0.3:
+            cap["sample"] = pick(r, ([0.5, 1.0], [0.0, -1.0, 2.0]))
+        if r.random() < 0.2:
+            cap["snaplen"] = pick(r, ([40, 96, 65535], [0, 10**9]))
+        doc["trace"] = {"pcap": [cap]}
+        if r.random() < 0.5:
+            doc["trace"]["tcp"] = {"interval_ms": pick(r, ([0.0, 10.0], [-1.0, 1e-9]))}
+        if r.random() < 0.5:
+            doc["trace"]["qdisc"] = True
     for t in doc["traffic"]:
         # A source's own stack and RTT (refused on a udp_cbr source, with one line).
         if r.random() < 0.15:

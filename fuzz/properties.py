@@ -65,6 +65,7 @@ def check_run(out: Path) -> list[str]:
                 f"{d}: arrivals {x['arrivals']} - departures {x['departures']} - drops {drops} "
                 f"= {imbalance}, beyond the queue's capacity {cap:g}"
             )
+    bad += _check_captures(out, s)
     udp = summ.get("udp") or {}
     if udp.get("flows"):
         if udp["sent"] != udp["delivered"] + udp["lost"] + udp["unresolved"]:
@@ -81,6 +82,41 @@ def check_run(out: Path) -> list[str]:
         )
         if off.height:
             bad.append(f"udp_flows: {off.height} flows with sent != delivered + lost + unresolved")
+    return bad
+
+
+def _pcap_records(data: bytes) -> int | None:
+    """The number of records of a nanosecond pcap, or None if the file is not one whose
+    records end exactly at its end."""
+    if len(data) < 24 or data[:4] != bytes.fromhex("4d3cb2a1"):
+        return None
+    n, i = 0, 24
+    while i + 16 <= len(data):
+        incl = int.from_bytes(data[i + 8 : i + 12], "little")
+        i += 16 + incl
+        n += 1
+    return n if i == len(data) else None
+
+
+def _check_captures(out: Path, s: dict) -> list[str]:
+    """Every capture is a well-formed pcap; a whole-run egress capture holds exactly the
+    packets the queue sent (tc's `Sent`)."""
+    bad = []
+    for cap in ((s.get("scenario") or {}).get("trace") or {}).get("pcap") or []:
+        name = (
+            f"capture-host-{cap['host']}.pcap"
+            if cap["point"] == "host"
+            else f"capture-{cap['point']}.pcap"
+        )
+        n = _pcap_records((out / name).read_bytes())
+        if n is None:
+            bad.append(f"{name}: not a well-formed pcap")
+            continue
+        whole = cap.get("sample", 1.0) == 1.0 and not cap.get("start_s") and not cap.get("end_s")
+        if cap["point"] in ("forward", "reverse") and whole:
+            sent = s["summary"][f"qdisc_{cap['point']}"]["sent_packets"]
+            if n != sent:
+                bad.append(f"{name}: {n} packets, the queue sent {sent}")
     return bad
 
 

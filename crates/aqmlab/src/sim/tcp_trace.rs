@@ -74,11 +74,11 @@ impl TcpTracer {
         let Some(s) = self.slots.get_mut(slot as usize).filter(|s| s.on) else {
             return;
         };
-        if self.interval > 0 {
+        if let Some(k) = now.checked_div(self.interval) {
             if now < s.due[side] {
                 return;
             }
-            s.due[side] = (now / self.interval + 1) * self.interval;
+            s.due[side] = (k + 1) * self.interval;
         } else if s.last[side] == Some(snap) {
             return;
         }

@@ -64,19 +64,6 @@ fn merge(batches: Vec<Vec<Table>>) -> Vec<Table> {
     out
 }
 
-/// The sender's (server's) rows: (cwnd in segments, ssthresh in segments, CA state).
-fn server_rows(tables: &[Table]) -> Vec<(u64, u64, &'static str)> {
-    let t = table(tables, "tcp_state");
-    let side = strs(t, "side");
-    let cw = u64s(t, "cwnd");
-    let ss = u64s(t, "ssthresh");
-    let st = strs(t, "ca_state");
-    (0..side.len())
-        .filter(|&i| side[i] == "server")
-        .map(|i| (cw[i] / MSS, ss[i].min(1 << 40) / MSS, st[i]))
-        .collect()
-}
-
 fn strs<'a>(t: &'a Table, name: &str) -> &'a [&'static str] {
     match &t.columns.iter().find(|(n, _)| *n == name).unwrap().1 {
         Column::Str(v) => v,

@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import aqmlab._core as _core
 from aqmlab import scenario as sc
 from aqmlab.errors import check_plain_name, make_dirs
 from aqmlab.runs import runner
+from aqmlab.runs.captures import check_room, describe
 from aqmlab.scenario.overrides import parse_key_path, parse_override, show_path
 from aqmlab.study import catalog, execute, sweepfile
 from aqmlab.study.progress import SweepProgress, format_duration
@@ -246,6 +248,22 @@ def run_sweep(
             backend.close()
 
 
+def _announce_traces(
+    todo: list[sweepfile.PlannedRun], out_dir: Path, note: Callable[[str], None]
+) -> None:
+    """States what the runs' `[trace]` sections will write (the core's upper-side estimate)
+    before any runs, and refuses a sweep whose traces cannot fit on the study's disk."""
+    sizes = [
+        float(_core.estimate(sc.to_json(r.scenario)).get("trace_bytes", 0.0))
+        for r in todo
+        if (r.scenario.get("trace") or {})
+    ]
+    total = sum(sizes)
+    if total > 0:
+        note(f"{describe(total)}, over {len(sizes)} traced run(s)")
+        check_room(total, out_dir)
+
+
 def _execute(
     sweep: sweepfile.Sweep,
     runs: list[sweepfile.PlannedRun],
@@ -292,6 +310,7 @@ def _execute(
     )
     if not todo:
         return outcome
+    _announce_traces(todo, out_dir, note)
     progress = SweepProgress(
         total=len(runs),
         done=outcome.done,
