@@ -26,11 +26,14 @@
 //! captures keep for `RETIRED_KEEP` of simulated time after the connection ends (far longer
 //! than any packet can travel); one older than that would be skipped.
 
+use super::flow_losses::ConnTag;
 use super::trace_select::Selector;
-use super::{Simulation, Source};
+use super::udp_cbr::CbrFlows;
+use super::{Conn, Simulation, Source};
 use crate::capture::{file_header, write_record, TcpOptions, WirePacket};
 use crate::config::trace::{CapturePoint, PcapConfig};
-use crate::packet::{flags, Packet, PktId, Proto};
+use crate::packet::{flags, Packet, Proto};
+use crate::tcp::config::TcpConfig;
 use crate::units::Time;
 
 /// Where `Simulation::tap` is called from.
@@ -179,87 +182,33 @@ fn window_shift(rwnd: u32) -> u8 {
     s
 }
 
-impl Simulation {
-    /// Packet `id` is seen at `seen`: every capture watching that point and selecting its
-    /// connection records it. Out of line: the hot path only tests whether a capture exists.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn tap(&mut self, seen: Seen, id: PktId) {
-        if self.taps.is_none() {
-            return;
-        }
-        let now = self.sched.now();
-        let p = *self.pkts.get(id);
-        let left = self.topo.left;
-        match p.proto {
-            Proto::Udp => {
-                let (src, dst) = self.udp.hosts(p.conn);
-                let taps = self.taps.as_mut().expect("checked above");
-                for t in taps.list.iter_mut() {
-                    if !(t.watches(seen, src, dst) && t.sel.at(now) && t.sel.udp_flow(src, dst)) {
-                        continue;
-                    }
-                    t.ip_id = t.ip_id.wrapping_add(1);
-                    let w = WirePacket {
-                        t: now,
-                        src: address(src, left),
-                        dst: address(dst, left),
-                        proto: Proto::Udp,
-                        sport: ephemeral_port(p.conn as u64),
-                        dport: 5001,
-                        ip_id: t.ip_id,
-                        ttl: 64 - p.hop.min(63),
-                        ecn: p.ecn,
-                        payload: p.len,
-                        ..Default::default()
-                    };
-                    t.record(&w);
-                }
-            },
-            Proto::Tcp => {
-                let slot = p.conn as usize;
-                let cw = if self.tags[slot].is(p.gen) {
-                    self.conn_wire(slot)
-                } else {
-                    // Travelling after its connection ended.
-                    let taps = self.taps.as_ref().expect("checked above");
-                    match taps.retired.get(&(p.conn, p.gen)) {
-                        Some(&cw) => cw,
-                        None => return,
-                    }
-                };
-                let taps = self.taps.as_mut().expect("checked above");
-                let side = (!p.to_server) as usize;
-                let (client, server) = (cw.client, cw.server);
-                let (src, dst) = if side == 0 {
-                    (client, server)
-                } else {
-                    (server, client)
-                };
-                let ports = [ephemeral_port(cw.id), cw.server_port];
-                let iss = [iss(cw.id, 0), iss(cw.id, 1)];
-                let shift = window_shift(cw.rwnd);
-                let (mss, rwnd, timestamps) = (cw.mss, cw.rwnd, cw.timestamps);
-                let syn = p.has(flags::SYN);
-                for t in taps.list.iter_mut() {
-                    if !(t.watches(seen, src, dst)
-                        && t.sel.at(now)
-                        && t.sel.connection(cw.id, client, server))
-                    {
-                        continue;
-                    }
-                    let w = t.tcp_wire(
-                        now, &p, side, &ports, &iss, mss, rwnd, shift, timestamps, syn, src, dst,
-                        left,
-                    );
-                    t.record(&w);
-                }
-            },
-        }
-    }
+/// What a capture reads of the simulation besides its own state: borrowed field by field
+/// (`world!`), so that the hot path can call `tap` while it holds a link.
+pub(super) struct World<'a> {
+    pub tags: &'a [ConnTag],
+    pub conns: &'a [Conn],
+    pub tcps: &'a [TcpConfig],
+    pub sources: &'a [Source],
+    pub udp: &'a CbrFlows,
+    pub left: u32,
 }
 
-impl Simulation {
+/// The simulation's `World`, borrowing only the fields it names.
+macro_rules! world {
+    ($sim:expr) => {
+        $crate::sim::capture_tap::World {
+            tags: &$sim.tags,
+            conns: &$sim.conns,
+            tcps: &$sim.tcps,
+            sources: &$sim.sources,
+            udp: &$sim.udp,
+            left: $sim.topo.left,
+        }
+    };
+}
+pub(super) use world;
+
+impl World<'_> {
     fn conn_wire(&self, slot: usize) -> ConnWire {
         let c = &self.conns[slot];
         let cfg = &self.tcps[c.tcp as usize];
@@ -277,13 +226,103 @@ impl Simulation {
             timestamps: cfg.header_bytes >= 52,
         }
     }
+}
+
+/// Packet `p` is seen at `seen` at `now`: every capture watching that point and selecting its
+/// connection records it. Out of line: the hot path only tests a flag.
+#[cold]
+#[inline(never)]
+pub(super) fn tap(taps: &mut Taps, w: &World, seen: Seen, now: Time, p: &Packet) {
+    let left = w.left;
+    match p.proto {
+        Proto::Udp => {
+            let (src, dst) = w.udp.hosts(p.conn);
+            for t in taps.list.iter_mut() {
+                if !(t.watches(seen, src, dst) && t.sel.at(now) && t.sel.udp_flow(src, dst)) {
+                    continue;
+                }
+                t.ip_id = t.ip_id.wrapping_add(1);
+                let wire = WirePacket {
+                    t: now,
+                    src: address(src, left),
+                    dst: address(dst, left),
+                    proto: Proto::Udp,
+                    sport: ephemeral_port(p.conn as u64),
+                    dport: 5001,
+                    ip_id: t.ip_id,
+                    ttl: 64 - p.hop.min(63),
+                    ecn: p.ecn,
+                    payload: p.len,
+                    ..Default::default()
+                };
+                t.record(&wire);
+            }
+        },
+        Proto::Tcp => {
+            let slot = p.conn as usize;
+            let cw = if w.tags[slot].is(p.gen) {
+                w.conn_wire(slot)
+            } else {
+                // Travelling after its connection ended.
+                match taps.retired.get(&(p.conn, p.gen)) {
+                    Some(&cw) => cw,
+                    None => return,
+                }
+            };
+            let side = (!p.to_server) as usize;
+            let (client, server) = (cw.client, cw.server);
+            let (src, dst) = if side == 0 {
+                (client, server)
+            } else {
+                (server, client)
+            };
+            let ports = [ephemeral_port(cw.id), cw.server_port];
+            let iss = [iss(cw.id, 0), iss(cw.id, 1)];
+            let shift = window_shift(cw.rwnd);
+            let syn = p.has(flags::SYN);
+            for t in taps.list.iter_mut() {
+                if !(t.watches(seen, src, dst)
+                    && t.sel.at(now)
+                    && t.sel.connection(cw.id, client, server))
+                {
+                    continue;
+                }
+                let wire = t.tcp_wire(
+                    now,
+                    p,
+                    side,
+                    &ports,
+                    &iss,
+                    cw.mss,
+                    cw.rwnd,
+                    shift,
+                    cw.timestamps,
+                    syn,
+                    src,
+                    dst,
+                    left,
+                );
+                t.record(&wire);
+            }
+        },
+    }
+}
+
+impl Simulation {
+    /// Packet `p` seen at `seen` now (where no other field of the simulation is borrowed).
+    pub(super) fn tap(&mut self, seen: Seen, p: &Packet) {
+        let now = self.sched.now();
+        if let Some(taps) = self.taps.as_deref_mut() {
+            tap(taps, &world!(self), seen, now, p);
+        }
+    }
 
     /// The connection in `slot` ends: the captures keep its identity for the packets still
     /// on their way, and forget those ended more than `RETIRED_KEEP` ago.
     #[cold]
     pub(super) fn tap_retire(&mut self, slot: u32) {
         let now = self.sched.now();
-        let cw = self.conn_wire(slot as usize);
+        let cw = world!(self).conn_wire(slot as usize);
         let gen = self.tags[slot as usize].gen;
         let Some(taps) = self.taps.as_mut() else {
             return;

@@ -370,12 +370,9 @@ impl Simulation {
                 ..template
             };
             if self.seg_observe {
-                self.observe_segment(slot, side, &s);
+                self.observe_segment(slot, side, &s, &p);
             }
             let id = self.pkts.alloc(p);
-            if self.host_observe {
-                self.tap(super::capture_tap::Seen::Sent, id);
-            }
             self.send_on(first_link, id);
         }
         self.out.segs.clear();

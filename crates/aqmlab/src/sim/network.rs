@@ -6,6 +6,7 @@
 
 use std::hash::Hasher;
 
+use super::capture_tap;
 use super::events::Ev;
 use super::Simulation;
 use crate::aqm::Aqm;
@@ -61,10 +62,12 @@ impl Simulation {
             }
             self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
             if self.in_observe[m as usize] {
-                self.tap(super::capture_tap::Seen::Ingress(m as usize), id);
+                if let Some(taps) = self.taps.as_deref_mut() {
+                    let seen = capture_tap::Seen::Ingress(m as usize);
+                    capture_tap::tap(taps, &capture_tap::world!(self), seen, now, p);
+                }
             }
         }
-        let l = &mut self.links[link as usize];
         let offer = l.queue.enqueue(now, id, &mut self.pkts);
         if l.in_service.is_none() {
             self.start_tx(link);
@@ -205,10 +208,6 @@ impl Simulation {
             }
             self.send_on(path.links[hop as usize], id);
         } else {
-            if self.host_observe {
-                self.tap(super::capture_tap::Seen::Received, id);
-            }
-            let p = self.pkts.get(id);
             // A copy without the SACK blocks unless it carries some: they fill the packet's
             // second cache line, which most packets (no SACK) never need to load.
             let mut pkt = Packet {
@@ -219,6 +218,9 @@ impl Simulation {
                 pkt.sack = p.sack;
             }
             self.pkts.free(id);
+            if self.host_observe {
+                self.tap(capture_tap::Seen::Received, &pkt);
+            }
             self.deliver(&pkt);
         }
     }

@@ -5,7 +5,7 @@
 use super::capture_tap::Seen;
 use super::trace::TraceEntry;
 use super::Simulation;
-use crate::packet::PktId;
+use crate::packet::{Packet, PktId};
 use crate::tcp::Seg;
 use crate::units::Time;
 
@@ -30,14 +30,18 @@ impl Simulation {
             self.note_source_delay(now, dir, id);
         }
         if self.taps.is_some() {
-            self.tap(Seen::Egress(dir), id);
+            let p = *self.pkts.get(id);
+            self.tap(Seen::Egress(dir), &p);
         }
     }
 
-    /// Segment `s` leaves endpoint `side` of `slot` (before it is put on the wire).
+    /// Segment `s`, as packet `p`, leaves endpoint `side` of `slot`.
     #[cold]
     #[inline(never)]
-    pub(super) fn observe_segment(&mut self, slot: u32, side: usize, s: &Seg) {
+    pub(super) fn observe_segment(&mut self, slot: u32, side: usize, s: &Seg, p: &Packet) {
+        if self.host_observe {
+            self.tap(Seen::Sent, p);
+        }
         let c = &self.conns[slot as usize];
         let traced = self.tcp_trace.as_ref().is_some_and(|t| t.traced(slot));
         if self.trace.is_none() && !traced {

@@ -231,10 +231,10 @@ impl Simulation {
         if let Some(t) = next {
             self.sched.at(t, Ev::CbrSend(id));
         }
-        let pkt = self.pkts.alloc(p);
         if self.host_observe {
-            self.tap(super::capture_tap::Seen::Sent, pkt);
+            self.tap(super::capture_tap::Seen::Sent, &p);
         }
+        let pkt = self.pkts.alloc(p);
         self.send_on(link, pkt);
     }
 

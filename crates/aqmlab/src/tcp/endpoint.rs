@@ -288,7 +288,6 @@ impl Endpoint {
     pub fn sack_ok(&self) -> bool {
         self.sack_ok
     }
-    /// In fast recovery (any variant).
     /// The state a per-connection trace records (`tcp/snapshot.rs`).
     pub fn snapshot(&self, cfg: &TcpConfig) -> super::snapshot::TcpSnapshot {
         use super::snapshot::CaState;
@@ -315,6 +314,7 @@ impl Endpoint {
         }
     }
 
+    /// In fast recovery (any variant).
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
     }

@@ -111,7 +111,12 @@ pub fn bulk_at(flows: u32, bytes: Option<u64>, start_s: f64, jitter_s: f64) -> T
 
 /// Runs to the end and returns the simulation (finished) and its tables.
 pub fn run(sc: Scenario) -> (Simulation, Vec<aqmlab::measure::Table>) {
-    let mut sim = Simulation::new(sc).expect("valid scenario");
+    run_sim(Simulation::new(sc).expect("valid scenario"))
+}
+
+/// Runs a simulation already set up (scripted losses, traces) to its end in 5-s chunks,
+/// draining its tables after each: the simulation (finished) and the tables merged.
+pub fn run_sim(mut sim: Simulation) -> (Simulation, Vec<aqmlab::measure::Table>) {
     let end = sim.end_time();
     let mut tables: Vec<aqmlab::measure::Table> = Vec::new();
     let mut t = 0;

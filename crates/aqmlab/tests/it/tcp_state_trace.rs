@@ -21,47 +21,14 @@ fn tcp_trace(interval_ms: f64) -> TcpTraceConfig {
     }
 }
 
-/// Runs `sc` with its data segments `lost` dropped on the reverse link; every table, merged.
+/// Runs `sc` (traced) with its data segments `lost` dropped on the reverse link, in chunks
+/// (the rows must not depend on the chunking): every table, merged.
 fn run_lossy(mut sc: Scenario, lost: &[u64]) -> Vec<Table> {
     sc.trace.tcp.get_or_insert_with(|| tcp_trace(0.0));
     let mut sim = Simulation::new(sc).unwrap();
     let link = sim.topology().reverse();
     lose_segments(&mut sim, link, MSS, lost);
-    let end = sim.end_time();
-    let mut batches = Vec::new();
-    let mut t = 0;
-    // Several drains: the rows must not depend on the chunking.
-    while t < end {
-        t = (t + end / 7).min(end);
-        sim.run_until(t);
-        batches.push(sim.drain());
-    }
-    batches.push(sim.finish());
-    merge(batches)
-}
-
-fn merge(batches: Vec<Vec<Table>>) -> Vec<Table> {
-    let mut out: Vec<Table> = Vec::new();
-    for b in batches {
-        for t in b {
-            match out.iter_mut().find(|o| o.name == t.name) {
-                None => out.push(t),
-                Some(o) => {
-                    for ((_, into), (_, from)) in o.columns.iter_mut().zip(t.columns) {
-                        match (into, from) {
-                            (Column::U64(a), Column::U64(b)) => a.extend(b),
-                            (Column::I64(a), Column::I64(b)) => a.extend(b),
-                            (Column::F64(a), Column::F64(b)) => a.extend(b),
-                            (Column::Bool(a), Column::Bool(b)) => a.extend(b),
-                            (Column::Str(a), Column::Str(b)) => a.extend(b),
-                            _ => panic!("column types differ"),
-                        }
-                    }
-                },
-            }
-        }
-    }
-    out
+    run_sim(sim).1
 }
 
 fn strs<'a>(t: &'a Table, name: &str) -> &'a [&'static str] {
