@@ -369,10 +369,10 @@ impl Simulation {
                 sack_permitted: s.sack_permitted,
                 ..template
             };
-            if self.seg_observe {
-                self.observe_segment(slot, side, &s, &p);
-            }
             let id = self.pkts.alloc(p);
+            if self.seg_observe {
+                self.observe_segment(slot, side, i, id);
+            }
             self.send_on(first_link, id);
         }
         self.out.segs.clear();

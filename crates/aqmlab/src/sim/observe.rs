@@ -5,8 +5,7 @@
 use super::capture_tap::Seen;
 use super::trace::TraceEntry;
 use super::Simulation;
-use crate::packet::{Packet, PktId};
-use crate::tcp::Seg;
+use crate::packet::PktId;
 use crate::units::Time;
 
 impl Simulation {
@@ -15,7 +14,7 @@ impl Simulation {
         for dir in 0..2 {
             let cap = self.taps.as_ref().is_some_and(|t| t.egress[dir]);
             self.tx_observe[dir] = cap || self.source_delays.is_some();
-            self.in_observe[dir] = self.taps.as_ref().is_some_and(|t| t.ingress[dir]);
+            self.monitors[dir].tap_in = self.taps.as_ref().is_some_and(|t| t.ingress[dir]);
         }
         self.host_observe = self.taps.as_ref().is_some_and(|t| t.hosts);
         self.seg_observe =
@@ -35,13 +34,16 @@ impl Simulation {
         }
     }
 
-    /// Segment `s`, as packet `p`, leaves endpoint `side` of `slot`.
+    /// The outbox's segment `i`, now packet `id`, leaves endpoint `side` of `slot`. Integer
+    /// arguments only: the caller need not keep the segment or the packet in memory for it.
     #[cold]
     #[inline(never)]
-    pub(super) fn observe_segment(&mut self, slot: u32, side: usize, s: &Seg, p: &Packet) {
+    pub(super) fn observe_segment(&mut self, slot: u32, side: usize, i: usize, id: PktId) {
         if self.host_observe {
-            self.tap(Seen::Sent, p);
+            let p = *self.pkts.get(id);
+            self.tap(Seen::Sent, &p);
         }
+        let s = &self.out.segs[i];
         let c = &self.conns[slot as usize];
         let traced = self.tcp_trace.as_ref().is_some_and(|t| t.traced(slot));
         if self.trace.is_none() && !traced {
