@@ -179,10 +179,10 @@ pub struct Simulation {
     taps: Option<Box<capture_tap::Taps>>,
     tcp_trace: Option<Box<tcp_trace::TcpTracer>>,
     /// What the hot path checks before calling out of line (`observe`): a packet starting
-    /// transmission on bottleneck `dir` (a capture, or `source_delays`), one reaching a host,
-    /// a segment sent (`trace`, `[trace.tcp]` or a host capture); arrivals at a bottleneck
-    /// queue: `Monitor::tap_in`.
+    /// transmission on bottleneck `dir` (a capture, or `source_delays`), one arriving at its
+    /// queue, one reaching a host, a segment sent (`trace`, `[trace.tcp]` or a host capture).
     tx_observe: [bool; 2],
+    in_observe: [bool; 2],
     host_observe: bool,
     seg_observe: bool,
     sources: Vec<Source>,
@@ -349,6 +349,7 @@ impl Simulation {
                 .as_ref()
                 .map(|t| Box::new(tcp_trace::TcpTracer::new(t, seed))),
             tx_observe: [false; 2],
+            in_observe: [false; 2],
             host_observe: false,
             seg_observe: false,
             sources: Vec::new(),

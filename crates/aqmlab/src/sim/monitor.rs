@@ -118,9 +118,6 @@ pub struct Monitor {
     bin_start: Time,
     bin_packets: u64,
     bin_bytes: u64,
-    /// A capture watches the packets arriving at this queue (`[[trace.pcap]]` `*_in`): kept
-    /// here, beside what every arrival already touches, for the hot path's test.
-    pub tap_in: bool,
 }
 
 impl Monitor {
@@ -149,7 +146,6 @@ impl Monitor {
             m_sum_bytes: 0.0,
             m_max: 0,
             summary: DirectionSummary::default(),
-            tap_in: false,
             burst_bin: millis(m.burst_bin_ms),
             bin_start: 0,
             bin_packets: 0,

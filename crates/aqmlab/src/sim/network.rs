@@ -61,7 +61,7 @@ impl Simulation {
                 owner = Some((p.conn, p.gen));
             }
             self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
-            if self.monitors[m as usize].tap_in {
+            if self.in_observe[m as usize] {
                 if let Some(taps) = self.taps.as_deref_mut() {
                     let seen = capture_tap::Seen::Ingress(m as usize);
                     capture_tap::tap(taps, &capture_tap::world!(self), seen, now, p);

@@ -14,7 +14,7 @@ impl Simulation {
         for dir in 0..2 {
             let cap = self.taps.as_ref().is_some_and(|t| t.egress[dir]);
             self.tx_observe[dir] = cap || self.source_delays.is_some();
-            self.monitors[dir].tap_in = self.taps.as_ref().is_some_and(|t| t.ingress[dir]);
+            self.in_observe[dir] = self.taps.as_ref().is_some_and(|t| t.ingress[dir]);
         }
         self.host_observe = self.taps.as_ref().is_some_and(|t| t.hosts);
         self.seg_observe =
