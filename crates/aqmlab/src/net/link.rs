@@ -70,6 +70,11 @@ pub struct Link {
     /// `tx_end` says until when the link is busy. Same times as an end-of-serialization event
     /// per packet; only events at the very same nanosecond may run in another order.
     pub cut_through: bool,
+    /// Observers of a bottleneck link (`sim/observe.rs`): a capture of the packets arriving
+    /// at its queue; something watching the packets starting transmission (a capture, the
+    /// per-source delays). Kept in the link, which the hot path has in hand, for its tests.
+    pub tap_in: bool,
+    pub observe_tx: bool,
     /// Cut-through links: (start of serialization, size) of accepted packets that start
     /// later than the last offer, in order, and their total bytes.
     waiting: VecDeque<(Time, u32)>,
@@ -263,6 +268,8 @@ impl Link {
             monitor: None,
             scripted: Vec::new(),
             cut_through: false,
+            tap_in: false,
+            observe_tx: false,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             rate_history: Vec::new(),

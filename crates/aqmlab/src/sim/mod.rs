@@ -178,11 +178,9 @@ pub struct Simulation {
     /// Packet captures (`[[trace.pcap]]`) and per-connection TCP traces (`[trace.tcp]`).
     taps: Option<Box<capture_tap::Taps>>,
     tcp_trace: Option<Box<tcp_trace::TcpTracer>>,
-    /// What the hot path checks before calling out of line (`observe`): a packet starting
-    /// transmission on bottleneck `dir` (a capture, or `source_delays`), one arriving at its
-    /// queue, one reaching a host, a segment sent (`trace`, `[trace.tcp]` or a host capture).
-    tx_observe: [bool; 2],
-    in_observe: [bool; 2],
+    /// What the hot path checks before calling out of line (`observe`): a packet reaching a
+    /// host, a segment sent (`trace`, `[trace.tcp]` or a host capture); a bottleneck's own
+    /// observers are flags of its link (`Link::tap_in`, `observe_tx`).
     host_observe: bool,
     seg_observe: bool,
     sources: Vec<Source>,
@@ -348,8 +346,6 @@ impl Simulation {
                 .tcp
                 .as_ref()
                 .map(|t| Box::new(tcp_trace::TcpTracer::new(t, seed))),
-            tx_observe: [false; 2],
-            in_observe: [false; 2],
             host_observe: false,
             seg_observe: false,
             sources: Vec::new(),

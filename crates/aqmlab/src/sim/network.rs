@@ -61,7 +61,7 @@ impl Simulation {
                 owner = Some((p.conn, p.gen));
             }
             self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
-            if self.in_observe[m as usize] {
+            if l.tap_in {
                 if let Some(taps) = self.taps.as_deref_mut() {
                     let seen = capture_tap::Seen::Ingress(m as usize);
                     capture_tap::tap(taps, &capture_tap::world!(self), seen, now, p);
@@ -129,10 +129,11 @@ impl Simulation {
                 .monitor
                 .expect("a link with serialization events is a bottleneck")
                 as usize;
+            let observe = l.observe_tx;
             self.tx_due[dir] = now + tx;
             // `run_until` hands the end back to `bottleneck(dir)`: the monitor's index.
             debug_assert_eq!(self.bottleneck(dir), link);
-            if self.tx_observe[dir] {
+            if observe {
                 self.observe_tx(now, dir, id);
             }
         } else if let Some(t) = l.queue.take_wake() {

@@ -13,8 +13,12 @@ impl Simulation {
     pub(super) fn set_observers(&mut self) {
         for dir in 0..2 {
             let cap = self.taps.as_ref().is_some_and(|t| t.egress[dir]);
-            self.tx_observe[dir] = cap || self.source_delays.is_some();
-            self.in_observe[dir] = self.taps.as_ref().is_some_and(|t| t.ingress[dir]);
+            let observe_tx = cap || self.source_delays.is_some();
+            let tap_in = self.taps.as_ref().is_some_and(|t| t.ingress[dir]);
+            let link = self.bottleneck(dir);
+            let l = &mut self.links[link as usize];
+            l.observe_tx = observe_tx;
+            l.tap_in = tap_in;
         }
         self.host_observe = self.taps.as_ref().is_some_and(|t| t.hosts);
         self.seg_observe =
