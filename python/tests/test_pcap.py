@@ -1,7 +1,8 @@
 """Packet captures against Wireshark's dissector: a capture of a short Web run decodes with no
-malformed packet and good checksums, and tshark's TCP analysis counts as many retransmissions
-as the connections table records. Needs tshark (`make test` installs it where it can, like
-Chromium; AQMLAB_TSHARK names another binary); skipped with the reason otherwise."""
+malformed packet and good checksums, tshark's TCP analysis counts as many retransmissions as
+the connections table records and as many duplicate ACKs as the segment trace holds. Needs
+tshark (`make test` installs it where it can, like Chromium; AQMLAB_TSHARK names another
+binary); skipped with the reason otherwise."""
 
 from __future__ import annotations
 
@@ -77,11 +78,45 @@ def retransmits_by_connection(results) -> dict[int, int]:
     return dict(zip(c["conn_id"].to_list(), n.to_list(), strict=True))
 
 
-def tshark_retransmits_by_connection(path: Path) -> dict[int, int]:
-    """tshark's retransmitted segments per connection id (the client port is 1024 + id for
-    the first 64512 connections, the server port 80: docs/tracing.md)."""
+SYN, FIN, RST = 0x02, 0x01, 0x04
+
+
+def dupacks_by_connection(results) -> dict[int, int]:
+    """Duplicate ACKs in the segment trace, by Wireshark's definition (packet-tcp.c,
+    `tcp_analyze_sequence_number`): a segment without payload, SYN, FIN or RST whose ACK
+    equals the previous segment's from the same side, whose sequence number is that side's
+    next, and whose window is the previous one's (constant here but for the SYN's unscaled
+    field: a segment right after a SYN is a window update, not a duplicate)."""
+    s = results.segments.with_row_index("i").sort(["conn", "side", "i"])
+    syn_fin = ((pl.col("flags") & SYN) > 0).cast(pl.UInt64) + ((pl.col("flags") & FIN) > 0).cast(
+        pl.UInt64
+    )
+    s = s.with_columns((pl.col("seq") + pl.col("len") + syn_fin).alias("end"))
+    by = ["conn", "side"]
+    s = s.with_columns(
+        pl.col("ack").shift(1).over(by).alias("prev_ack"),
+        pl.col("end").cum_max().shift(1).over(by).alias("nextseq"),
+        pl.col("flags").shift(1).over(by).alias("prev_flags"),
+    )
+    dup = (
+        s.filter(
+            (pl.col("len") == 0)
+            & ((pl.col("flags") & (SYN | FIN | RST)) == 0)
+            & (pl.col("ack") == pl.col("prev_ack"))
+            & (pl.col("seq") == pl.col("nextseq"))
+            & ((pl.col("prev_flags") & SYN) == 0)
+        )
+        .group_by("conn")
+        .len()
+    )
+    return dict(zip(dup["conn"].to_list(), dup["len"].to_list(), strict=True))
+
+
+def tshark_by_connection(path: Path, display_filter: str) -> dict[int, int]:
+    """tshark's frames matching the filter, per connection id (the client port is 1024 + id
+    for the first 64512 connections, the server port 80: docs/tracing.md)."""
     out = subprocess.run(
-        [TSHARK, "-n", "-r", str(path), "-Y", RETRANSMITTED, "-T", "fields",
+        [TSHARK, "-n", "-r", str(path), "-Y", display_filter, "-T", "fields",
          "-e", "tcp.srcport", "-e", "tcp.dstport"],
         check=True, capture_output=True, text=True, timeout=300,
     ).stdout  # fmt: skip
@@ -106,6 +141,7 @@ def traced_web_run(tmp_path: Path, overrides: list[str]):
             "traffic[0].rate=110",
             "traffic[1].rate=110",
             'trace.pcap=[{point = "forward_in"}, {point = "reverse_in"}]',
+            "trace.tcp={}",  # every segment sent, for the duplicate ACKs
             *overrides,
         ],
     )
@@ -125,14 +161,24 @@ def check_against_tshark(tmp_path: Path, results) -> None:
     assert tshark_count(merged, bad) == 0
     ours = retransmits_by_connection(results)
     assert max(ours) < 64512, "client ports are unique in this run"
-    theirs = tshark_retransmits_by_connection(merged)
+    theirs = tshark_by_connection(merged, RETRANSMITTED)
     got = {k: theirs.get(k, 0) for k in ours}
     assert sum(ours.values()) > 100, "the run must lose packets for the comparison to mean much"
     differ = {k: (ours[k], got[k]) for k in ours if ours[k] != got[k]}
     assert not differ, f"(ours, tshark's) retransmissions differ for connections {differ}"
+    # Duplicate ACKs: from our segment records by Wireshark's definition, against its count.
+    dup_ours = dupacks_by_connection(results)
+    dup_theirs = tshark_by_connection(merged, "tcp.analysis.duplicate_ack")
+    assert sum(dup_ours.get(k, 0) for k in ours) > 100
+    differ = {
+        k: (dup_ours.get(k, 0), dup_theirs.get(k, 0))
+        for k in ours
+        if dup_ours.get(k, 0) != dup_theirs.get(k, 0)
+    }
+    assert not differ, f"(ours, tshark's) duplicate ACKs differ for connections {differ}"
 
 
-def test_web_capture_decodes_and_tshark_counts_our_retransmissions(tmp_path):
+def test_web_capture_decodes_and_tshark_counts_our_retransmissions_and_dupacks(tmp_path):
     check_against_tshark(tmp_path, traced_web_run(tmp_path, []))
 
 
