@@ -317,6 +317,12 @@ impl Simulation {
         }
     }
 
+    /// Packet `p` leaves its sending host now (for the sources outside `sim/observe.rs`,
+    /// which need not name `Seen`).
+    pub(super) fn tap_sent(&mut self, p: &Packet) {
+        self.tap(Seen::Sent, p);
+    }
+
     /// The connection in `slot` ends: the captures keep its identity for the packets still
     /// on their way, and forget those ended more than `RETIRED_KEEP` ago.
     #[cold]

@@ -232,7 +232,7 @@ impl Simulation {
             self.sched.at(t, Ev::CbrSend(id));
         }
         if self.host_observe {
-            self.tap(super::capture_tap::Seen::Sent, &p);
+            self.tap_sent(&p);
         }
         let pkt = self.pkts.alloc(p);
         self.send_on(link, pkt);
