@@ -92,7 +92,10 @@ fn check_scalar(path: &str, key: &str, x: Option<f64>) -> Result<(), ConfigError
                 format!("0 or a time in [{lo:e}, {hi:e}] {unit} (1 µs to 10^7 s)"),
             ));
         }
-    } else if key.ends_with("_mbps") && x > 0.0 && !(MIN_RATE_MBPS..=MAX_RATE_MBPS).contains(&x) {
+    } else if (key.ends_with("_mbps") || key == "mbps")
+        && x > 0.0
+        && !(MIN_RATE_MBPS..=MAX_RATE_MBPS).contains(&x)
+    {
         return Err(ConfigError::new(
             path,
             x,
@@ -150,6 +153,12 @@ mod tests {
         let e = err(json!({"topology": {"bottleneck_mbps": 1e-9}}));
         assert!(
             e.starts_with("topology.bottleneck_mbps = 0.000000001: expected a rate in"),
+            "{e}"
+        );
+        // A capacity step's rate (`mbps`) has the same bounds: 1e-9 Mb/s rounded to 0 b/s.
+        let e = err(json!({"topology": {"bottleneck_steps": [{"at_s": 1.0, "mbps": 1e-9}]}}));
+        assert!(
+            e.starts_with("topology.bottleneck_steps[0].mbps = 0.000000001: expected a rate"),
             "{e}"
         );
         let e = err(json!({"traffic": [{"kind": "udp_cbr", "rate_mbps": 1e8}]}));
