@@ -122,6 +122,10 @@ def _sigint_blocked():
 def _init_local_worker(q: Any, parent: int) -> None:
     global _QUEUE
     _QUEUE = q
+    # Progress messages are not worth a hang: without this, a worker's exit joins the queue's
+    # feeder thread, which waits forever for the queue's write lock if another worker was
+    # killed while holding it.
+    q.cancel_join_thread()
     # The driver handles Ctrl-C (it stops the workers itself). Ignored first, then unblocked
     # (it was blocked from the start, see `_sigint_blocked`): a pending one is dropped.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -174,6 +178,13 @@ class LocalBackend:
     def submit(self, run_id: str, scenario: Mapping[str, Any], out: str) -> cf.Future:
         if self._broken:  # a worker died and took the pool down: start a fresh one
             self._pool.shutdown(wait=False, cancel_futures=True)
+            # A fresh progress queue too: the dead worker may have died holding the old one's
+            # write lock (a SIGKILL during a put), which would block every later writer.
+            old = self._queue
+            with _sigint_blocked():
+                self._queue = self._ctx.Queue()
+            with contextlib.suppress(Exception):
+                old.close()
             self._pool = self._new_pool()
             self._generation += 1
             self._broken = False
