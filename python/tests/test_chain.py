@@ -11,6 +11,7 @@ from conftest import cli
 
 import aqmlab
 from aqmlab import scenario as sc
+from aqmlab.analysis.directions import first_hop
 
 ROOT = Path(__file__).resolve().parents[2]
 PARKING_LOT = ROOT / "examples" / "chain" / "parking_lot.toml"
@@ -46,6 +47,8 @@ def test_a_chain_reports_every_hop_and_the_dumbbell_is_unchanged(tmp_path: Path)
     assert hops[1]["reverse"]["tx_packets"] > hops[0]["reverse"]["tx_packets"]
     for name in ("bottleneck", "queue", "queue_delay", "source_delay"):
         assert set(res[name]["hop"].unique()) == {0, 1}, name
+    # The single-run plots and exports read hop 0 only.
+    assert first_hop(res["queue"])["hop"].unique().to_list() == [0]
     dumbbell = dict(TWO_HOPS, topology={"bottleneck_mbps": 10.0})
     dumbbell["traffic"] = TWO_HOPS["traffic"][:1]
     plain = aqmlab.run(dumbbell, out=tmp_path / "dumbbell")
