@@ -194,15 +194,34 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     };
     let pps = tcp_pps + udp_pps;
     let connections_total = conn_rate * d;
+    // A chain's other hops (`topology.hops`): each carries at most its own rate of TCP packets
+    // in each direction, each packet there costing at most the events of a whole path (cross
+    // traffic's send and arrival, or a main packet's end of serialization and next arrival).
+    let hop_links: Vec<_> = (1..sc.hop_count() as usize)
+        .map(|k| sc.hop_link(k))
+        .collect();
+    let hop_tcp_pps: f64 = if tcp {
+        hop_links
+            .iter()
+            .map(|h| 2.0 * h.0 * 1e6 / (8.0 * TCP_MEAN_PACKET))
+            .sum()
+    } else {
+        0.0
+    };
+    let hops = sc.hop_count() as f64;
 
     // Periodic events: queue samples and intervals (both directions), arrival bins, AQM
     // updates, the TCP timer sweep.
     let m = &sc.measure;
-    let mut per_s = 2.0 / (m.queue_sample_ms * 1e-3) + 2.0 / m.interval_s;
+    let mut per_s = 2.0 * hops / (m.queue_sample_ms * 1e-3) + 2.0 * hops / m.interval_s;
     if m.burst_bin_ms > 0.0 {
         per_s += 2.0 / (m.burst_bin_ms * 1e-3);
     }
-    for q in std::iter::once(&sc.queue).chain(sc.queue_reverse.as_ref()) {
+    let hop_queues = hop_links.iter().flat_map(|h| [h.2, h.3]);
+    for q in std::iter::once(&sc.queue)
+        .chain(sc.queue_reverse.as_ref())
+        .chain(hop_queues)
+    {
         if let AqmConfig::Rem(r) = q {
             per_s += 2.0 / (r.interval_ms * 1e-3);
         }
@@ -219,15 +238,21 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     if tcp {
         per_s += 1.0 / (sc.tcp.tick_ms * 1e-3);
     }
-    let events = d * (pps * EVENTS_PER_PACKET + udp_send_pps + per_s)
+    let events = d * ((pps + hop_tcp_pps) * EVENTS_PER_PACKET + udp_send_pps + per_s)
         + connections_total * EVENTS_PER_CONNECTION;
 
     // Memory: packets on the wires (rate × the longest one-way path) and in every queue that
     // can fill (both bottleneck queues; the access queues of hosts sending UDP faster than
     // their link), connection and user state, one chunk of records.
-    let path_s = (t.bottleneck_delay_ms + 2.0 * t.access_delay_ms) * 1e-3 + max_extra_rtt_s(sc);
-    let bottleneck_q =
-        queue_packets(&sc.queue) + queue_packets(sc.queue_reverse.as_ref().unwrap_or(&sc.queue));
+    let hop_delay_ms: f64 = hop_links.iter().map(|h| h.1).sum();
+    let path_s = (t.bottleneck_delay_ms + hop_delay_ms + 2.0 * t.access_delay_ms) * 1e-3
+        + max_extra_rtt_s(sc);
+    let bottleneck_q = queue_packets(&sc.queue)
+        + queue_packets(sc.queue_reverse.as_ref().unwrap_or(&sc.queue))
+        + hop_links
+            .iter()
+            .map(|h| queue_packets(h.2) + queue_packets(h.3))
+            .sum::<f64>();
     let packets_in_flight = pps * path_s
         + bottleneck_q.min(pps.max(1.0) * d)
         + udp_overloaded_hosts * t.access_queue_packets as f64;
@@ -317,6 +342,23 @@ mod tests {
             tcp = serde_json::to_string(&crate::tcp::config::TcpConfig::freebsd_228()).unwrap()
         );
         Scenario::from_json(&json).unwrap()
+    }
+
+    /// A chain's other hops add their packets' events, their samples and their queues: two
+    /// more 10 Mb/s hops of greedy traffic cost three times hop 0's packet events.
+    #[test]
+    fn a_chain_costs_more_than_its_first_hop() {
+        let bulk = r#"{"kind": "bulk", "flows": 10}"#;
+        let sc = scenario(bulk, "");
+        let mut chain = sc.clone();
+        chain.topology.hops = vec![Default::default(); 2];
+        let (a, b) = (estimate(&sc), estimate(&chain));
+        // Hop 0's packet events over 100 s; the samples of the new hops add 3 % more.
+        let packet_events = 100.0 * 2.0 * 10e6 / (8.0 * TCP_MEAN_PACKET) * EVENTS_PER_PACKET;
+        let more = (b.events - a.events) / packet_events;
+        assert!((2.0..2.05).contains(&more), "{more}: {a:?} {b:?}");
+        // Four more 100-packet queues.
+        assert!(b.packets_in_flight > a.packets_in_flight + 399.0, "{b:?}");
     }
 
     /// Ten million browsing users hold gigabytes of connection state: far beyond what a few

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import polars as pl
+
 WEB_KINDS = ("mah", "browsers", "unc", "packmime")
 
 
@@ -22,3 +24,11 @@ def studied_direction(scenario: Mapping[str, Any]) -> str:
     if entry.get("direction") == "upload":
         left = not left
     return "reverse" if left else "forward"
+
+
+def first_hop(table: pl.DataFrame) -> pl.DataFrame:
+    """A per-link table (`bottleneck`, `queue`, `queue_delay`, `source_delay`) at hop 0 only:
+    a chain of bottlenecks gives them a `hop` column with rows for every hop (docs/network.md,
+    "Chains of bottlenecks"); the dumbbell's have none and are returned as they are. The
+    single-run plots and exports show the bottleneck, hop 0."""
+    return table.filter(pl.col("hop") == 0) if "hop" in table.columns else table

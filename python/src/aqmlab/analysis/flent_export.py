@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab.analysis.directions import studied_direction
+from aqmlab.analysis.directions import first_hop, studied_direction
 
 FLENT_TEST = "rrul_be_nflows"
 FLENT_FORMAT_VERSION = 4
@@ -499,6 +499,9 @@ def build(
     notes: list[str] = []
     bottleneck = _table(run, "bottleneck", notes)
     queue = _table(run, "queue", notes)
+    # A chain's tables hold every hop: the export shows the bottleneck, hop 0.
+    bottleneck = None if bottleneck is None else first_hop(bottleneck)
+    queue = None if queue is None else first_hop(queue)
     connections = _table(run, "connections", notes)
     tcp_state = _table(run, "tcp_state", notes)
 

@@ -40,6 +40,7 @@ from matplotlib.figure import Figure
 
 from aqmlab.analysis import hurst
 from aqmlab.analysis import metrics as mt
+from aqmlab.analysis.directions import first_hop
 from aqmlab.errors import make_dirs
 
 __all__ = [
@@ -470,5 +471,5 @@ def write_plots(results, out: str | os.PathLike, direction: str | None = None) -
     if "loss_runs" in tables and results["loss_runs"].height:
         save(consecutive_losses(results["loss_runs"], d), "consecutive_losses.png")
     if "queue_delay" in tables and results["queue_delay"].height:
-        save(queue_delay_cdf(results["queue_delay"], d), "queue_delay_cdf.png")
+        save(queue_delay_cdf(first_hop(results["queue_delay"]), d), "queue_delay_cdf.png")
     return written

@@ -38,6 +38,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from aqmlab.analysis import metrics as mt
+from aqmlab.analysis.directions import first_hop
 from aqmlab.report import study_layout as lay
 from aqmlab.report import study_summary as ss
 
@@ -448,7 +449,7 @@ def queue_traces(
     for ax, (label, rid) in zip(subplots, runs.items(), strict=True):
         row = rows[rid]
         warmup = float(study.scenario(rid).get("warmup_s") or 0.0)
-        q = study.results(rid)["queue"].filter(
+        q = first_hop(study.results(rid)["queue"]).filter(
             (pl.col("direction") == row["direction"])
             & (pl.col("t_s") >= warmup)
             & (pl.col("t_s") <= warmup + window_s)
