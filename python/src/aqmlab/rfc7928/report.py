@@ -177,7 +177,6 @@ def _delay_cdfs(study: Study, df: pl.DataFrame, scens: Sequence[str], schemes: S
                 continue
             x = (h["delay_ms"] + h["width_ms"]).to_numpy()
             ax.step(x, np.cumsum(c) / c.sum(), where="post", label=aqm)
-        ax.set_xscale("symlog", linthresh=1.0)
         ax.set_title(scen, fontsize=9)
         ax.set_xlabel("queueing delay (ms)")
         ax.set_ylabel("CDF")
@@ -312,7 +311,8 @@ def write(
         overview[s.key] = row
     doc.heading("Summary (as RFC 7928 §13): verdicts per section, scheme by scheme")
     doc.table(
-        list(overview.values()), "Verdicts against drop-tail, counted over each section's scenarios"
+        list(overview.values()),
+        "Verdicts against drop-tail, counted over the scenarios of each section",
     )
     for s, study, df, scens in body:
         doc.heading(f"§{s.rfc} {s.title}")
