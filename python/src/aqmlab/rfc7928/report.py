@@ -251,6 +251,19 @@ def _over_time(doc: HtmlDocument, study: Study, df: pl.DataFrame, schemes: Seque
     plt.close(fig)
 
 
+def _hops(doc: HtmlDocument, study: Study, df: pl.DataFrame) -> None:
+    """RFC 7928 §10: each hop's figures as the core's summary gives them (`summary.json`'s
+    `hops` list of the chain topology: one entry per hop and direction), repetition 0."""
+    rows = []
+    for r in df.filter(pl.col("rep") == 0).iter_rows(named=True):
+        core = study.results(r["run_id"]).summary.get("summary") or {}
+        for h in core.get("hops") or []:
+            scalars = {k: v for k, v in h.items() if isinstance(v, int | float | str)}
+            rows.append({"scenario": r["scenario"], "aqm": r["aqm"], **scalars})
+    if rows:
+        doc.table(rows, "§10: each hop of the chain (repetition 0), from summary.json's hops")
+
+
 def write(
     out_dir: Path,
     sections: Sequence[Section],
@@ -339,6 +352,8 @@ def write(
         plt.close(fig)
         if s.key == "rtt_fairness":
             _rtt_classes(doc, df, scens, schemes)
+        if s.needs_hops:
+            _hops(doc, study, df)
         if s.key in ("varying_congestion", "varying_capacity"):
             _over_time(doc, study, df, schemes, s.key)
         cols = [
@@ -361,6 +376,7 @@ def write(
             )
             if c in df.columns
         ]
+        cols += sorted(c for c in df.columns if c.startswith("source") and c.endswith("_mbps"))
         doc.table(df.select(cols), f"§{s.rfc}: every run", digits=4)
     doc.heading("Not run")
     rows = [{"section": k, "why": why} for k, why in skipped]
