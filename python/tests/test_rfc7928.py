@@ -184,18 +184,13 @@ def test_smoke_report_has_every_section(pack):
         "varying_congestion_ellipses",
         "varying_congestion_over_time",
     )
-    # Resumable: a second call finds every run done and runs nothing.
-    again = run_pack(
-        parse_aqm_list("droptail,codel"),
-        "congestion,varying_congestion",
-        "smoke",
-        pack.parent,
-        jobs=2,
-        repetitions=2,
-        quiet=True,
-        report_only=False,
+    # Resumable: the section's sweep run again finds every run done and runs nothing.
+    from aqmlab.study import sweep
+
+    again = sweep.run_sweep(
+        pack.parent / "sweeps" / "congestion.toml", pack.parent / "congestion", jobs=1, quiet=True
     )
-    assert again.failed == 0
+    assert (again.total, again.skipped, again.ran, again.failed) == (4, 4, 0, 0)
 
 
 def test_smoke_report_opens_cleanly_in_chromium(pack):

@@ -264,6 +264,15 @@ def _hops(doc: HtmlDocument, study: Study, df: pl.DataFrame) -> None:
         doc.table(rows, "§10: each hop of the chain (repetition 0), from summary.json's hops")
 
 
+def _rule_lines() -> list[str]:
+    """The verdict rules as the verdicts module states them: its first paragraph, then one
+    line per rule."""
+    head, _, rules = vd.RULES.strip().partition("\n\n")
+    return [" ".join(head.split())] + [
+        "Verdict: " + " ".join(r.split()) for r in rules.split("* ") if r.strip()
+    ]
+
+
 def write(
     out_dir: Path,
     sections: Sequence[Section],
@@ -296,7 +305,7 @@ def write(
             "1-sigma contour of a bivariate normal fitted to the points (semi-axes: square roots "
             "of the eigenvalues of the sample covariance; about 39 % of such a distribution's "
             "mass). The delay axis is reversed: better is up and to the right.",
-            *[line.strip() for line in vd.RULES.split("\n\n")[1:] if line.strip()],
+            *_rule_lines(),
         ]
     )
     if BASELINE not in schemes:

@@ -1,5 +1,5 @@
 """The verdict of one scheme in one scenario, against drop-tail in the same scenario (RFC 7928
-§4.3.1: schemes are compared with drop-tail, "the baseline"). The RFC states no numeric
+§4.3.1 compares the schemes with drop-tail as the baseline). The RFC states no numeric
 thresholds; a difference counts only when it exceeds twice its standard error over the
 repetitions (about a 95 % confidence level for normal means: a first-principles rule, not a
 tuned one). Rules, in order:
