@@ -340,7 +340,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="LIST",
         help="schemes, comma-separated, each NAME or NAME:key=value,... (e.g. "
-        "codel:target_ms=5,interval_ms=100,pie; default droptail,red,ared,pie,codel,fq_codel)",
+        "codel:target_ms=5,interval_ms=100,pie; default "
+        "droptail,red,ared,pie,codel,fq_codel,dualpi2)",
     )
     rf.add_argument(
         "--queues", default=None, metavar="FILE", help="TOML file of named queue tables"

@@ -36,8 +36,8 @@ KINDS = {
     "dualpi2": "dualpi2",
 }
 # The issue's default set: drop-tail (RFC 7928 §4.3.1's baseline), RED, ARED, PIE, CoDel and
-# FQ-CoDel.
-DEFAULT_AQMS = "droptail,red,ared,pie,codel,fq_codel"
+# FQ-CoDel, and DualPI2 (RFC 9332; with these classic senders it runs its PI2 classic queue).
+DEFAULT_AQMS = "droptail,red,ared,pie,codel,fq_codel,dualpi2"
 BASELINE = "droptail"
 
 # How each kind turns ECN marking on (RFC 7928 §4.5; docs/queues.md). Drop-tail has none.
