@@ -115,6 +115,26 @@ def test_delay_quantiles_from_a_histogram():
     assert (q["delay_p50_ms"], q["delay_p95_ms"], q["delay_p99_ms"]) == (1.0, 3.0, 3.0)
 
 
+def test_chain_rows_are_read_per_hop():
+    table = pl.DataFrame({"direction": ["forward"] * 3, "hop": [0, 1, 0], "count": [1, 2, 3]})
+    assert mt.first_hop(table)["count"].to_list() == [1, 3]
+    assert mt.first_hop(table.drop("hop")).height == 3  # a dumbbell's table as it is
+    hop = {"arrivals": 200, "drops_early": 2, "marks": 1, "utilization": 0.9}
+    summary = {
+        "summary": {
+            "hops": [{"hop": 1, "mbps": 10.0, "queue_forward": {"kind": "codel"}, "forward": hop}]
+        }
+    }
+    (row,) = mt.hop_rows(summary)
+    assert (row["hop"], row["queue"], row["drop prob"], row["mark prob"]) == (
+        1,
+        "codel",
+        0.01,
+        0.005,
+    )
+    assert mt.hop_rows({"summary": {}}) == []
+
+
 def test_verdict_rules():
     base_d, base_g = [10.0, 11.0, 12.0], [9.0, 9.1, 8.9]
     assert vd.verdict(base_d, [2.0, 3.0, 2.5], base_g, [9.0, 9.05, 8.95]) == "better"

@@ -19,6 +19,8 @@ __all__ = [
     "delay_quantiles",
     "drop_mark_probability",
     "ellipse",
+    "first_hop",
+    "hop_rows",
     "jain",
     "run_metrics",
 ]
@@ -88,6 +90,35 @@ def ellipse(xs: Sequence[float], ys: Sequence[float]) -> dict[str, float]:
     return out
 
 
+def first_hop(table: pl.DataFrame) -> pl.DataFrame:
+    """The rows of hop 0 (the scheme under test) of a chain's table (with a `hop` column,
+    RFC 7928 §10); a dumbbell's table as it is."""
+    return table.filter(pl.col("hop") == 0) if "hop" in table.columns else table
+
+
+def hop_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per hop of a chain (`summary.json`'s `hops`; none for a dumbbell): its rate,
+    queue kind, and its forward queue's utilization, mean and p99 delay, drop and mark
+    probability."""
+    rows = []
+    for h in (summary.get("summary") or {}).get("hops") or []:
+        fwd = h.get("forward") or {}
+        drop, mark = drop_mark_probability(fwd)
+        rows.append(
+            {
+                "hop": h.get("hop"),
+                "queue": (h.get("queue_forward") or {}).get("kind"),
+                "Mb/s": h.get("mbps"),
+                "utilization": fwd.get("utilization"),
+                "delay mean (ms)": fwd.get("delay_mean_ms"),
+                "delay p99 (ms)": fwd.get("delay_p99_ms"),
+                "drop prob": drop,
+                "mark prob": mark,
+            }
+        )
+    return rows
+
+
 def _table(res: Any, name: str) -> pl.DataFrame:
     try:
         return res[name]
@@ -114,7 +145,7 @@ def run_metrics(res: Any, scenario: Mapping[str, Any]) -> dict[str, float]:
         "mark_prob": mark,
     }
     m["goodput_mbps"] = m["tcp_goodput_mbps"] + m["udp_mbps"]
-    qd = _table(res, "queue_delay")
+    qd = first_hop(_table(res, "queue_delay"))
     if qd.height:
         m.update(delay_quantiles(qd.filter(pl.col("direction") == DIRECTION)))
     traffic = scenario.get("traffic") or []

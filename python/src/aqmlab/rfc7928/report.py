@@ -162,7 +162,7 @@ def _delay_cdfs(study: Study, df: pl.DataFrame, scens: Sequence[str], schemes: S
                     h = study.results(rid)["queue_delay"]
                 except KeyError:
                     continue
-                hists.append(h.filter(pl.col("direction") == mt.DIRECTION))
+                hists.append(mt.first_hop(h).filter(pl.col("direction") == mt.DIRECTION))
             if not hists:
                 continue
             h = (
@@ -237,13 +237,13 @@ def _over_time(doc: HtmlDocument, study: Study, df: pl.DataFrame, schemes: Seque
             continue
         rid = ids[0]
         res, scen = study.results(rid), study.scenario(rid)
-        q = res["queue"].filter(pl.col("direction") == mt.DIRECTION)
+        q = mt.first_hop(res["queue"]).filter(pl.col("direction") == mt.DIRECTION)
         t = q["t_s"].to_numpy()
         cap = np.full(len(t), float(scen["topology"]["bottleneck_mbps"]))
         for step in scen["topology"].get("bottleneck_steps", []):
             cap[t >= step["at_s"]] = step["mbps"]
         a1.plot(t, q["mean_bytes"].to_numpy() * 8 / (cap * 1e6) * 1e3, label=aqm, lw=0.9)
-        b = res["bottleneck"].filter(pl.col("direction") == mt.DIRECTION)
+        b = mt.first_hop(res["bottleneck"]).filter(pl.col("direction") == mt.DIRECTION)
         a2.plot(b["t_s"].to_numpy(), b["throughput_mbps"].to_numpy(), label=aqm, lw=0.9)
     a1.set_ylabel("queueing delay (ms)")
     a2.set_ylabel("throughput (Mb/s)")
@@ -255,16 +255,14 @@ def _over_time(doc: HtmlDocument, study: Study, df: pl.DataFrame, schemes: Seque
 
 
 def _hops(doc: HtmlDocument, study: Study, df: pl.DataFrame) -> None:
-    """RFC 7928 §10: each hop's figures as the core's summary gives them (`summary.json`'s
-    `hops` list of the chain topology: one entry per hop and direction), repetition 0."""
+    """RFC 7928 §10: each hop of the chain (`summary.json`'s `hops`), repetition 0: the
+    second AQM's delay and drops beside the first's."""
     rows = []
     for r in df.filter(pl.col("rep") == 0).iter_rows(named=True):
-        core = study.results(r["run_id"]).summary.get("summary") or {}
-        for h in core.get("hops") or []:
-            scalars = {k: v for k, v in h.items() if isinstance(v, int | float | str)}
-            rows.append({"scenario": r["scenario"], "aqm": r["aqm"], **scalars})
+        for h in mt.hop_rows(study.results(r["run_id"]).summary):
+            rows.append({"scenario": r["scenario"], "aqm": r["aqm"], **h})
     if rows:
-        doc.table(rows, "§10: each hop of the chain (repetition 0), from summary.json's hops")
+        doc.table(rows, "§10: each hop's forward queue (repetition 0), from summary.json's hops")
 
 
 def _rule_lines() -> list[str]:
