@@ -299,4 +299,36 @@ def scenario(r: random.Random) -> dict[str, Any]:
             t["tcp"] = r.choice(PRESETS) if r.random() < 0.7 else {"preset": r.choice(PRESETS)}
         if r.random() < 0.1:
             t["rtt"] = rtt(r)
+    if r.random() < 0.15:
+        chain(r, doc)
     return doc
+
+
+def chain(r: random.Random, doc: dict[str, Any]) -> None:
+    """A chain of bottlenecks (docs/network.md): a few more hops, each with its own rate,
+    delay and sometimes queues, cross hosts, and sources crossing one hop only. Edges: too
+    many hops, no cross hosts for a source with a hop, a hop past the last (each refused with
+    one line)."""
+    n = pick(r, ([1, 2, 3], [7, 8]))
+    hops = []
+    for _ in range(n):
+        h: dict[str, Any] = {}
+        if r.random() < 0.7:
+            h["mbps"] = pick(r, RATE_MBPS)
+        if r.random() < 0.7:
+            h["delay_ms"] = pick(r, DELAY_MS)
+        if r.random() < 0.4:
+            h["queue"] = queue(r)
+        if r.random() < 0.2:
+            h["queue_reverse"] = queue(r)
+        hops.append(h)
+    doc["topology"]["hops"] = hops
+    doc["topology"]["cross_hosts"] = pick(r, ([1, 2, 3], [0]))
+    for t in doc["traffic"]:
+        if r.random() < 0.5:
+            t["hop"] = pick(r, (list(range(n + 1)), [n + 1, -1]))
+    if r.random() < 0.5:
+        # Cross traffic beside the main traffic: a greedy source at one hop.
+        doc["traffic"].append(
+            {"kind": "bulk", "flows": r.choice([1, 2]), "hop": r.randrange(n + 1)}
+        )

@@ -37,8 +37,15 @@ def check_run(out: Path) -> list[str]:
     summ = s["summary"]
     bad: list[str] = []
     steps = len(((s.get("scenario") or {}).get("topology") or {}).get("bottleneck_steps") or [])
-    for d in ("forward", "reverse"):
-        x = summ[d]
+    # The bottleneck's directions, then every hop's of a chain (`summary.hops`; capacity
+    # steps are hop 0's only).
+    blocks = [(d, summ[d], summ[f"queue_{d}"], steps) for d in ("forward", "reverse")]
+    for h in summ.get("hops") or []:
+        blocks += [
+            (f"hops[{h['hop']}].{d}", h[d], h[f"queue_{d}"], steps if h["hop"] == 0 else 0)
+            for d in ("forward", "reverse")
+        ]
+    for d, x, q, steps in blocks:
         for k in ("loss_rate", "utilization", "utilization_ip"):
             top = 1 + EPS
             if k == "utilization_ip" and steps and x[k] > 0:
@@ -52,7 +59,6 @@ def check_run(out: Path) -> list[str]:
         ps = [x["delay_p50_ms"], x["delay_p90_ms"], x["delay_p99_ms"]]
         if not (ps[0] <= ps[1] <= ps[2] <= x["delay_max_ms"] + EPS):
             bad.append(f"{d} delay percentiles {ps} not ordered or above max {x['delay_max_ms']}")
-        q = summ["queue_forward" if d == "forward" else "queue_reverse"]
         cap = _capacity_packets(q)
         if not _limit(q)[1] and x["max_queue_pkts"] > cap:
             bad.append(f"{d}.max_queue_pkts = {x['max_queue_pkts']} above the limit {cap:g}")

@@ -50,6 +50,8 @@ fn main() {
             access_framing: Default::default(),
             host_jitter_us: 0.0,
             bottleneck_steps: Vec::new(),
+            cross_hosts: 0,
+            hops: Vec::new(),
         },
         queue: AqmConfig::Droptail {
             limit: 833,
@@ -76,6 +78,7 @@ fn main() {
         trace: Default::default(),
         traffic_tcp: Vec::new(),
         traffic_rtt: Vec::new(),
+        traffic_hop: Vec::new(),
     };
     // AQMLAB_BENCH_SCENARIO: a resolved scenario as JSON (`aqmlab validate S.toml --print`)
     // to time instead of the built-in one.

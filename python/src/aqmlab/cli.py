@@ -392,6 +392,49 @@ def _directions(core: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     return [(d, core[d]) for d in ("forward", "reverse") if isinstance(core.get(d), Mapping)]
 
 
+def _hop_directions(core: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """A chain's per-hop blocks (`summary.hops`, absent for the dumbbell) as
+    (`hop k forward`, block) rows; the dumbbell's two directions otherwise."""
+    hops = core.get("hops")
+    if not isinstance(hops, list) or not hops:
+        return _directions(core)
+    return [
+        (f"hop {h.get('hop', k)} {d}", h[d])
+        for k, h in enumerate(hops)
+        for d in ("forward", "reverse")
+        if isinstance(h, Mapping) and isinstance(h.get(d), Mapping)
+    ]
+
+
+def chain_description(resolved: Mapping[str, Any]) -> str:
+    """One line on a scenario's chain of bottlenecks, or "" for the dumbbell: each hop's rate,
+    delay and queue, the cross hosts, and the sources that cross one hop only."""
+    topo = resolved.get("topology") or {}
+    hops = topo.get("hops") or []
+    if not hops:
+        return ""
+    queue = resolved.get("queue") or {}
+    parts = [
+        f"hop 0 {topo.get('bottleneck_mbps')} Mb/s {topo.get('bottleneck_delay_ms')} ms "
+        f"{queue.get('kind', '?')}"
+    ]
+    for k, h in enumerate(hops, 1):
+        mbps = h.get("mbps", topo.get("bottleneck_mbps"))
+        delay = h.get("delay_ms", topo.get("bottleneck_delay_ms"))
+        kind = (h.get("queue") or queue).get("kind", "?")
+        parts.append(f"hop {k} {mbps} Mb/s {delay} ms {kind}")
+    crossing = [
+        f"traffic[{i}] at hop {hop}"
+        for i, hop in enumerate(resolved.get("traffic_hop") or [])
+        if hop is not None
+    ]
+    line = f"chain of {len(hops) + 1} hops: " + ", ".join(parts)
+    line += f"; {topo.get('cross_hosts', 0)} cross hosts per hop end"
+    if crossing:
+        line += "; cross traffic: " + ", ".join(crossing)
+    return line
+
+
 def _pct(v: Any) -> str:
     return f"{100 * v:.2f} %" if isinstance(v, int | float) else "-"
 
@@ -414,7 +457,7 @@ def format_summary(results) -> str:
         f"{sim_t:g} s simulated in {wall:.2f} s wall"
     ]
     rows = [("bottleneck", "throughput", "utilization", "loss", "mean queue")]
-    for direction, d in _directions(core):
+    for direction, d in _hop_directions(core):
         rows.append(
             (
                 direction,
@@ -863,6 +906,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             f"{len(traffic)} traffic entr{'y' if len(traffic) == 1 else 'ies'}, "
             f"seed {resolved['seed']}"
         )
+        chain = chain_description(resolved)
+        if chain:
+            print(f"  {chain}")
     return 0
 
 

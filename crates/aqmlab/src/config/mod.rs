@@ -54,6 +54,11 @@ pub struct Scenario {
     /// `[[traffic]] rtt = ...`); as `traffic_tcp`, `None` or missing means `[rtt]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traffic_rtt: Vec<Option<RttConfig>>,
+    /// Per traffic source, the hop of a chain whose cross hosts it uses (from
+    /// `[[traffic]] hop = k`): such a source crosses hop `k` only. `None` or missing: the
+    /// left and right hosts, crossing every hop (`net::topology::Chain`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traffic_hop: Vec<Option<u32>>,
     #[serde(default)]
     pub measure: MeasureConfig,
     /// Stop once this many request/response exchanges started after the warm-up have
@@ -102,6 +107,140 @@ pub struct Topology {
     /// 0 (default): none.
     #[serde(default)]
     pub host_jitter_us: f64,
+    /// Hosts at each end of every hop for traffic that crosses only that hop (a parking
+    /// lot's cross traffic: `[[traffic]] hop = k`). 0 (default): none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cross_hosts: u32,
+    /// The hops after the bottleneck (hop 0), in order from left to right: a chain of
+    /// bottlenecks (`net::topology::Chain`). Empty (default): the dumbbell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hops: Vec<HopConfig>,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+/// At most this many hops in a chain, hop 0 included. A path is a fixed array of links
+/// (`net::topology::Path`, copied per packet and hop on the hot path): 8 hops make paths of
+/// at most 10 links, and RFC 7928 §10's scenario needs two.
+pub const MAX_HOPS: usize = 8;
+
+/// A hop of a chain after the first (`topology.hops[i]` is hop `i + 1`). Unset fields take
+/// the bottleneck's (hop 0's) values; its framing, loss rates and capacity steps are hop 0's
+/// only (`docs/network.md`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct HopConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<f64>,
+    /// Queue of the forward direction (left → right); default `[queue]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<AqmConfig>,
+    /// Queue of the reverse direction; default this hop's `queue` if given, else
+    /// `[queue_reverse]` or `[queue]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_reverse: Option<AqmConfig>,
+}
+
+impl Scenario {
+    /// Number of hops of the chain (1: the dumbbell).
+    pub fn hop_count(&self) -> u32 {
+        1 + self.topology.hops.len() as u32
+    }
+
+    /// Rate (Mb/s), propagation delay (ms) and forward and reverse queues of hop `k`.
+    pub fn hop_link(&self, k: usize) -> (f64, f64, &AqmConfig, &AqmConfig) {
+        let t = &self.topology;
+        let rev0 = self.queue_reverse.as_ref().unwrap_or(&self.queue);
+        if k == 0 {
+            return (t.bottleneck_mbps, t.bottleneck_delay_ms, &self.queue, rev0);
+        }
+        let h = &t.hops[k - 1];
+        let fwd = h.queue.as_ref().unwrap_or(&self.queue);
+        let rev = h
+            .queue_reverse
+            .as_ref()
+            .or(h.queue.as_ref())
+            .unwrap_or(rev0);
+        (
+            h.mbps.unwrap_or(t.bottleneck_mbps),
+            h.delay_ms.unwrap_or(t.bottleneck_delay_ms),
+            fwd,
+            rev,
+        )
+    }
+
+    /// The hop of traffic source `i` (`traffic_hop`), if it crosses one hop only.
+    pub fn hop_of(&self, i: usize) -> Option<u32> {
+        self.traffic_hop.get(i).copied().flatten()
+    }
+
+    /// The chain's hops and cross hosts, and the sources' hops: a bounded number of hops, each
+    /// link as valid as the bottleneck's, and every source's hop an existing one with cross
+    /// hosts to use.
+    fn validate_chain(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        if t.hops.len() + 1 > MAX_HOPS {
+            return Err(ConfigError::new(
+                "topology.hops",
+                format!("{} entries", t.hops.len()),
+                format!(
+                    "at most {} (a chain of at most {MAX_HOPS} hops)",
+                    MAX_HOPS - 1
+                ),
+            ));
+        }
+        integer_in("topology.cross_hosts", t.cross_hosts, 0..=1_000_000)?;
+        for (i, h) in t.hops.iter().enumerate() {
+            let p = format!("topology.hops[{i}]");
+            if let Some(mbps) = h.mbps {
+                positive(&format!("{p}.mbps"), mbps)?;
+            }
+            if let Some(d) = h.delay_ms {
+                non_negative(&format!("{p}.delay_ms"), d)?;
+            }
+            if let Some(q) = &h.queue {
+                q.validate(&format!("{p}.queue"))?;
+            }
+            if let Some(q) = &h.queue_reverse {
+                q.validate(&format!("{p}.queue_reverse"))?;
+            }
+        }
+        let n = self.traffic.len();
+        if self.traffic_hop.len() > n {
+            return Err(ConfigError::new(
+                "traffic_hop",
+                format!("{} entries", self.traffic_hop.len()),
+                format!("at most one per [[traffic]] entry ({n})"),
+            ));
+        }
+        let hops = self.hop_count();
+        for (i, hop) in self.traffic_hop.iter().enumerate() {
+            let Some(hop) = *hop else { continue };
+            if hop >= hops {
+                return Err(ConfigError::new(
+                    format!("traffic[{i}].hop"),
+                    hop,
+                    format!(
+                        "a hop of the chain, 0 to {} (topology.hops has {})",
+                        hops - 1,
+                        hops - 1
+                    ),
+                ));
+            }
+            if t.cross_hosts == 0 {
+                return Err(ConfigError::new(
+                    format!("traffic[{i}].hop"),
+                    hop,
+                    "a source with a hop needs cross hosts: set topology.cross_hosts ≥ 1",
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The bottleneck's rate becomes `mbps` at `at_s` seconds of simulated time.
@@ -713,6 +852,7 @@ impl Scenario {
         self.tcp.validate("tcp")?;
         self.rtt.validate("rtt")?;
         self.validate_traffic_classes()?;
+        self.validate_chain()?;
         let tick = self.delay_box.tick_ms;
         if !(tick == 0.0 || (1e-6..=10_000.0).contains(&tick)) {
             return Err(ConfigError::new(

@@ -67,6 +67,24 @@ pub struct Summary {
     pub tcp_loss_runs: Vec<u64>,
     /// UDP CBR totals (all zero without `udp_cbr` sources).
     pub udp: UdpSummary,
+    /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
+    /// dumbbell.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hops: Vec<HopSummary>,
+}
+
+/// One hop of a chain after the warm-up: what `Summary` gives for the bottleneck.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HopSummary {
+    pub hop: u32,
+    pub mbps: f64,
+    pub delay_ms: f64,
+    pub queue_forward: serde_json::Value,
+    pub queue_reverse: serde_json::Value,
+    pub qdisc_forward: serde_json::Map<String, serde_json::Value>,
+    pub qdisc_reverse: serde_json::Map<String, serde_json::Value>,
+    pub forward: DirectionSummary,
+    pub reverse: DirectionSummary,
 }
 
 impl Simulation {
@@ -222,9 +240,14 @@ impl Simulation {
                 }
             }
             let now = self.sched.now();
-            for dir in 0..2 {
-                let link = &self.links[self.bottleneck(dir) as usize];
-                self.monitors[dir].close(
+            for m in 0..self.monitor_count() {
+                let link = &self.links[self.bottleneck(m) as usize];
+                let mon = if m < 2 {
+                    &mut self.monitors[m]
+                } else {
+                    &mut self.hop_monitors[m - 2]
+                };
+                mon.close(
                     now,
                     link,
                     &mut self.bneck_rows,
@@ -250,9 +273,34 @@ impl Simulation {
             if self.sc.trace.qdisc {
                 self.sample_qdisc(now);
             }
+            if !self.sc.topology.hops.is_empty() {
+                self.summary.hops = (0..self.topo.hops)
+                    .map(|k| self.hop_summary(k, now))
+                    .collect();
+            }
             self.close_mix_metrics();
         }
         self.drain()
+    }
+
+    /// Hop `k`'s totals at the end of the run (`now`).
+    fn hop_summary(&self, k: u32, now: Time) -> HopSummary {
+        let (m, (mbps, delay_ms, ..)) = (2 * k as usize, self.sc.hop_link(k as usize));
+        let (fwd, rev) = (
+            &self.links[self.bottleneck(m) as usize],
+            &self.links[self.bottleneck(m + 1) as usize],
+        );
+        HopSummary {
+            hop: k,
+            mbps,
+            delay_ms,
+            queue_forward: fwd.queue.aqm.params_json(),
+            queue_reverse: rev.queue.aqm.params_json(),
+            qdisc_forward: super::qdisc::tc_stats(fwd, now),
+            qdisc_reverse: super::qdisc::tc_stats(rev, now),
+            forward: self.monitor(m).summary.clone(),
+            reverse: self.monitor(m + 1).summary.clone(),
+        }
     }
 
     /// End of run: goodput, UDP flows, and the loss-run and queueing-delay distributions.
@@ -277,8 +325,17 @@ impl Simulation {
                 &self.summary.reverse.drop_runs
             };
             self.loss_run_rows.push_histogram(scope, -1, runs);
-            let link = &self.links[self.bottleneck(dir) as usize];
-            self.monitors[dir].write_delay_rows(link, &mut self.queue_delay_rows);
+        }
+        // The queueing-delay distributions of every hop (the drop runs: hop 0's only, the
+        // `loss_runs` table has no hop column; a chain's summary has each hop's).
+        for m in 0..self.monitor_count() {
+            let link = &self.links[self.bottleneck(m) as usize];
+            let mon = if m < 2 {
+                &self.monitors[m]
+            } else {
+                &self.hop_monitors[m - 2]
+            };
+            mon.write_delay_rows(link, &mut self.queue_delay_rows);
         }
         if let Some(d) = &self.source_delays {
             d.write_rows(&mut self.source_delay_rows);
@@ -319,7 +376,8 @@ impl Simulation {
             delivered_packets: self.delivered_packets,
             stale_packets: self.stale_packets,
             pending_events: (self.sched.pending()
-                + self.tx_due.iter().filter(|&&t| t != Time::MAX).count())
+                + self.tx_due.iter().filter(|&&t| t != Time::MAX).count()
+                + self.chain_due.iter().filter(|&&t| t != Time::MAX).count())
                 as u64,
         }
     }

@@ -23,13 +23,7 @@ impl Simulation {
         server_host: u32,
     ) -> Time {
         let mut rng = Rng::substream(self.sc.seed, StreamKind::DelayBox, source as u64, identity);
-        let side_index = |h: u32| {
-            if self.topo.is_left(h) {
-                h
-            } else {
-                h - self.topo.left
-            }
-        };
+        let side_index = |h: u32| self.topo.side_index(h);
         self.rtts[source as usize].sample(
             &mut rng,
             side_index(client_host),
@@ -107,7 +101,7 @@ impl Simulation {
             primary,
             client_host,
             server_host,
-            client_left: self.topo.is_left(client_host),
+            client_left: self.topo.on_left_side(client_host),
             base_rtt,
             start: now,
             established: None,

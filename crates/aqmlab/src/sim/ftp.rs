@@ -161,7 +161,7 @@ impl Simulation {
         else {
             unreachable!("an ftp entry")
         };
-        let (client_host, server_host) = self.host_pair(client_side, t.host);
+        let (client_host, server_host) = self.host_pair(source, client_side, t.host);
         let app = App::Bulk(BulkApp::bulk(direction, Some(t.bytes), request_bytes));
         self.open(
             source,

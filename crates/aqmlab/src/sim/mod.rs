@@ -50,7 +50,7 @@ use crate::net::framing::Framing;
 use crate::net::jitter::SendJitter;
 use crate::net::link::{Link, LinkId};
 use crate::net::queue::Queue;
-use crate::net::topology::{Dumbbell, Path};
+use crate::net::topology::{Chain, Path};
 use crate::packet::PacketStore;
 use crate::rng::{Rng, StreamKind};
 use crate::tcp::{Endpoint, Outbox};
@@ -128,7 +128,9 @@ pub struct Simulation {
     sched: Scheduler<PackedEv>,
     pkts: PacketStore,
     links: Vec<Link>,
-    topo: Dumbbell,
+    topo: Chain,
+    /// Hop 0's forward link; hop `k`'s direction `dir` (monitor `2k + dir`) is this + 2k + dir.
+    first_hop_link: LinkId,
     paths: Vec<Path>,
     /// Propagation delay of each path (sum of its links' delays).
     path_delays: Vec<Time>,
@@ -153,7 +155,11 @@ pub struct Simulation {
     delay_clock: Option<DelayClock>,
     end: Time,
     warmup: Time,
+    /// Hop 0's monitors (forward, reverse): the dumbbell's bottleneck.
     monitors: [Monitor; 2],
+    /// A chain's other hops' monitors: monitor `m ≥ 2` (hop `m / 2`, direction `m % 2`) is
+    /// `hop_monitors[m - 2]`. Empty for the dumbbell.
+    hop_monitors: Vec<Monitor>,
     conn_rows: ConnectionRows,
     exch_rows: ExchangeRows,
     arrival_rows: ArrivalRows,
@@ -197,6 +203,11 @@ pub struct Simulation {
     /// one pending: kept here rather than in the event list (`run_until`), they skip its
     /// filing and moves, about a third of all events in a Web run.
     tx_due: [Time; 2],
+    /// The same for a chain's other hops (monitor `m ≥ 2` at `m - 2`), and the earliest of
+    /// them with its monitor (`Time::MAX` for the dumbbell, so that `run_until` compares one
+    /// more number and the dumbbell's path is otherwise unchanged).
+    chain_due: Vec<Time>,
+    chain_next: (Time, usize),
     /// Ends of serialization handled (counted with the events).
     tx_done_events: u64,
     stale_packets: u64,
@@ -206,9 +217,11 @@ impl Simulation {
     pub fn new(scenario: Scenario) -> Result<Self, ConfigError> {
         scenario.validate()?;
         let sc = scenario;
-        let topo = Dumbbell {
+        let topo = Chain {
             left: sc.topology.left_hosts,
             right: sc.topology.right_hosts,
+            hops: sc.hop_count(),
+            cross: sc.topology.cross_hosts,
         };
         let seed = sc.seed;
         let mean_pkt = sc.tcp.mss + sc.tcp.header_bytes;
@@ -269,6 +282,31 @@ impl Simulation {
             ));
             links.last_mut().expect("just pushed").monitor = Some(dir as u8);
         }
+        for k in 1..topo.hops {
+            let (mbps, delay_ms, fwd, rev) = sc.hop_link(k as usize);
+            let (rate, delay) = (BitsPerSec::from_mbps(mbps), millis(delay_ms));
+            for (dir, qcfg) in [fwd, rev].into_iter().enumerate() {
+                // A chain's other hops take the streams a host's link would have if it had
+                // the hop's number: after every stream of hop 0 and the access links.
+                let lid = topo.hop_link(k, dir as u32) as u64;
+                let mut q = Queue::new(
+                    qcfg.build_for_link(rate, mean_pkt, delay),
+                    Rng::stream(seed, StreamKind::Queue, lid + 2),
+                );
+                q.track_sojourn();
+                let mut link = Link::new(
+                    rate,
+                    delay,
+                    q,
+                    0.0,
+                    Rng::stream(seed, StreamKind::LinkLoss, lid),
+                    false,
+                );
+                link.monitor = Some((2 * k + dir as u32) as u8);
+                links.push(link);
+            }
+        }
+        debug_assert_eq!(links.len(), topo.link_count());
         let access_framing = Framing::new(sc.topology.access_framing);
         let bottleneck_framing = Framing::new(sc.topology.bottleneck_framing);
         let ticked = sc.delay_box.tick_ms > 0.0;
@@ -319,9 +357,15 @@ impl Simulation {
             end,
             warmup,
             monitors: [
-                Monitor::new("forward", &sc.measure),
-                Monitor::new("reverse", &sc.measure),
+                Monitor::new("forward", &sc.measure).in_chain(&sc, 0),
+                Monitor::new("reverse", &sc.measure).in_chain(&sc, 0),
             ],
+            hop_monitors: (2..2 * topo.hops)
+                .map(|m| {
+                    let name = if m % 2 == 0 { "forward" } else { "reverse" };
+                    Monitor::new(name, &sc.measure).in_chain(&sc, m / 2)
+                })
+                .collect(),
             conn_rows: ConnectionRows::default(),
             exch_rows: ExchangeRows::default(),
             arrival_rows: ArrivalRows::default(),
@@ -331,8 +375,16 @@ impl Simulation {
             loss_run_rows: LossRunRows::default(),
             queue_delay_rows: QueueDelayRows::default(),
             qdisc_rows: records::QdiscRows::default(),
-            source_delays: (!sc.traffic_tcp.is_empty() || !sc.traffic_rtt.is_empty())
-                .then(|| source_delay::SourceDelays::new(sc.traffic.len())),
+            source_delays: (!sc.traffic_tcp.is_empty()
+                || !sc.traffic_rtt.is_empty()
+                || !sc.topology.hops.is_empty())
+            .then(|| {
+                source_delay::SourceDelays::new(
+                    sc.traffic.len(),
+                    topo.hops as usize,
+                    !sc.topology.hops.is_empty(),
+                )
+            }),
             source_delay_rows: Default::default(),
             udp: udp_cbr::CbrFlows::default(),
             goodput: [0; 2],
@@ -355,14 +407,22 @@ impl Simulation {
             next_sweep: TIMER_SWEEP,
             delivered_packets: 0,
             tx_due: [Time::MAX; 2],
+            chain_due: vec![Time::MAX; 2 * (topo.hops as usize - 1)],
+            chain_next: (Time::MAX, 0),
+            first_hop_link: topo.forward(),
             tx_done_events: 0,
             stale_packets: 0,
             sc,
         };
+        let chained = !sim.sc.topology.hops.is_empty();
+        sim.bneck_rows.chained = chained;
+        sim.queue_rows.chained = chained;
+        sim.queue_delay_rows.chained = chained;
+        sim.source_delay_rows.chained = chained;
         sim.set_observers();
         sim.schedule_sources();
-        for dir in 0..2 {
-            let lid = sim.bottleneck(dir);
+        for m in 0..sim.monitor_count() {
+            let lid = sim.bottleneck(m);
             if let Some(p) = sim.links[lid as usize].queue.aqm.tick_period() {
                 sim.sched.at(p, Ev::QueueTick(lid));
             }
@@ -377,12 +437,48 @@ impl Simulation {
         Ok(sim)
     }
 
-    fn bottleneck(&self, dir: usize) -> LinkId {
-        if dir == 0 {
-            self.topo.forward()
+    /// The link of monitor `m`: hop `m / 2`'s forward (`m` even) or reverse direction; 0 and 1
+    /// are the bottleneck of the dumbbell.
+    #[inline]
+    fn bottleneck(&self, m: usize) -> LinkId {
+        self.first_hop_link + m as LinkId
+    }
+
+    /// Number of monitored links: two per hop.
+    fn monitor_count(&self) -> usize {
+        2 * self.topo.hops as usize
+    }
+
+    fn monitor(&self, m: usize) -> &Monitor {
+        if m < 2 {
+            &self.monitors[m]
         } else {
-            self.topo.reverse()
+            &self.hop_monitors[m - 2]
         }
+    }
+
+    /// Sets when monitor `m`'s link next ends a serialization (`Time::MAX`: idle).
+    #[inline]
+    fn set_tx_due(&mut self, m: usize, t: Time) {
+        if m < 2 {
+            self.tx_due[m] = t;
+        } else {
+            self.set_chain_due(m, t);
+        }
+    }
+
+    /// `set_tx_due` for a chain's other hops: the earliest of them is kept for `run_until`
+    /// (ties to the lowest monitor, for a deterministic order).
+    #[inline(never)]
+    fn set_chain_due(&mut self, m: usize, t: Time) {
+        self.chain_due[m - 2] = t;
+        let mut next = (Time::MAX, 0);
+        for (i, &due) in self.chain_due.iter().enumerate() {
+            if due < next.0 {
+                next = (due, i + 2);
+            }
+        }
+        self.chain_next = next;
     }
 
     /// The queue discipline of a bottleneck (direction 0 forward, 1 reverse), for its state.
@@ -401,13 +497,16 @@ impl Simulation {
             // `end` can move earlier while running (max_exchanges): read at every step.
             let until = t.min(self.end);
             let dir = (self.tx_due[1] < self.tx_due[0]) as usize;
-            let due = self.tx_due[dir];
+            let (mut due, mut m) = (self.tx_due[dir], dir);
+            if self.chain_next.0 < due {
+                (due, m) = self.chain_next;
+            }
             if let Some(ev) = self.sched.pop_until(until.min(due)) {
                 self.dispatch(ev.unpack());
             } else if due <= until {
                 self.sched.advance_to(due);
                 self.tx_done_events += 1;
-                self.on_tx_done(self.bottleneck(dir));
+                self.on_tx_done(self.bottleneck(m));
             } else {
                 break;
             }
@@ -449,6 +548,10 @@ impl Simulation {
                     let q = &self.links[self.bottleneck(dir) as usize].queue;
                     self.monitors[dir].sample(self.sched.now(), q, &mut self.queue_rows);
                 }
+                for (i, mon) in self.hop_monitors.iter_mut().enumerate() {
+                    let q = &self.links[self.first_hop_link as usize + 2 + i].queue;
+                    mon.sample(self.sched.now(), q, &mut self.queue_rows);
+                }
                 let p = self.monitors[0].sample_period;
                 self.sched.after(p, Ev::Sample);
             },
@@ -457,6 +560,10 @@ impl Simulation {
                 for dir in 0..2 {
                     let link = &self.links[self.bottleneck(dir) as usize];
                     self.monitors[dir].interval(now, link, &mut self.bneck_rows);
+                }
+                for (i, mon) in self.hop_monitors.iter_mut().enumerate() {
+                    let link = &self.links[self.first_hop_link as usize + 2 + i];
+                    mon.interval(now, link, &mut self.bneck_rows);
                 }
                 // The end of the run is sampled by `finish`, after everything due then.
                 if self.sc.trace.qdisc && now < self.end {
@@ -467,11 +574,17 @@ impl Simulation {
             },
             Ev::TimerSweep => self.sweep_timers(),
             Ev::Warmup => {
-                for dir in 0..2 {
-                    let b = self.bottleneck(dir) as usize;
-                    let link = &mut self.links[b];
-                    link.queue.stats.measured_from = self.sched.now();
-                    self.monitors[dir].start_measuring(self.sched.now(), link);
+                for m in 0..self.monitor_count() {
+                    let b = self.bottleneck(m) as usize;
+                    let now = self.sched.now();
+                    self.links[b].queue.stats.measured_from = now;
+                    let link = &self.links[b];
+                    let mon = if m < 2 {
+                        &mut self.monitors[m]
+                    } else {
+                        &mut self.hop_monitors[m - 2]
+                    };
+                    mon.start_measuring(now, link);
                 }
             },
             Ev::RateStep(i) => {
@@ -515,7 +628,7 @@ impl Simulation {
         &self.links[id as usize]
     }
 
-    pub fn topology(&self) -> Dumbbell {
+    pub fn topology(&self) -> Chain {
         self.topo
     }
 

@@ -89,6 +89,9 @@ impl Snapshot {
 
 pub struct Monitor {
     name: &'static str,
+    /// The hop, written in the rows' `hop` column in a chain (`None`: the dumbbell, whose
+    /// tables have no such column).
+    hop: Option<u32>,
     pub sample_period: Time,
     window: Time,
     pub interval: Time,
@@ -125,6 +128,7 @@ impl Monitor {
         let window = millis(m.queue_window_ms);
         Monitor {
             name,
+            hop: None,
             sample_period: millis(m.queue_sample_ms),
             window,
             interval: secs(m.interval_s),
@@ -151,6 +155,19 @@ impl Monitor {
             bin_packets: 0,
             bin_bytes: 0,
         }
+    }
+
+    /// The monitor of hop `hop` of the scenario's chain: its rows carry the hop when the
+    /// scenario has hops after the first. The arrival series (`measure.burst_bin_ms`) is kept
+    /// for hop 0 only: its table has no hop column.
+    pub fn in_chain(mut self, sc: &crate::config::Scenario, hop: u32) -> Self {
+        if !sc.topology.hops.is_empty() {
+            self.hop = Some(hop);
+        }
+        if hop > 0 {
+            self.burst_bin = 0;
+        }
+        self
     }
 
     /// A packet of `size` bytes arrives at the queue: counted in the current bin of the
@@ -208,6 +225,9 @@ impl Monitor {
         let mean = self.sum / n;
         rows.t_s.push(self.win_end as f64 * 1e-9);
         rows.direction.push(self.name);
+        if let Some(h) = self.hop {
+            rows.hop.push(h as u64);
+        }
         rows.samples.push(self.n);
         rows.mean_pkts.push(mean);
         rows.var_pkts.push((self.sumsq / n - mean * mean).max(0.0));
@@ -234,6 +254,9 @@ impl Monitor {
         let bytes = d(cur.tx_bytes, self.last.tx_bytes);
         rows.t_s.push(now as f64 * 1e-9);
         rows.direction.push(self.name);
+        if let Some(h) = self.hop {
+            rows.hop.push(h as u64);
+        }
         rows.arrivals.push(d(cur.arrivals, self.last.arrivals));
         rows.departures
             .push(d(cur.departures, self.last.departures));
@@ -279,6 +302,9 @@ impl Monitor {
         };
         for (lo, width, count) in h.nonzero_bins() {
             rows.direction.push(self.name);
+            if let Some(hop) = self.hop {
+                rows.hop.push(hop as u64);
+            }
             rows.delay_ms.push(lo as f64 * 1e-6);
             rows.width_ms
                 .push(width.map_or(f64::INFINITY, |w| w as f64 * 1e-6));

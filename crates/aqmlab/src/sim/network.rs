@@ -60,7 +60,12 @@ impl Simulation {
             if p.proto == Proto::Tcp && now >= self.warmup {
                 owner = Some((p.conn, p.gen));
             }
-            self.monitors[m as usize].arrival(now, p.size, &mut self.arrival_rows);
+            let mon = if m < 2 {
+                &mut self.monitors[m as usize]
+            } else {
+                &mut self.hop_monitors[m as usize - 2]
+            };
+            mon.arrival(now, p.size, &mut self.arrival_rows);
             if l.tap_in {
                 if let Some(taps) = self.taps.as_deref_mut() {
                     let seen = capture_tap::Seen::Ingress(m as usize);
@@ -130,7 +135,7 @@ impl Simulation {
                 .expect("a link with serialization events is a bottleneck")
                 as usize;
             let observe = l.observe_tx;
-            self.tx_due[dir] = now + tx;
+            self.set_tx_due(dir, now + tx);
             // `run_until` hands the end back to `bottleneck(dir)`: the monitor's index.
             debug_assert_eq!(self.bottleneck(dir), link);
             if observe {
@@ -140,11 +145,12 @@ impl Simulation {
             // A shaper holds the queued packets until `t`: ask again then, through the same
             // end-of-serialization slot (`on_tx_done` with nothing in service).
             let dir = l.monitor.expect("a shaped queue is a bottleneck's") as usize;
-            self.tx_due[dir] = t;
+            self.set_tx_due(dir, t);
         }
     }
 
-    /// A TCP packet of a connection still open starts its transmission on bottleneck `dir`:
+    /// A TCP packet of a connection still open starts its transmission on the link of monitor
+    /// `dir` (hop `dir / 2`, direction `dir % 2`):
     /// its sojourn goes to its source's histogram (`source_delay`), after the warm-up.
     #[cold]
     pub(super) fn note_source_delay(&mut self, now: Time, dir: usize, id: PktId) {
@@ -162,8 +168,9 @@ impl Simulation {
     #[inline]
     pub(super) fn on_tx_done(&mut self, link: LinkId) {
         let now = self.sched.now();
+        let m = self.links[link as usize].monitor.expect("a bottleneck") as usize;
+        self.set_tx_due(m, Time::MAX);
         let l = &mut self.links[link as usize];
-        self.tx_due[l.monitor.expect("a bottleneck") as usize] = Time::MAX;
         let Some(id) = l.in_service.take() else {
             // A shaper's wake-up (`start_tx`), not an end of serialization.
             self.start_tx(link);
@@ -196,9 +203,11 @@ impl Simulation {
     pub(super) fn on_arrive(&mut self, id: PktId) {
         let p = self.pkts.get_mut(id);
         p.hop += 1;
-        let path = self.paths[p.route as usize];
+        // By reference: a path holds up to `MAX_PATH_LINKS` links, of which one is needed.
+        let path = &self.paths[p.route as usize];
         let hop = p.hop;
         if hop < path.len {
+            let next = path.links[hop as usize];
             if hop + 1 == path.len && p.proto == Proto::Tcp {
                 // Onto the last link: the receiving endpoint will be needed in a few events.
                 let (slot, side) = (p.conn as usize, p.to_server as usize);
@@ -207,7 +216,7 @@ impl Simulation {
                     prefetch(&c.app);
                 }
             }
-            self.send_on(path.links[hop as usize], id);
+            self.send_on(next, id);
         } else {
             // A copy without the SACK blocks unless it carries some: they fill the packet's
             // second cache line, which most packets (no SACK) never need to load.
@@ -240,7 +249,8 @@ impl Simulation {
         self.path_delays.push(delay);
         // CAKE isolates hosts: it learns each route's end hosts (aqmlab's packets carry no
         // addresses).
-        for l in [self.topo.forward(), self.topo.reverse()] {
+        for m in 0..self.monitor_count() {
+            let l = self.bottleneck(m);
             if let Aqm::Cake(c) = &mut self.links[l as usize].queue.aqm {
                 c.learn_route(id, src, dst);
             }

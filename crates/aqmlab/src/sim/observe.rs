@@ -11,11 +11,12 @@ use crate::units::Time;
 impl Simulation {
     /// Sets the hot path's flags from what the run records.
     pub(super) fn set_observers(&mut self) {
-        for dir in 0..2 {
-            let cap = self.taps.as_ref().is_some_and(|t| t.egress[dir]);
+        // Captures are taken at hop 0 only (`capture_tap`); the per-source delays at every hop.
+        for m in 0..self.monitor_count() {
+            let cap = m < 2 && self.taps.as_ref().is_some_and(|t| t.egress[m]);
             let observe_tx = cap || self.source_delays.is_some();
-            let tap_in = self.taps.as_ref().is_some_and(|t| t.ingress[dir]);
-            let link = self.bottleneck(dir);
+            let tap_in = m < 2 && self.taps.as_ref().is_some_and(|t| t.ingress[m]);
+            let link = self.bottleneck(m);
             let l = &mut self.links[link as usize];
             l.observe_tx = observe_tx;
             l.tap_in = tap_in;
@@ -25,16 +26,17 @@ impl Simulation {
             self.trace.is_some() || self.tcp_trace.as_ref().is_some_and(|t| t.wants_segments());
     }
 
-    /// Packet `id` starts its transmission on bottleneck `dir`.
+    /// Packet `id` starts its transmission on the link of monitor `m` (hop `m / 2`, direction
+    /// `m % 2`).
     #[cold]
     #[inline(never)]
-    pub(super) fn observe_tx(&mut self, now: Time, dir: usize, id: PktId) {
+    pub(super) fn observe_tx(&mut self, now: Time, m: usize, id: PktId) {
         if self.source_delays.is_some() {
-            self.note_source_delay(now, dir, id);
+            self.note_source_delay(now, m, id);
         }
-        if self.taps.is_some() {
+        if m < 2 && self.taps.is_some() {
             let p = *self.pkts.get(id);
-            self.tap(Seen::Egress(dir), &p);
+            self.tap(Seen::Egress(m), &p);
         }
     }
 

@@ -16,6 +16,23 @@ fn take_sized<T>(v: &mut Vec<T>) -> Vec<T> {
     std::mem::replace(v, Vec::with_capacity(n))
 }
 
+/// `table` with a `hop` column after `direction` in a chain of bottlenecks
+/// (`net::topology::Chain`; every batch, empty ones included, so that they stack);
+/// unchanged otherwise, so that a dumbbell's tables keep their columns.
+fn with_hop(mut table: Table, hop: &mut Vec<u64>, chained: bool) -> Table {
+    if chained {
+        let at = table
+            .columns
+            .iter()
+            .position(|(name, _)| *name == "direction")
+            .map_or(0, |i| i + 1);
+        table
+            .columns
+            .insert(at, ("hop", Column::U64(take_sized(hop))));
+    }
+    table
+}
+
 /// One row per connection, written when the connection ends (or the run does).
 #[derive(Default)]
 pub struct ConnectionRows {
@@ -99,6 +116,9 @@ impl ConnectionRows {
 pub struct BottleneckRows {
     pub t_s: Vec<f64>,
     pub direction: Vec<&'static str>,
+    /// The hop of a chain (`with_hop`); empty for the dumbbell.
+    pub hop: Vec<u64>,
+    pub chained: bool,
     pub arrivals: Vec<u64>,
     pub departures: Vec<u64>,
     pub tx_bytes: Vec<u64>,
@@ -120,7 +140,7 @@ pub struct BottleneckRows {
 
 impl BottleneckRows {
     pub fn take(&mut self) -> Table {
-        take_table!(
+        let t = take_table!(
             "bottleneck",
             self {
                 t_s: F64,
@@ -138,7 +158,8 @@ impl BottleneckRows {
                 throughput_wire_mbps: F64,
                 utilization_ip: F64,
             }
-        )
+        );
+        with_hop(t, &mut self.hop, self.chained)
     }
 }
 
@@ -147,6 +168,9 @@ impl BottleneckRows {
 pub struct QueueRows {
     pub t_s: Vec<f64>,
     pub direction: Vec<&'static str>,
+    /// The hop of a chain (`with_hop`); empty for the dumbbell.
+    pub hop: Vec<u64>,
+    pub chained: bool,
     pub samples: Vec<u64>,
     pub mean_pkts: Vec<f64>,
     pub var_pkts: Vec<f64>,
@@ -158,7 +182,7 @@ pub struct QueueRows {
 
 impl QueueRows {
     pub fn take(&mut self) -> Table {
-        take_table!(
+        let t = take_table!(
             "queue",
             self {
                 t_s: F64,
@@ -171,7 +195,8 @@ impl QueueRows {
                 mean_bytes: F64,
                 aqm_state: F64,
             }
-        )
+        );
+        with_hop(t, &mut self.hop, self.chained)
     }
 }
 
@@ -347,6 +372,9 @@ impl LossRunRows {
 #[derive(Default)]
 pub struct QueueDelayRows {
     pub direction: Vec<&'static str>,
+    /// The hop of a chain (`with_hop`); empty for the dumbbell.
+    pub hop: Vec<u64>,
+    pub chained: bool,
     pub delay_ms: Vec<f64>,
     pub width_ms: Vec<f64>,
     pub count: Vec<u64>,
@@ -354,7 +382,7 @@ pub struct QueueDelayRows {
 
 impl QueueDelayRows {
     pub fn take(&mut self) -> Table {
-        take_table!(
+        let t = take_table!(
             "queue_delay",
             self {
                 direction: Str,
@@ -362,7 +390,8 @@ impl QueueDelayRows {
                 width_ms: F64,
                 count: U64,
             }
-        )
+        );
+        with_hop(t, &mut self.hop, self.chained)
     }
 }
 
@@ -373,6 +402,9 @@ impl QueueDelayRows {
 pub struct SourceDelayRows {
     pub source: Vec<u64>,
     pub direction: Vec<&'static str>,
+    /// The hop of a chain (`with_hop`); empty for the dumbbell.
+    pub hop: Vec<u64>,
+    pub chained: bool,
     pub delay_ms: Vec<f64>,
     pub width_ms: Vec<f64>,
     pub count: Vec<u64>,
@@ -380,7 +412,7 @@ pub struct SourceDelayRows {
 
 impl SourceDelayRows {
     pub fn take(&mut self) -> Table {
-        take_table!(
+        let t = take_table!(
             "source_delay",
             self {
                 source: U64,
@@ -389,7 +421,8 @@ impl SourceDelayRows {
                 width_ms: F64,
                 count: U64,
             }
-        )
+        );
+        with_hop(t, &mut self.hop, self.chained)
     }
 }
 

@@ -33,9 +33,14 @@ impl Simulation {
             .collect();
         for (s, tr) in traffic.iter().enumerate() {
             let source = s as u32;
-            let sides = |side: Side| match side {
-                Side::Left => (left, right),
-                Side::Right => (right, left),
+            // Hosts to draw clients and servers from: a chain's cross traffic (`hop`) has
+            // `cross_hosts` on each side of its hop.
+            let cross = self.topo.cross;
+            let hop = self.sc.hop_of(s);
+            let sides = |side: Side| match (hop, side) {
+                (Some(_), _) => (cross, cross),
+                (None, Side::Left) => (left, right),
+                (None, Side::Right) => (right, left),
             };
             match tr {
                 TrafficConfig::Bulk {
@@ -190,18 +195,12 @@ impl Simulation {
             | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
         };
         let now = self.sched.now();
+        let hop = self.sc.hop_of(source as usize);
         for r in opens.drain(..) {
-            let (client_host, server_host) = if client_left {
-                (
-                    self.topo.left_host(r.client),
-                    self.topo.right_host(r.server),
-                )
-            } else {
-                (
-                    self.topo.right_host(r.client),
-                    self.topo.left_host(r.server),
-                )
-            };
+            let (client_host, server_host) = (
+                self.side_host(hop, client_left, r.client),
+                self.side_host(hop, !client_left, r.server),
+            );
             let app = App::Web(WebApp::new(
                 r.script,
                 now,
@@ -231,7 +230,7 @@ impl Simulation {
         else {
             unreachable!("bulk source")
         };
-        let (client_host, server_host) = self.host_pair(client_side, flow);
+        let (client_host, server_host) = self.host_pair(source, client_side, flow);
         let app = App::Bulk(BulkApp::bulk(direction, bytes, request_bytes));
         self.open(
             source,
@@ -247,10 +246,19 @@ impl Simulation {
 
     /// The `i`-th client host on `client_side` and the `i`-th host on the other side (bulk
     /// flows, FTP sessions, UDP flows).
-    pub(super) fn host_pair(&self, client_side: Side, i: u32) -> (u32, u32) {
-        match client_side {
-            Side::Left => (self.topo.left_host(i), self.topo.right_host(i)),
-            Side::Right => (self.topo.right_host(i), self.topo.left_host(i)),
+    pub(super) fn host_pair(&self, source: u32, client_side: Side, i: u32) -> (u32, u32) {
+        let hop = self.sc.hop_of(source as usize);
+        let left = client_side == Side::Left;
+        (self.side_host(hop, left, i), self.side_host(hop, !left, i))
+    }
+
+    /// The `i`-th host of a side: of the left or right hosts, or, for a source crossing only
+    /// hop `hop`, of that hop's cross hosts on that side.
+    fn side_host(&self, hop: Option<u32>, left: bool, i: u32) -> u32 {
+        match (hop, left) {
+            (None, true) => self.topo.left_host(i),
+            (None, false) => self.topo.right_host(i),
+            (Some(k), left) => self.topo.cross_host(k, !left, i),
         }
     }
 

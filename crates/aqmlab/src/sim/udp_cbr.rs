@@ -159,7 +159,7 @@ impl Simulation {
             self.udp.delay = Some(DelayHistogram::new(100 * US, 20_000));
         }
         for f in 0..flows {
-            let (client, server) = self.host_pair(client_side, f);
+            let (client, server) = self.host_pair(source, client_side, f);
             let (sender, receiver) = match direction {
                 Direction::Download => (server, client),
                 Direction::Upload => (client, server),

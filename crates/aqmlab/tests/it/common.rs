@@ -34,6 +34,8 @@ pub fn base(duration_s: f64) -> Scenario {
             access_framing: Default::default(),
             host_jitter_us: 0.0,
             bottleneck_steps: Vec::new(),
+            cross_hosts: 0,
+            hops: Vec::new(),
         },
         queue: AqmConfig::Droptail {
             limit: 10_000,
@@ -57,6 +59,7 @@ pub fn base(duration_s: f64) -> Scenario {
         trace: Default::default(),
         traffic_tcp: Vec::new(),
         traffic_rtt: Vec::new(),
+        traffic_hop: Vec::new(),
     }
 }
 
@@ -271,9 +274,8 @@ pub fn assert_packets_conserved(sim: &Simulation, tables: &[aqmlab::measure::Tab
         .iter()
         .sum();
     let st = sim.engine_stats();
-    let topo = sim.topology();
     let (mut dropped, mut lost) = (0, 0);
-    for l in 0..(2 * topo.hosts() + 2) {
+    for l in 0..sim.link_count() as u32 {
         dropped += sim.link(l).queue.stats.drops();
         lost += sim.link(l).lost;
     }

@@ -4,6 +4,7 @@ mod aggregate;
 mod aqm_network;
 mod bbr;
 mod cake;
+mod chain;
 mod common;
 mod cubic;
 mod dctcp;

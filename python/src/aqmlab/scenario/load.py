@@ -274,15 +274,18 @@ def _rtt_table(rtt: Any, where: str, base_dir: Path) -> Any:
 
 
 def _resolve_traffic_classes(doc: dict[str, Any], base_dir: Path) -> None:
-    """`[[traffic]] tcp = ...` and `rtt = ...`: a source's own TCP (a preset name, or a table
-    like `[tcp]`) and RTT law (a table like `[rtt]`), moved into the core's per-source lists
-    `traffic_tcp` and `traffic_rtt` (absent when no source has its own)."""
+    """`[[traffic]] tcp = ...`, `rtt = ...` and `hop = ...`: a source's own TCP (a preset
+    name, or a table like `[tcp]`), RTT law (a table like `[rtt]`) and, in a chain of
+    bottlenecks, the one hop it crosses (its hosts are that hop's cross hosts), moved into the
+    core's per-source lists `traffic_tcp`, `traffic_rtt` and `traffic_hop` (absent when no
+    source has its own; the core checks the values)."""
     traffic = doc.get("traffic")
     if not isinstance(traffic, list):
         return
     for key, resolve_one in (
         ("tcp", lambda v, w: _tcp_table(v, w)),
         ("rtt", lambda v, w: _rtt_table(v, w, base_dir)),
+        ("hop", lambda v, w: v),
     ):
         listed = f"traffic_{key}"
         per_source = list(doc.get(listed) or [])
