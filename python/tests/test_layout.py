@@ -30,7 +30,7 @@ PY_LAYERS = [
     {"aqmlab.study"},
     {"aqmlab.report"},
     {"aqmlab"},
-    {"aqmlab.reproduce"},
+    {"aqmlab.reproduce", "aqmlab.rfc7928"},
     {"aqmlab.cli", "aqmlab.__main__"},
 ]
 

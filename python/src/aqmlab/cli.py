@@ -12,6 +12,8 @@
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
     aqmlab reproduce A|B|C|D [--scale quick|full|smoke] [--out DIR] [--jobs N | --scheduler ADDR]
                      [--report-only]
+    aqmlab rfc7928 [--aqm LIST | --queues FILE] [--sections LIST] [--scale full|quick|smoke]
+                   [--out DIR] [--workers N | --dask ADDR] [--repetitions N]
     aqmlab validate SCENARIO.toml|SWEEP.toml [--seed N] [--set ...] [--print]
     aqmlab presets
 
@@ -328,6 +330,44 @@ def _parser() -> argparse.ArgumentParser:
         "--report-only", action="store_true", help="rewrite the report from the finished runs"
     )
     progress_args(rp)
+
+    rf = sub.add_parser(
+        "rfc7928",
+        help="run the RFC 7928 characterization pack for a set of queues and write its report",
+    )
+    rf.add_argument(
+        "--aqm",
+        default=None,
+        metavar="LIST",
+        help="schemes, comma-separated, each NAME or NAME:key=value,... (e.g. "
+        "codel:target_ms=5,interval_ms=100,pie; default "
+        "droptail,red,ared,pie,codel,fq_codel,dualpi2)",
+    )
+    rf.add_argument(
+        "--queues", default=None, metavar="FILE", help="TOML file of named queue tables"
+    )
+    rf.add_argument(
+        "--sections",
+        default=None,
+        metavar="LIST",
+        help="sections to run, comma-separated: transport, rtt_fairness, burst, congestion, "
+        "varying_congestion, varying_capacity, traffic_mix, ecn, multi_aqm (default: all the "
+        "core can run)",
+    )
+    rf.add_argument("--scale", default="quick", help="full, quick (default) or smoke")
+    rf.add_argument("--out", default=None, help="directory (default: results/rfc7928-<scale>)")
+    rf_where = rf.add_mutually_exclusive_group()
+    rf_where.add_argument("--workers", type=int, default=None, help="local worker processes")
+    rf_where.add_argument(
+        "--dask", default=None, metavar="ADDRESS", help="Dask scheduler, e.g. tcp://HOST:8786"
+    )
+    rf.add_argument(
+        "--repetitions", type=int, default=None, help="repetitions per cell (default: the scale's)"
+    )
+    rf.add_argument(
+        "--report-only", action="store_true", help="rewrite the report from the finished runs"
+    )
+    progress_args(rf)
 
     v = sub.add_parser(
         "validate", help="check a scenario, or a sweep file's whole plan, without running it"
@@ -744,6 +784,46 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 1 if outcome.failed else 0
 
 
+def _cmd_rfc7928(args: argparse.Namespace) -> int:
+    from aqmlab import rfc7928
+    from aqmlab.rfc7928 import queues
+    from aqmlab.study import sweep
+
+    if args.aqm is not None and args.queues is not None:
+        raise ScenarioError("--aqm and --queues: give one of the two")
+    if args.workers is not None and args.workers < 1:
+        raise ScenarioError(f"--workers {args.workers}: expected at least 1")
+    if args.queues is not None:
+        schemes = queues.read_queue_file(args.queues)
+    else:
+        schemes = queues.parse_aqm_list(args.aqm or queues.DEFAULT_AQMS)
+    try:
+        outcome = rfc7928.run_pack(
+            schemes,
+            args.sections,
+            args.scale,
+            args.out,
+            jobs=args.workers,
+            scheduler=args.dask,
+            repetitions=args.repetitions,
+            quiet=args.quiet,
+            interval_s=args.progress_every,
+            report_only=args.report_only,
+        )
+    except sweep.SweepInterrupted:
+        sys.stderr.write("\ninterrupted (no partial run is kept); run the same command to resume\n")
+        return EXIT_INTERRUPTED
+    for run_id, where, error in outcome.failures:
+        print(f"failed: {run_id} ({where}): {error}")
+    for key, why in outcome.skipped:
+        print(f"not run: {key}: {why}")
+    print(
+        f"rfc7928 ({outcome.scale}): {len(outcome.sections)} sections, {outcome.runs} runs, "
+        f"{outcome.failed} failed, {outcome.wall_s:.0f} s; report {outcome.report}"
+    )
+    return 1 if outcome.failed else 0
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -870,6 +950,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweep": _cmd_sweep,
         "report": _cmd_report,
         "reproduce": _cmd_reproduce,
+        "rfc7928": _cmd_rfc7928,
     }
     if args.command not in commands:
         _parser().print_help(sys.stderr)

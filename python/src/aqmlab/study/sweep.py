@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,11 @@ SWEEP_FILE = "sweep.toml"
 CALIBRATION_FILE = "calibration.json"
 # A run lost with its worker process (killed, out of memory) is submitted once more.
 MAX_ATTEMPTS = 2
+# The catalog (DuckDB) is rewritten whole, which costs about a second for a hundred runs on
+# a loaded machine: after a finished run only when this much time has passed since the last
+# write, and always at the end or on an interrupt. Resuming does not depend on it (a run is
+# done when its directory holds a complete summary, `catalog.is_done`).
+CATALOG_EVERY_S = 10.0
 
 
 @dataclass
@@ -295,9 +301,12 @@ def _execute(
             rows[r.run_id] = catalog.base_row(r, "pending")
             todo.append(r)
 
+    last_write = [0.0]
+
     def write_catalog() -> None:
         with _interrupts_deferred():
             catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs])
+        last_write[0] = time.monotonic()
 
     try:
         write_catalog()
@@ -361,8 +370,10 @@ def _execute(
                     outcome.failed += 1
                     outcome.failures.append((r.run_id, _where(r), error))
                     progress.finished(r.run_id, False, f"  FAILED {r.run_id}  {_where(r)}: {error}")
-                write_catalog()
+                if time.monotonic() - last_write[0] >= CATALOG_EVERY_S:
+                    write_catalog()
             progress.draw()
+        write_catalog()
     except KeyboardInterrupt:
         progress.close()
         backend.stop()
