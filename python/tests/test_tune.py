@@ -137,16 +137,16 @@ def tiny(tmp_path_factory) -> dict:
     first = driver.run_tune(
         write_tune(d, SIM_TUNE.format(trials=3), WEB_BASE),
         out,
-        jobs=2,
+        jobs=1,
         quiet=True,
         report=False,
     )
     dirs_first = {p.name for p in (out / catalog.RUNS_DIR).iterdir()}
     second = driver.run_tune(
-        write_tune(d, SIM_TUNE.format(trials=5), WEB_BASE), out, jobs=2, quiet=True
+        write_tune(d, SIM_TUNE.format(trials=5), WEB_BASE), out, jobs=1, quiet=True
     )
     dirs_second = {p.name for p in (out / catalog.RUNS_DIR).iterdir()}
-    third = driver.run_tune(d / "tune.toml", out, jobs=2, quiet=True)
+    third = driver.run_tune(d / "tune.toml", out, jobs=1, quiet=True)
     return {
         "out": out,
         "first": first,

@@ -34,7 +34,7 @@ from aqmlab.errors import make_dirs
 from aqmlab.study import catalog, execute
 from aqmlab.study import sweep as sweep_mod
 from aqmlab.tune import intervals, search, tunefile
-from aqmlab.tune.evaluate import Evaluator, StudyEvaluator, local_backend_factory
+from aqmlab.tune.evaluate import Evaluator, StudyEvaluator
 
 __all__ = ["JOURNAL_FILE", "TUNE_JSON", "run_tune"]
 
@@ -148,26 +148,26 @@ def run_tune(
         raise sc.ScenarioError(f"--workers {jobs}: expected at least 1")
     if scheduler is not None:
         execute.check_address(scheduler)
-    make_dirs(out_dir, f"--out {out_dir}")
-    _check_identity(out_dir, tune)
-    (out_dir / "tune.toml").write_bytes(Path(tune_file).read_bytes())
 
     def log(msg: str) -> None:
         if not quiet:
             stream.write(f"tune: {msg}\n")
             stream.flush()
 
-    backend_get: Any = None
     study_eval: StudyEvaluator | None = None
     if evaluator is None:
-        (out_dir / catalog.RUNS_DIR).mkdir(exist_ok=True)
-        sweep_mod.remove_leftovers(out_dir)
-        if scheduler is not None:
-            dask = execute.DaskBackend(scheduler)
-            backend_get = lambda: dask  # noqa: E731
-            backend_get.close = dask.close  # type: ignore[attr-defined]
-        else:
-            backend_get = local_backend_factory(jobs)
+        # The backend is made on first use: a tune whose runs are all done starts nothing.
+        backends: list[Any] = []
+
+        def backend_get() -> Any:
+            if not backends:
+                backends.append(
+                    execute.DaskBackend(scheduler)
+                    if scheduler is not None
+                    else execute.LocalBackend(jobs)
+                )
+            return backends[0]
+
         study_eval = StudyEvaluator(
             tune,
             out_dir,
@@ -177,7 +177,15 @@ def run_tune(
             interval_s=interval_s,
             workers=jobs or execute.default_jobs(),
         )
+        # Before anything is written: a misspelt field or a refused value fails here.
+        study_eval.check(search.check_requests(tune))
         evaluator = study_eval
+    make_dirs(out_dir, f"--out {out_dir}")
+    _check_identity(out_dir, tune)
+    (out_dir / "tune.toml").write_bytes(Path(tune_file).read_bytes())
+    if study_eval is not None:
+        (out_dir / catalog.RUNS_DIR).mkdir(exist_ok=True)
+        sweep_mod.remove_leftovers(out_dir)
     storage = JournalStorage(JournalFileBackend(str(out_dir / JOURNAL_FILE)))
     try:
         log(
@@ -189,8 +197,9 @@ def run_tune(
     finally:
         if study_eval is not None:
             study_eval.write_catalog()
-        if backend_get is not None:
-            backend_get.close()
+        if study_eval is not None:
+            for b in backends:
+                b.close()
     doc = _nan_to_none(
         outcome_json(tune, outcome, study_eval.ran if study_eval is not None else None)
     )

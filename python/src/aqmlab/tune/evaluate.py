@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from aqmlab import scenario as sc
 from aqmlab.runs import runner
-from aqmlab.study import catalog, execute, sweepfile
+from aqmlab.study import catalog, sweepfile
 from aqmlab.study import sweep as sweep_mod
 from aqmlab.tune import objective as obj
 from aqmlab.tune.tunefile import Tune
@@ -82,6 +83,7 @@ class StudyEvaluator:
         self.runs: dict[str, sweepfile.PlannedRun] = {}  # every run planned so far, by id
         self.ran = 0  # runs executed by this process (not read back)
         self._metrics: dict[str, dict[str, float]] = {}
+        self.errors: dict[str, str] = {}  # run id -> why it failed (this process's runs)
 
     def note(self, msg: str) -> None:
         if not self.quiet:
@@ -124,6 +126,20 @@ class StudyEvaluator:
                 self.runs.setdefault(run.run_id, run)
         return ids
 
+    def check(self, requests: Sequence[Request]) -> None:
+        """Plans `requests` without running or measuring anything (`sweepfile.check`) and
+        raises the first problem as one line: a misspelt field, a value the core refuses."""
+        for r in requests:
+            fields = (*(k for k, _ in r.settings), "duration_s")
+            point = (*(v for _, v in r.settings), r.duration_s)
+            sweep = self._sweep(fields, [point], [r.label], r.seed)
+            try:
+                failures = sweepfile.check(sweep).failures
+            except sc.ScenarioError as e:
+                raise sc.ScenarioError(f"{r.label}: {_after_where(str(e))}") from None
+            if failures:
+                raise sc.ScenarioError(f"{r.label}: {_after_where(failures[0].error or '')}")
+
     def _catalog_sweep(self) -> sweepfile.Sweep:
         labels = tuple(r.labels[AXIS] for r in self.runs.values())
         return self._sweep((), [()] * len(labels), labels, self.tune.seeds[0])
@@ -145,6 +161,8 @@ class StudyEvaluator:
                 self.note,
             )
             self.ran += outcome.ran
+            for run_id, _where, error in outcome.failures:
+                self.errors[run_id] = error
         out = []
         for r in requests:
             rid = ids[r.key]
@@ -157,7 +175,8 @@ class StudyEvaluator:
             if catalog.is_done(self.out, r.run_id):
                 rows.append(catalog.done_row(self.out, r))
             else:
-                rows.append(catalog.base_row(r, "failed" if r.error else "pending", r.error))
+                error = r.error or self.errors.get(r.run_id)
+                rows.append(catalog.base_row(r, "failed" if error else "pending", error))
         if rows:
             catalog.write(self.out, self._catalog_sweep(), rows)
 
@@ -168,7 +187,8 @@ class StudyEvaluator:
         if run.error is not None:
             return {"error": run.error, "run_id": run_id}
         if not catalog.is_done(self.out, run_id):
-            return {"error": "the run failed (see the catalog)", "run_id": run_id}
+            error = self.errors.get(run_id, "the run did not finish")
+            return {"error": error, "run_id": run_id}
         results = runner.Results.open(catalog.run_dir(self.out, run_id))
         try:
             ex = results["exchanges"]
@@ -180,20 +200,10 @@ class StudyEvaluator:
         return metrics
 
 
+def _after_where(message: str) -> str:
+    """The core's message without the sweep's "run (candidate=..., rep=0): " prefix."""
+    return message.split("): ", 1)[1] if message.startswith("run (") else message
+
+
 def sc_read(path: Path) -> dict[str, Any]:
-    from aqmlab import scenario as sc
-
     return sc.read_toml(path)
-
-
-def local_backend_factory(jobs: int | None) -> Callable[[], Any]:
-    """A backend made on first use (a tune whose runs are all done starts no process)."""
-    made: list[Any] = []
-
-    def get() -> Any:
-        if not made:
-            made.append(execute.LocalBackend(jobs))
-        return made[0]
-
-    get.close = lambda: [b.close() for b in made]  # type: ignore[attr-defined]
-    return get

@@ -235,6 +235,24 @@ def rung_sizes(tune: Tune) -> list[int]:
     return sizes
 
 
+def midpoint(tune: Tune) -> dict[str, Any]:
+    """The middle of the space (geometric for log parameters): a candidate to check."""
+    out: dict[str, Any] = {}
+    for p in tune.params:
+        v = math.sqrt(p.low * p.high) if p.log else (p.low + p.high) / 2
+        out[p.field] = round(v) if p.integer else v
+    return out
+
+
+def check_requests(tune: Tune) -> list[Request]:
+    """A request for the middle of the space and one per baseline, at the first rung: what
+    `StudyEvaluator.check` plans before anything runs."""
+    cands = [("the middle of the space", midpoint(tune))]
+    cands += [(f"baseline {b.name!r}", b.set) for b in tune.baselines]
+    d0 = tune.rungs.duration_s[0]
+    return [Request(name, _settings_items(s), tune.seeds[0], d0) for name, s in cands]
+
+
 def search(
     tune: Tune,
     evaluator: Evaluator,
