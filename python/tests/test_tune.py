@@ -209,3 +209,19 @@ def test_the_command_line_error_is_one_line(tmp_path):
     assert r.returncode == 2
     assert r.stderr == "error: param[0].high = 150: expected a number > low (200)\n"
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["study_a_red_90", "study_a_codel_90", "study_a_pie_90"])
+def test_the_packaged_tune_files_plan_at_every_scale(name, tmp_path):
+    from aqmlab.tune import search, tunefile
+    from aqmlab.tune.evaluate import StudyEvaluator
+
+    path = tunefile.studies_dir() / "tune" / f"{name}.toml"
+    scales = tunefile.read(path).scales
+    assert scales == ["full", "quick", "smoke"]
+    for scale in scales:
+        tune = tunefile.read(path, scale)
+        assert tune.baselines and tune.heldout_seeds
+        # The middle of the space and every baseline, planned by the core (nothing runs).
+        StudyEvaluator(tune, tmp_path, backend=None).check(search.check_requests(tune))
+    assert not any(tmp_path.iterdir())

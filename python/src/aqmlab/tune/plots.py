@@ -19,13 +19,14 @@ RUNG_COLORS = ["tab:gray", "tab:blue", "tab:orange", "tab:green", "tab:red", "ta
 HEAT_BINS = 6
 
 
-def _points(doc: dict[str, Any], field: str) -> list[tuple[float, float, int]]:
-    """(parameter value, objective, rung) for every trial and rung it ran at."""
+def _points(doc: dict[str, Any], field: str) -> list[tuple[float, float, int, bool]]:
+    """(parameter value, objective, rung, feasible) for every trial and rung it ran at."""
     out = []
     for t in doc["trials"]:
         for r, ev in t["rungs"].items():
-            if ev["value"] is not None and ev["violation"] == 0:
-                out.append((float(t["settings"][field]), float(ev["value"]), int(r)))
+            if ev["value"] is not None:
+                feasible = ev["violation"] == 0
+                out.append((float(t["settings"][field]), float(ev["value"]), int(r), feasible))
     return out
 
 
@@ -35,16 +36,20 @@ def objective_vs_param(doc: dict[str, Any], param: dict[str, Any]) -> Figure:
     pts = _points(doc, param["field"])
     durations = doc["rungs"]["duration_s"]
     for r in sorted({p[2] for p in pts}):
-        xs = [p[0] for p in pts if p[2] == r]
-        ys = [p[1] for p in pts if p[2] == r]
-        ax.scatter(
-            xs,
-            ys,
-            s=18,
-            color=RUNG_COLORS[r % len(RUNG_COLORS)],
-            label=f"rung {r} ({durations[r]:g} s)",
-            alpha=0.8,
-        )
+        color = RUNG_COLORS[r % len(RUNG_COLORS)]
+        for feasible in (True, False):
+            sel = [p for p in pts if p[2] == r and p[3] == feasible]
+            if not sel:
+                continue
+            ax.scatter(
+                [p[0] for p in sel],
+                [p[1] for p in sel],
+                s=18 if feasible else 22,
+                color=color,
+                marker="o" if feasible else "x",
+                label=f"rung {r} ({durations[r]:g} s)" + ("" if feasible else ", infeasible"),
+                alpha=0.8,
+            )
     w = doc.get("winner")
     if w is not None and w.get("final_interval"):
         ax.axvline(
@@ -52,6 +57,7 @@ def objective_vs_param(doc: dict[str, Any], param: dict[str, Any]) -> Figure:
         )
     if param["log"]:
         ax.set_xscale("log")
+    ax.set_xlim(float(param["low"]), float(param["high"]))  # the whole searched range
     ax.set_xlabel(param["field"])
     ax.set_ylabel("objective (mean over training seeds)")
     ax.set_title(f"objective against {param['field']}", fontsize=10)
@@ -69,17 +75,19 @@ def _edges(param: dict[str, Any]) -> np.ndarray:
 
 
 def heatmap(doc: dict[str, Any], px: dict[str, Any], py: dict[str, Any]) -> Figure:
-    """Mean first-rung objective of the trials in each bin (blank: no trial there)."""
+    """Mean first-rung objective of the trials in each bin (blank: no trial there; the
+    infeasible count too, drawn as crosses)."""
     fig = Figure(figsize=(5.2, 4.2), layout="constrained")
     ax = fig.subplots()
     ex, ey = _edges(px), _edges(py)
     total = np.zeros((HEAT_BINS, HEAT_BINS))
     count = np.zeros((HEAT_BINS, HEAT_BINS))
-    xs, ys = [], []
+    xs, ys, feasible = [], [], []
     for t in doc["trials"]:
         ev = t["rungs"].get("0")
-        if ev is None or ev["value"] is None or ev["violation"] != 0:
+        if ev is None or ev["value"] is None:
             continue
+        feasible.append(ev["violation"] == 0)
         x, y = float(t["settings"][px["field"]]), float(t["settings"][py["field"]])
         i = min(max(int(np.searchsorted(ex, x, side="right")) - 1, 0), HEAT_BINS - 1)
         j = min(max(int(np.searchsorted(ey, y, side="right")) - 1, 0), HEAT_BINS - 1)
@@ -91,7 +99,19 @@ def heatmap(doc: dict[str, Any], px: dict[str, Any], py: dict[str, Any]) -> Figu
         mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     mesh = ax.pcolormesh(ex, ey, np.ma.masked_invalid(mean), cmap="viridis_r", shading="flat")
     fig.colorbar(mesh, ax=ax, label="mean objective, rung 0")
-    ax.scatter(xs, ys, s=8, color="white", edgecolors="black", linewidths=0.4)
+    ok = [k for k, f in enumerate(feasible) if f]
+    bad = [k for k, f in enumerate(feasible) if not f]
+    ax.scatter(
+        [xs[k] for k in ok],
+        [ys[k] for k in ok],
+        s=8,
+        color="white",
+        edgecolors="black",
+        linewidths=0.4,
+    )
+    ax.scatter(
+        [xs[k] for k in bad], [ys[k] for k in bad], s=14, color="black", marker="x", linewidths=0.6
+    )
     w = doc.get("winner")
     if w is not None:
         ax.scatter(
@@ -117,7 +137,7 @@ def heatmap(doc: dict[str, Any], px: dict[str, Any], py: dict[str, Any]) -> Figu
 def history(doc: dict[str, Any]) -> Figure:
     fig = Figure(figsize=(6.4, 3.6), layout="constrained")
     ax = fig.subplots()
-    xs, ys, best, bx = [], [], [], []
+    xs, ys, best, bx, ix, iy = [], [], [], [], [], []
     low = math.inf
     for t in sorted(doc["trials"], key=lambda t: t["trial"]):
         ev = t["rungs"].get("0")
@@ -127,10 +147,15 @@ def history(doc: dict[str, Any]) -> Figure:
             xs.append(t["trial"])
             ys.append(ev["value"])
             low = min(low, ev["value"])
+        else:
+            ix.append(t["trial"])
+            iy.append(ev["value"])
         if math.isfinite(low):
             bx.append(t["trial"])
             best.append(low)
     ax.scatter(xs, ys, s=14, color="tab:blue", label="feasible trial (rung 0)")
+    if ix:
+        ax.scatter(ix, iy, s=16, color="tab:gray", marker="x", label="infeasible trial")
     ax.step(bx, best, where="post", color="black", label="best so far")
     ax.set_xlabel("trial (order asked)")
     ax.set_ylabel("objective, rung 0")

@@ -60,7 +60,6 @@ def _method(doc: dict[str, Any]) -> list[str]:
 def write(doc: dict[str, Any], path: Path) -> Path:
     title = f"aqmlab tune: {doc['name']}" + (f" ({doc['scale']})" if doc.get("scale") else "")
     d = HtmlDocument(title)
-    d.heading(title, 1)
     d.paragraph(
         f"Scenario {doc['scenario']}; objective: {doc['objective']}"
         + (f", subject to {', '.join(doc['constraints'])}" if doc["constraints"] else "")
@@ -84,6 +83,12 @@ def write(doc: dict[str, Any], path: Path) -> Path:
             f"Objective on the finalist seeds: {_pm(w['final_interval'])}; on the held-out "
             f"seeds: {_pm(w['heldout_interval'])}."
         )
+        if (w.get("final") or {}).get("violation"):
+            d.paragraph(
+                "No finalist met the objective's constraints on the finalist seeds: this is "
+                "the one that missed them least, not a feasible optimum.",
+                note=True,
+            )
     d.heading("Against the baselines")
     rows = []
     for c in [w, *doc["baselines"]] if w else doc["baselines"]:
