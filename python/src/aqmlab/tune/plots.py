@@ -58,6 +58,9 @@ def objective_vs_param(doc: dict[str, Any], param: dict[str, Any]) -> Figure:
     if param["log"]:
         ax.set_xscale("log")
     ax.set_xlim(float(param["low"]), float(param["high"]))  # the whole searched range
+    ys = [p[1] for p in pts]
+    if ys and min(ys) > 0 and max(ys) > 5 * min(ys):
+        ax.set_yscale("log")  # a few very bad candidates would flatten the rest
     ax.set_xlabel(param["field"])
     ax.set_ylabel("objective (mean over training seeds)")
     ax.set_title(f"objective against {param['field']}", fontsize=10)
