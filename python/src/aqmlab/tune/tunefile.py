@@ -231,8 +231,10 @@ def _schema_error(p: Path, doc: Any, e: ValidationError) -> sc.ScenarioError:
     loc = [x for x in loc if not (isinstance(x, str) and ("[" in x or x in ("str", "float")))]
     model: type[BaseModel] = _TuneFile
     info = None
+    skip_key = False
     for i, part in enumerate(loc):
-        if isinstance(part, int) or model is None:
+        if isinstance(part, int) or model is None or skip_key:
+            skip_key = False  # a list index, or the NAME of a [scale.NAME] table
             continue
         if part not in model.model_fields:
             if err["type"] == "extra_forbidden":
@@ -253,6 +255,7 @@ def _schema_error(p: Path, doc: Any, e: ValidationError) -> sc.ScenarioError:
             loc = loc[: i + 1]
             break
         model = sub
+        skip_key = str(nxt).startswith("dict[")
     allowed = info.description if info is not None else "a valid tune file"
     if err["type"] == "missing":
         return sc.ScenarioError(f"{_loc(loc)}: missing, expected {allowed}")
