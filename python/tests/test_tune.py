@@ -146,7 +146,7 @@ def tiny(tmp_path_factory) -> dict:
         write_tune(d, SIM_TUNE.format(trials=5), WEB_BASE), out, jobs=1, quiet=True
     )
     dirs_second = {p.name for p in (out / catalog.RUNS_DIR).iterdir()}
-    third = driver.run_tune(d / "tune.toml", out, jobs=1, quiet=True)
+    third = driver.run_tune(d / "tune.toml", out, jobs=1, quiet=True, report=False)
     return {
         "out": out,
         "first": first,
