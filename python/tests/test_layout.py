@@ -29,6 +29,7 @@ PY_LAYERS = [
     {"aqmlab.runs"},
     {"aqmlab.study"},
     {"aqmlab.report"},
+    {"aqmlab.tune"},
     {"aqmlab"},
     {"aqmlab.reproduce", "aqmlab.rfc7928"},
     {"aqmlab.cli", "aqmlab.__main__"},

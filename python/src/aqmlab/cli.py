@@ -14,6 +14,7 @@
                      [--report-only]
     aqmlab rfc7928 [--aqm LIST | --queues FILE] [--sections LIST] [--scale full|quick|smoke]
                    [--out DIR] [--workers N | --dask ADDR] [--repetitions N]
+    aqmlab tune TUNE.toml --out DIR [--scale quick|full|smoke] [--workers N | --dask ADDR]
     aqmlab validate SCENARIO.toml|SWEEP.toml [--seed N] [--set ...] [--print]
     aqmlab presets
 
@@ -368,6 +369,40 @@ def _parser() -> argparse.ArgumentParser:
         "--report-only", action="store_true", help="rewrite the report from the finished runs"
     )
     progress_args(rf)
+
+    tu = sub.add_parser(
+        "tune",
+        help="search a queue's parameters for the best objective over a scenario's runs "
+        "(docs/tune.md)",
+    )
+    tu.add_argument("tune", help="tune file (TOML, see docs/tune.md)")
+    tu.add_argument("--out", required=True, help="directory (resumable: run the same command)")
+    tu.add_argument(
+        "--scale",
+        default=None,
+        help="a [scale.NAME] of the tune file (quick, full, smoke in the packaged ones; "
+        "default: the [tune] table as it is)",
+    )
+    where = tu.add_mutually_exclusive_group()
+    where.add_argument(
+        "-j",
+        "--workers",
+        "--jobs",
+        dest="jobs",
+        type=int,
+        default=None,
+        help="local worker processes (default: one per core)",
+    )
+    where.add_argument(
+        "--dask",
+        "--scheduler",
+        dest="scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run on the Dask cluster of this scheduler, e.g. tcp://HOST:8786",
+    )
+    tu.add_argument("--no-report", action="store_true", help="write tune.json only")
+    progress_args(tu)
 
     v = sub.add_parser(
         "validate", help="check a scenario, or a sweep file's whole plan, without running it"
@@ -824,6 +859,41 @@ def _cmd_rfc7928(args: argparse.Namespace) -> int:
     return 1 if outcome.failed else 0
 
 
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from aqmlab.study.sweep import SweepInterrupted
+    from aqmlab.tune import driver
+
+    resume = " ".join(
+        shlex.quote(a)
+        for a in [
+            "aqmlab",
+            "tune",
+            args.tune,
+            "--out",
+            args.out,
+            *(["--scale", args.scale] if args.scale else []),
+        ]
+    )
+    try:
+        doc = driver.run_tune(
+            args.tune,
+            args.out,
+            scale=args.scale,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            quiet=args.quiet,
+            interval_s=args.progress_every,
+            report=not args.no_report,
+        )
+    except (SweepInterrupted, KeyboardInterrupt):
+        sys.stderr.write(
+            f"\ninterrupted: every finished run and told trial is kept; resume with: {resume}\n"
+        )
+        return EXIT_INTERRUPTED
+    print(driver.summary_text(doc, Path(args.out)))
+    return 0
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -951,6 +1021,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report": _cmd_report,
         "reproduce": _cmd_reproduce,
         "rfc7928": _cmd_rfc7928,
+        "tune": _cmd_tune,
     }
     if args.command not in commands:
         _parser().print_help(sys.stderr)

@@ -39,7 +39,15 @@ from aqmlab.scenario.overrides import parse_key_path, parse_override, show_path
 from aqmlab.study import catalog, execute, sweepfile
 from aqmlab.study.progress import SweepProgress, format_duration
 
-__all__ = ["PLAN_FILE", "SWEEP_FILE", "SweepInterrupted", "SweepOutcome", "run_sweep"]
+__all__ = [
+    "PLAN_FILE",
+    "SWEEP_FILE",
+    "SweepInterrupted",
+    "SweepOutcome",
+    "execute_planned",
+    "remove_leftovers",
+    "run_sweep",
+]
 
 PLAN_FILE = "plan.json"
 SWEEP_FILE = "sweep.toml"
@@ -254,6 +262,30 @@ def run_sweep(
             backend.close()
 
 
+def remove_leftovers(out: Path) -> None:
+    """`_remove_leftovers` for other drivers of planned runs (`aqmlab tune`)."""
+    _remove_leftovers(out)
+
+
+def execute_planned(
+    sweep: sweepfile.Sweep,
+    runs: list[sweepfile.PlannedRun],
+    out_dir: Path,
+    backend: Any,
+    stream: IO[str],
+    quiet: bool,
+    interval_s: float,
+    note: Callable[[str], None],
+) -> SweepOutcome:
+    """Runs the unfinished ones of `runs` (already planned) on `backend` with the sweep's
+    progress display: what `run_sweep` does after planning, except that the catalog is not
+    written (the caller writes it, once: `aqmlab tune` runs many small batches, and a
+    catalog write per finished run would cost more than the runs)."""
+    return _execute(
+        sweep, runs, out_dir, backend, stream, quiet, interval_s, note, catalog_writes=False
+    )
+
+
 def _announce_traces(
     todo: list[sweepfile.PlannedRun], out_dir: Path, note: Callable[[str], None]
 ) -> None:
@@ -279,6 +311,7 @@ def _execute(
     quiet: bool,
     interval_s: float,
     note: Callable[[str], None],
+    catalog_writes: bool = True,
 ) -> SweepOutcome:
     outcome = SweepOutcome(out_dir, total=len(runs))
     rows: dict[str, dict[str, Any]] = {}
@@ -304,6 +337,8 @@ def _execute(
     last_write = [0.0]
 
     def write_catalog() -> None:
+        if not catalog_writes:
+            return
         with _interrupts_deferred():
             catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs])
         last_write[0] = time.monotonic()
