@@ -5,7 +5,6 @@
 
 use super::common::*;
 use aqmlab::config::{HopConfig, Scenario};
-use aqmlab::measure::Table;
 use aqmlab::sim::Simulation;
 
 /// `hops` more hops after hop 0 (each `mbps`, `delay_ms`, the scenario's queue).
@@ -58,10 +57,6 @@ fn three_hop_parking_lot(seed: u64) -> Scenario {
     sc
 }
 
-fn udp_sent(tables: &[Table]) -> u64 {
-    u64s(table(tables, "udp_flows"), "sent").iter().sum()
-}
-
 #[test]
 fn a_parking_lot_conserves_packets_at_every_hop_and_end_to_end() {
     let mut sc = three_hop_parking_lot(7);
@@ -71,19 +66,7 @@ fn a_parking_lot_conserves_packets_at_every_hop_and_end_to_end() {
     assert_every_hop_conserves(&sim);
     // End to end: every TCP segment and UDP packet sent is delivered, dropped at a queue,
     // lost on a link or still in the network.
-    let tcp_sent: u64 = u64s(table(&tables, "connections"), "segments_sent")
-        .iter()
-        .sum();
-    let st = sim.engine_stats();
-    let (mut dropped, mut lost) = (0, 0);
-    for l in 0..sim.link_count() as u32 {
-        dropped += sim.link(l).queue.stats.drops();
-        lost += sim.link(l).lost;
-    }
-    assert_eq!(
-        tcp_sent + udp_sent(&tables),
-        st.delivered_packets + dropped + lost + sim.packets_in_network() as u64
-    );
+    assert_packets_conserved(&sim, &tables);
     // Every source's connections used the hosts of its hops: cross traffic at hop 1 (source
     // 3) between hop 1's cross hosts only.
     let conns = table(&tables, "connections");

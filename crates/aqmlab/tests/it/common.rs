@@ -267,12 +267,19 @@ pub fn digest(tables: &[aqmlab::measure::Table]) -> u64 {
     h
 }
 
-/// Packet conservation: every packet the endpoints sent was delivered, dropped by a queue,
-/// lost on a link or is still in the network. Returns (queue drops, link losses).
+/// Packet conservation: every packet the endpoints sent (TCP segments, and UDP packets when
+/// the run has UDP flows: `udp_flows.sent` counts from the warm-up, so such a run needs none)
+/// was delivered, dropped by a queue, lost on a link or is still in the network. Returns
+/// (queue drops, link losses).
 pub fn assert_packets_conserved(sim: &Simulation, tables: &[aqmlab::measure::Table]) -> (u64, u64) {
-    let sent: u64 = u64s(table(tables, "connections"), "segments_sent")
+    let udp: u64 = tables
         .iter()
-        .sum();
+        .find(|t| t.name == "udp_flows")
+        .map_or(0, |t| u64s(t, "sent").iter().sum());
+    let sent = udp
+        + u64s(table(tables, "connections"), "segments_sent")
+            .iter()
+            .sum::<u64>();
     let st = sim.engine_stats();
     let (mut dropped, mut lost) = (0, 0);
     for l in 0..sim.link_count() as u32 {
