@@ -256,20 +256,15 @@ impl Simulation {
                 );
             }
             self.summary.measured_s = (now.saturating_sub(self.warmup)) as f64 * 1e-9;
-            self.summary.forward = self.monitors[0].summary.clone();
-            self.summary.queue_forward = self.links[self.topo.forward() as usize]
-                .queue
-                .aqm
-                .params_json();
-            self.summary.queue_reverse = self.links[self.topo.reverse() as usize]
-                .queue
-                .aqm
-                .params_json();
-            self.summary.reverse = self.monitors[1].summary.clone();
-            self.summary.qdisc_forward =
-                super::qdisc::tc_stats(&self.links[self.bottleneck(0) as usize], now);
-            self.summary.qdisc_reverse =
-                super::qdisc::tc_stats(&self.links[self.bottleneck(1) as usize], now);
+            // Hop 0's totals are the summary's own fields (the dumbbell's bottleneck); a chain
+            // lists every hop, hop 0 included, in `hops`, all from `hop_summary`.
+            let h0 = self.hop_summary(0, now);
+            self.summary.forward = h0.forward;
+            self.summary.reverse = h0.reverse;
+            self.summary.queue_forward = h0.queue_forward;
+            self.summary.queue_reverse = h0.queue_reverse;
+            self.summary.qdisc_forward = h0.qdisc_forward;
+            self.summary.qdisc_reverse = h0.qdisc_reverse;
             if self.sc.trace.qdisc {
                 self.sample_qdisc(now);
             }
