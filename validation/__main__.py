@@ -11,6 +11,7 @@ Exit status 1 when a row fails, 2 when ns-2 is missing or a script fails.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -55,14 +56,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"validation: suite {name}: {e}", file=sys.stderr)
             return 2
         rows.extend(got)
-        failed = [r for r in got if not r.passed]
+        failed = [r for r in got if r.verdict == "fail"]
+        unresolved = [r for r in got if r.verdict == "unresolved"]
         print(
-            f"{name}: {len(got)} comparisons, {len(failed)} failed ({time.monotonic() - t0:.0f} s)"
+            f"{name}: {len(got)} comparisons, {len(failed)} failed, {len(unresolved)} unresolved "
+            f"({time.monotonic() - t0:.0f} s)"
         )
-        for r in failed:
+        for r in failed + unresolved:
+            interval = "" if math.isnan(r.interval) else f" ± {r.interval:.3g}"
             print(
-                f"  FAIL {r.scenario}: {r.metric}: ns-2 {r.ns2:.6g}, aqmlab {r.aqmlab:.6g}, "
-                f"difference {r.difference:.3g} > {r.tolerance:.3g}"
+                f"  {r.verdict.upper()} {r.scenario}: {r.metric}: ns-2 {r.ns2:.6g}, "
+                f"aqmlab {r.aqmlab:.6g}, difference {r.difference:.3g}{interval} > "
+                f"{r.tolerance:.3g}"
             )
     results.write(rows, args.out / "results.csv")
     if args.write_docs:

@@ -7,6 +7,7 @@ cannot, the suites say so in one line and stop (`Ns2Missing`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -55,6 +56,16 @@ def run(script: str, params: str, outdir: Path, timeout_s: float = 600.0) -> Pat
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
         raise Ns2Failed(f"ns {script} exited with {proc.returncode}: {' | '.join(tail)}")
     return outdir
+
+
+def stamped(params: str, *scripts: str) -> str:
+    """`params` headed by a comment with the digest of the scripts it is for (each one and
+    `common.tcl`, which they all source): a changed script makes the parameter file differ,
+    so a resumed suite (`sims.unchanged`) runs it again."""
+    h = hashlib.sha256()
+    for name in (*scripts, "common.tcl"):
+        h.update((SCRIPTS / name).read_bytes())
+    return f"# {' '.join(scripts)} {h.hexdigest()[:16]}\n{params}"
 
 
 def tcl_array(name: str, values: dict[str, object]) -> str:

@@ -1,8 +1,21 @@
 """The rows the suites produce, and where they are kept.
 
 Each row compares one metric of one scenario: ns-2's figure, ours, the difference (in the
-unit the tolerance is stated in), the tolerance, pass or fail, the seeds, and a note (why a
+unit the tolerance is stated in), the tolerance, the verdict, the seeds, and a note (why a
 non-identical figure differs, or what the tolerance stands for).
+
+Rows that compare statistics of two random streams (the end-to-end suites) also carry
+`interval`: the half-width of the 95 % interval of the difference over the seeds (Welch's,
+in the tolerance's unit; NaN for a deterministic comparison). Their verdict reads the
+difference against the tolerance together with that interval:
+
+- "pass": the difference is within the tolerance;
+- "unresolved": it is not, but the interval reaches back inside the tolerance (difference −
+  interval ≤ tolerance): with these seeds the two simulators cannot be told apart at the
+  tolerance's resolution, and more seeds are needed to decide;
+- "fail": even the near end of the interval lies beyond the tolerance.
+
+A deterministic row is "pass" or "fail". `passed` is False only for "fail" (the exit status).
 """
 
 from __future__ import annotations
@@ -26,6 +39,27 @@ class Row:
     passed: bool
     seeds: str
     note: str = ""
+    interval: float = math.nan
+    verdict: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.verdict:
+            self.verdict = verdict(self.difference, self.tolerance, self.interval)
+
+
+VERDICTS = ("pass", "unresolved", "fail")
+
+
+def verdict(difference: float, tolerance: float, interval: float = math.nan) -> str:
+    """ "pass", "unresolved" or "fail" (module docstring) for a difference, its tolerance and
+    the half-width of the difference's interval (NaN: none)."""
+    if math.isnan(difference):
+        return "fail"
+    if difference <= tolerance:
+        return "pass"
+    if not math.isnan(interval) and difference - interval <= tolerance:
+        return "unresolved"
+    return "fail"
 
 
 def compare(
@@ -40,9 +74,12 @@ def compare(
     seeds: str,
     note: str = "",
     difference: float | None = None,
+    interval: float | None = None,
 ) -> Row:
     """A row whose difference is computed by `kind`: "abs" (|ours − ns2|), "rel" (relative
-    to |ns2|), "points" (percentage points of two fractions) or "given" (`difference`)."""
+    to |ns2|), "points" (percentage points of two fractions) or "given" (`difference`).
+    `interval` is the half-width of the difference's 95 % interval in the same unit (None:
+    a deterministic comparison)."""
     if kind == "abs":
         diff = abs(ours - ns2)
     elif kind == "rel":
@@ -55,15 +92,16 @@ def compare(
         diff = difference
     else:
         raise ValueError(f"kind = {kind!r}: expected abs, rel, points or given")
-    passed = bool(diff <= tolerance) and not math.isnan(diff)
-    return Row(suite, scenario, metric, ns2, ours, diff, tolerance, passed, seeds, note)
+    iv = math.nan if interval is None else float(interval)
+    v = verdict(diff, tolerance, iv)
+    return Row(suite, scenario, metric, ns2, ours, diff, tolerance, v != "fail", seeds, note, iv, v)
 
 
 def row_maker(suite: str, scenario: str, seeds: str):
     """`compare` with the suite, scenario and seeds fixed: `row(metric, ns2, ours, kind=...,
     tol=..., note=..., difference=...)`."""
 
-    def row(metric, ns2_value, ours, *, kind, tol, note="", difference=None) -> Row:
+    def row(metric, ns2_value, ours, *, kind, tol, note="", difference=None, interval=None) -> Row:
         return compare(
             suite,
             scenario,
@@ -75,6 +113,7 @@ def row_maker(suite: str, scenario: str, seeds: str):
             seeds=seeds,
             note=note,
             difference=difference,
+            interval=interval,
         )
 
     return row
@@ -96,4 +135,13 @@ def read(path: Path) -> list[Row]:
     if not path.exists():
         return []
     df = pl.read_csv(path, infer_schema_length=None)
-    return [Row(**r) for r in df.to_dicts()]
+    # Tables written before intervals existed have neither column: their rows get NaN and
+    # the verdict their pass/fail implies.
+    rows = []
+    for r in df.to_dicts():
+        if r.get("interval") is None:
+            r["interval"] = math.nan
+        if not r.get("verdict"):
+            r["verdict"] = "pass" if r["passed"] else "fail"
+        rows.append(Row(**r))
+    return rows

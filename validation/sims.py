@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from aqmlab.analysis.intervals import welch_interval
 from aqmlab.runs import runner
 
 # Two cores: never more than two simulations at once (ns-2 and aqmlab alike).
@@ -110,6 +111,23 @@ def per_seed(ns_values, ours_values, fmt: str) -> str:
     return f"; per seed ns-2 {ns_txt} / aqmlab {ours_txt}"
 
 
+def interval_of(ns_values, ours_values, kind: str, ns2_figure: float) -> float:
+    """Half-width of the 95 % interval of the difference between the two simulators, in the
+    unit of `kind` ("rel": relative to `ns2_figure`, "points": percentage points), from the
+    per-seed values of each side: Welch's interval of the difference of the means, the seeds
+    being the independent replications (results.py: the verdict). For a pooled figure (a
+    pooled quantile or loss rate) this is the interval of the per-seed means, which is what
+    the seed-to-seed spread says of the pooled one. NaN with fewer than two seeds a side."""
+    iv = welch_interval(ours_values, ns_values)
+    if iv.half_width is None:
+        return float("nan")
+    if kind == "rel":
+        return iv.half_width / abs(ns2_figure) if ns2_figure else float("inf")
+    if kind == "points":
+        return iv.half_width * 100.0
+    return iv.half_width
+
+
 def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float, d: str) -> list:
     """Utilisation, loss and mean queue of bottleneck direction `d` ("fwd" or "rev"), pooled
     over the seeds (the per-seed values go into the note: they show the seed-to-seed spread).
@@ -129,6 +147,7 @@ def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float,
     drops = sum(s["drops_early"] + s["drops_forced"] + s["drops_overflow"] for s in summ)
     pooled_loss_ours = drops / max(sum(s["arrivals"] for s in summ), 1)
     util_pooled_ns = sum(u * s["measured_s"] for u, s in zip(util_ns, ns_stats, strict=True))
+    mean_queue_ns = float(np.mean(queue_ns))
     return [
         row(
             f"utilisation, {name}",
@@ -137,6 +156,7 @@ def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float,
             kind="points",
             tol=TOL_UTIL,
             note=NOTE_UTIL + per_seed(util_ns, util_ours, ".3f"),
+            interval=interval_of(util_ns, util_ours, "points", util_pooled_ns / span),
         ),
         row(
             f"loss rate, {name}",
@@ -145,14 +165,16 @@ def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float,
             kind="rel",
             tol=TOL_LOSS,
             note=NOTE_LOSS + per_seed(loss_ns, loss_ours, ".4f"),
+            interval=interval_of(loss_ns, loss_ours, "rel", pooled_loss_ns),
         ),
         row(
             f"mean queue (packets), {name}",
-            float(np.mean(queue_ns)),
+            mean_queue_ns,
             float(np.mean(queue_ours)),
             kind="rel",
             tol=TOL_QUEUE,
             note=NOTE_QUEUE + per_seed(queue_ns, queue_ours, ".1f"),
+            interval=interval_of(queue_ns, queue_ours, "rel", mean_queue_ns),
         ),
     ]
 
@@ -165,19 +187,21 @@ def response_rows(
     rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
     rows = []
     for q in quantiles:
-        spread = per_seed(
-            [np.percentile(x, q) for x in per_ns], [np.percentile(x, q) for x in per_ours], ".3f"
-        )
+        q_ns = [float(np.percentile(x, q)) for x in per_ns]
+        q_ours = [float(np.percentile(x, q)) for x in per_ours]
+        pooled_ns = float(np.percentile(rt_ns, q))
         rows.append(
             row(
                 f"response time p{q} (s)",
-                np.percentile(rt_ns, q),
+                pooled_ns,
                 np.percentile(rt_ours, q),
                 kind="rel",
                 tol=TOL_QUANTILE,
-                note=note + spread,
+                note=note + per_seed(q_ns, q_ours, ".3f"),
+                interval=interval_of(q_ns, q_ours, "rel", pooled_ns),
             )
         )
+    n_ns, n_ours = [len(x) for x in per_ns], [len(x) for x in per_ours]
     rows.append(
         row(
             "responses completed per seed",
@@ -186,6 +210,7 @@ def response_rows(
             kind="rel",
             tol=TOL_QUANTILE,
             note="completed responses counted as above",
+            interval=interval_of(n_ns, n_ours, "rel", len(rt_ns) / len(per_ns)),
         )
     )
     return rows

@@ -57,3 +57,25 @@ def test_one_value_has_no_interval_and_missing_values_are_left_out():
     assert intervals.half_width(0.1, 5) == pytest.approx(2.7764 * 0.1 / math.sqrt(5), rel=1e-4)
     assert intervals.half_width(0.1, 1) is None
     assert intervals.half_width(None, 3) is None
+
+
+def test_welchs_interval_by_hand():
+    # a = 1, 2, 3, 4: mean 2.5, variance of the mean 5/3 / 4 = 5/12; b = 2, 4: mean 3,
+    # variance of the mean 2 / 2 = 1. Difference −0.5, standard error √(17/12) = 1.19024;
+    # Welch–Satterthwaite df = (17/12)² / ((5/12)²/3 + 1²/1) = 1.897, rounded down to 1:
+    # half-width t(0.975, 1) × 1.19024 = 12.7062 × 1.19024 = 15.1234.
+    iv = intervals.welch_interval([1, 2, 3, 4], [2, 4])
+    assert iv.mean == pytest.approx(-0.5)
+    assert iv.n == 2
+    assert iv.half_width == pytest.approx(15.1234, abs=1e-3)
+    # Equal variances, two values a side: df = (1 + 1)² / (1/1 + 1/1) = 2.
+    assert intervals.welch_interval([2, 4], [1, 3]).half_width == pytest.approx(
+        4.3027 * math.sqrt(2), abs=1e-3
+    )
+
+
+def test_welchs_interval_edge_cases():
+    assert intervals.welch_interval([1.0, None, math.nan, 3.0], [2.0, 2.0]).mean == 0.0
+    assert intervals.welch_interval([1.0, 1.0], [2.0, 2.0]).half_width == 0.0
+    assert intervals.welch_interval([1.0], [2.0, 3.0]).half_width is None
+    assert math.isnan(intervals.welch_interval([], [1.0]).mean)

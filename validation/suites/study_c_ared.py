@@ -27,12 +27,11 @@ the e2e suite (offered load: 5 %). Without `--all` the suite returns no rows.
 Runtime on the 2-core machine, two simulations at a time: ≈ 14 min from scratch (15 ns-2
 runs of 2-3 min, 15 aqmlab runs of ≈ 10 s, one calibration of ≈ 1 min). A run whose inputs
 (parameter file with the script's digest, scenario file) are unchanged is not repeated.
-Findings: /work/research/study_c_ared.md.
+Findings: docs/validation.md ("Study C's ARED at overload").
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -236,11 +235,9 @@ def ns2_params(cell: Cell, seed: int, workdir: Path) -> str:
         "maxrto": tcp["max_rto_s"],
         "rtxcur_init": tcp["initial_rto_s"],
     }
-    # The script's digest makes a changed script count as changed inputs (`_done`).
-    digest = hashlib.sha256((ns2.SCRIPTS / "study_c_cell.tcl").read_bytes()).hexdigest()[:16]
-    lines = [f"# study_c_cell.tcl {digest}", ns2.tcl_array("P", p)]
+    lines = [ns2.tcl_array("P", p)]
     lines += [f"Queue/RED set {k} {v}" for k, v in red.items()]
-    return "\n".join(lines) + "\n"
+    return ns2.stamped("\n".join(lines) + "\n", "study_c_cell.tcl")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,24 +296,26 @@ def cell_rows(cell: Cell, out: Path) -> list[Row]:
 
     make = row_maker(SUITE, scen, seeds)
 
-    def row(metric, a, b, *, kind, tol, note=""):
-        return make(metric, a, b, kind=kind, tol=tol, note=f"{what}; {note}")
+    def row(metric, a, b, *, kind, tol, note="", interval=None):
+        return make(metric, a, b, kind=kind, tol=tol, note=f"{what}; {note}", interval=interval)
 
     per_ns = [sims.response_times_ns2(base / f"ns2_s{s}") for s in SEEDS]
     per_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", WARMUP_S) for s in SEEDS]
     rows = sims.response_rows(row, per_ns, per_ours, (50, 90), NOTE_RT)
-    fwd_ns = np.concatenate([sims.response_times_ns2(base / f"ns2_s{s}", (0,)) for s in SEEDS])
-    fwd_ours = np.concatenate(
-        [sims.response_times_ours(base / f"aqmlab_s{s}", WARMUP_S, "right") for s in SEEDS]
-    )
+    fwd_ns = [sims.response_times_ns2(base / f"ns2_s{s}", (0,)) for s in SEEDS]
+    fwd_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", WARMUP_S, "right") for s in SEEDS]
+    p50_ns = float(np.median(np.concatenate(fwd_ns)))
     rows.append(
         row(
             "response time p50, forward cloud only (s)",
-            np.median(fwd_ns),
-            np.median(fwd_ours),
+            p50_ns,
+            np.median(np.concatenate(fwd_ours)),
             kind="rel",
             tol=TOL_QUANTILE,
             note="the study's own metric: responses of the cloud whose clients are on the right",
+            interval=sims.interval_of(
+                [np.median(x) for x in fwd_ns], [np.median(x) for x in fwd_ours], "rel", p50_ns
+            ),
         )
     )
     ns_stats = [sims.read_stats(base / f"ns2_s{s}" / "stats.txt") for s in SEEDS]
@@ -337,6 +336,7 @@ def cell_rows(cell: Cell, out: Path) -> list[Row]:
                     note="bytes through the 100 Mb/s bottleneck × 8 / measured time: what "
                     "the study's 100 % rate offers (nominal 10 Mb/s)"
                     + sims.per_seed(mbps_ns, mbps_ours, ".3f"),
+                    interval=sims.interval_of(mbps_ns, mbps_ours, "rel", np.mean(mbps_ns)),
                 )
             )
             continue
@@ -352,6 +352,7 @@ def cell_rows(cell: Cell, out: Path) -> list[Row]:
                     kind="rel",
                     tol=TOL_QUEUE,
                     note=NOTE_MAXP + sims.per_seed(mp_ns, mp_ours, ".3f"),
+                    interval=sims.interval_of(mp_ns, mp_ours, "rel", np.mean(mp_ns)),
                 )
             )
     return rows

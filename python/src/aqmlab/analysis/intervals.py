@@ -6,6 +6,9 @@
 - `half_width(sd, n)`: the half-width of the two-sided interval of a mean of n values of
   sample standard deviation sd: t(1 − α/2, n − 1) × sd / √n (None when n < 2).
 - `mean_interval(values)`: the mean, n and that interval (NaN and None values left out).
+- `welch_interval(a, b)`: mean(a) − mean(b) for two independent samples and Welch's interval
+  (Law & Kelton, "Simulation Modeling and Analysis", 3rd ed., §10.2.2; degrees of freedom by
+  Welch–Satterthwaite, rounded down, which widens the interval, never narrows it).
 
 Repetitions of a cell differ only in their seed, so their per-run metrics are independent
 draws: the Student t interval over them is the textbook one (it assumes the per-run values
@@ -19,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["LEVEL", "Interval", "half_width", "mean_interval", "t_quantile"]
+__all__ = ["LEVEL", "Interval", "half_width", "mean_interval", "t_quantile", "welch_interval"]
 
 LEVEL = 0.95  # the report's intervals: two-sided 95 %
 
@@ -96,3 +99,30 @@ def mean_interval(values: Iterable[float | None], level: float = LEVEL) -> Inter
     mean = math.fsum(xs) / n
     sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else None
     return Interval(mean, n, half_width(sd, n, level))
+
+
+def welch_interval(
+    a: Iterable[float | None], b: Iterable[float | None], level: float = LEVEL
+) -> Interval:
+    """mean(a) − mean(b), the samples taken as independent (None and NaN left out), with
+    Welch's `level` interval; n is the smaller sample's size. No interval with fewer than two
+    values on a side; a zero-width one when neither side varies."""
+    xs = [float(x) for x in a if x is not None and not math.isnan(x)]
+    ys = [float(y) for y in b if y is not None and not math.isnan(y)]
+    if not xs or not ys:
+        return Interval(math.nan, 0, None)
+    d = math.fsum(xs) / len(xs) - math.fsum(ys) / len(ys)
+    n = min(len(xs), len(ys))
+    if n < 2:
+        return Interval(d, n, None)
+
+    def var_of_mean(v: list[float]) -> float:
+        mu = math.fsum(v) / len(v)
+        return math.fsum((x - mu) ** 2 for x in v) / (len(v) - 1) / len(v)
+
+    va, vb = var_of_mean(xs), var_of_mean(ys)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Interval(d, n, 0.0)
+    df = (va + vb) ** 2 / (va**2 / (len(xs) - 1) + vb**2 / (len(ys) - 1))
+    return Interval(d, n, t_quantile(0.5 + level / 2, max(1, int(df))) * se)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from aqmlab.analysis.intervals import LEVEL, Interval, mean_interval, t_quantile
+from aqmlab.analysis.intervals import LEVEL, Interval, mean_interval, welch_interval
 
 __all__ = ["Interval", "as_json", "mean", "paired", "unpaired"]
 
@@ -33,24 +33,7 @@ def paired(a: Sequence[float], b: Sequence[float]) -> Interval:
 
 def unpaired(a: Sequence[float], b: Sequence[float], level: float = LEVEL) -> Interval:
     """Welch's interval of mean(a) − mean(b), the samples taken as independent."""
-    xs = [x for x in a if not math.isnan(x)]
-    ys = [y for y in b if not math.isnan(y)]
-    if not xs or not ys:
-        return Interval(math.nan, 0, None)
-    d = math.fsum(xs) / len(xs) - math.fsum(ys) / len(ys)
-    if len(xs) < 2 or len(ys) < 2:
-        return Interval(d, min(len(xs), len(ys)), None)
-
-    def var_of_mean(v: list[float]) -> float:
-        mu = math.fsum(v) / len(v)
-        return math.fsum((x - mu) ** 2 for x in v) / (len(v) - 1) / len(v)
-
-    va, vb = var_of_mean(xs), var_of_mean(ys)
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return Interval(d, min(len(xs), len(ys)), 0.0)
-    df = (va + vb) ** 2 / (va**2 / (len(xs) - 1) + vb**2 / (len(ys) - 1))
-    return Interval(d, min(len(xs), len(ys)), t_quantile(0.5 + level / 2, max(1, int(df))) * se)
+    return welch_interval(a, b, level)
 
 
 def as_json(i: Interval) -> dict[str, float | int | None]:
