@@ -142,6 +142,10 @@ pub struct Endpoint {
     in_recovery: bool,
     /// The last window reduction was for ECE (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`).
     ecn_reduced: bool,
+    /// The last window reduction was a fast retransmit (ns-2 `last_cwnd_action_ ==
+    /// CWND_ACTION_DUPACK`): ns-2 Full-TCP lets the next DupThresh duplicates fast-retransmit
+    /// again even below `recover` (`dupack_action`); a timeout or an ECE reduction clears it.
+    ns2_after_fast_rexmit: bool,
     /// NewReno's `recover` (RFC 6582): snd_max when recovery (or a timeout) began; fast
     /// retransmit is entered again only once the cumulative ACK reaches it.
     recover: u64,
@@ -218,6 +222,7 @@ impl Endpoint {
             dupacks: 0,
             in_recovery: false,
             ecn_reduced: false,
+            ns2_after_fast_rexmit: false,
             recover: 0,
             partial_seen: false,
             timing: None,
@@ -764,6 +769,7 @@ impl Endpoint {
             };
         }
         self.ecn_reduced = true;
+        self.ns2_after_fast_rexmit = false; // CWND_ACTION_ECN
         self.ecn.on_reduction(self.snd_max, true);
     }
 
@@ -916,6 +922,7 @@ impl Endpoint {
     /// most `recov_maxburst_` until the full ACK (`output`).
     fn ns2_newreno_partial_ack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let onxt = self.snd_nxt;
+        self.ns2_after_fast_rexmit = true;
         self.timing = None;
         self.recover = self.snd_max;
         self.snd_nxt = self.snd_una;
@@ -960,13 +967,24 @@ impl Endpoint {
             },
             Recovery::Reno | Recovery::NewReno => {
                 // NewReno enters only if the cumulative ACK has reached `recover` (RFC 6582
-                // §3.2 step 2: no second reduction for losses of the same window).
-                let may_enter = cfg.recovery == Recovery::Reno || self.snd_una >= self.recover;
+                // §3.2 step 2: no second reduction for losses of the same window). ns-2
+                // Full-TCP, Reno and NewReno alike (`FullTcpAgent::dupack_action`, bug_fix_
+                // true): only if `highest_ack_ > recover_` — strictly beyond snd_max as it was,
+                // `recover_` being `maxseq_`, the highest sequence sent + 1 — or if the last
+                // reduction was itself a fast retransmit; so after a timeout the duplicates
+                // that go-back-N's repeated segments draw from the peer, ACKing exactly the
+                // old snd_max, retransmit nothing.
+                let may_enter = if cfg.timer_model == TimerModel::Ns2 {
+                    self.snd_una > self.recover || self.ns2_after_fast_rexmit
+                } else {
+                    cfg.recovery == Recovery::Reno || self.snd_una >= self.recover
+                };
                 let after_ecn = self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una);
                 if self.dupacks == cfg.dupack_threshold && !self.in_recovery && after_ecn {
                     self.ecn_loss_retransmit(now, cfg, out);
                 } else if self.dupacks == cfg.dupack_threshold && !self.in_recovery && may_enter {
                     self.ecn_reduced = false;
+                    self.ns2_after_fast_rexmit = true;
                     self.in_recovery = true;
                     self.partial_seen = false;
                     self.recover = self.snd_max;
@@ -1023,6 +1041,7 @@ impl Endpoint {
     fn ecn_loss_retransmit(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let mss = cfg.mss as u64;
         self.in_recovery = true;
+        self.ns2_after_fast_rexmit = true; // ns-2 `fast_retransmit`
         self.partial_seen = false;
         self.ecn_reduced = false;
         self.recover = self.snd_max;
@@ -1444,6 +1463,7 @@ impl Endpoint {
         // Leave fast recovery; NewReno does not fast-retransmit again until the data sent so
         // far is acknowledged (RFC 6582 §3.2 step 4 after a timeout).
         self.in_recovery = false;
+        self.ns2_after_fast_rexmit = false; // CWND_ACTION_TIMEOUT (or ECN, which it keeps)
         self.recover = self.snd_max;
         // RFC 2018 §8 / ns-2 `clear_on_timeout_`: forget what was SACKed (the receiver may have
         // reneged); go-back-N resends it. ACKs arriving later fill the scoreboard again.

@@ -646,3 +646,54 @@ fn write_close_puts_the_fin_on_the_last_segment_of_an_idle_connection() {
     assert_eq!(out.segs.len(), 1, "the FIN waits for the ACK of the data");
     assert!(out.segs[0].flags & flags::FIN == 0);
 }
+
+/// After a timeout, ns-2.35 Full-TCP fast-retransmits only once the cumulative ACK has passed
+/// `recover_` — `maxseq_` at the timeout, the highest sequence sent + 1 — strictly
+/// (`FullTcpAgent::dupack_action`, `highest_ack_ > recover_`, bug_fix_ true): duplicates that
+/// ACK exactly the old snd_max (the peer answering segments that go-back-N sent twice)
+/// retransmit nothing. RFC 6582 §3.2 ("covers more than recover", recover being the highest
+/// sequence number sent) enters recovery there, and so does the BSD model. The whole window
+/// is lost, the timeout resends it one ACK at a time, new data follows, then three duplicate
+/// ACKs of the old snd_max arrive.
+#[test]
+fn ns2_duplicates_at_the_old_snd_max_after_a_timeout_retransmit_nothing() {
+    let mut bsd = TcpConfig::freebsd_4x();
+    bsd.recovery = Recovery::NewReno;
+    bsd.delayed_ack = false; // every segment ACKed at once, as ns-2.35 does full segments
+    let mut ns2 = TcpConfig::ns2_35_fulltcp();
+    ns2.recovery = Recovery::NewReno;
+    for (cfg, fast_retransmit) in [(ns2, false), (bsd, true)] {
+        let mss = cfg.mss as u64;
+        let (mut cl, mut sv, mut t) = handshake_after_syn_losses(&cfg, 0);
+        let mut out = Outbox::default();
+        sv.write(t, &cfg, 40 * mss, &mut out);
+        let first: Vec<u64> = out.segs.iter().filter(|s| s.len > 0).map(|s| s.seq).collect();
+        let old_max = first.last().unwrap() + mss;
+        out.clear(); // the whole window is lost
+        t = sv.rexmt_deadline().unwrap();
+        sv.on_timer(t, &cfg, &mut out);
+        // Go-back-N, in lockstep, the ACKs one at a time, until one reaches the old snd_max.
+        let dup = 'outer: loop {
+            assert!(!out.segs.is_empty(), "{:?}: the sender stalled", cfg.timer_model);
+            t += 10 * MS;
+            let acks = deliver(&mut out, &mut cl, &cfg, t);
+            t += 10 * MS;
+            for a in acks.segs.iter().map(seg_to_packet) {
+                sv.on_segment(t, &cfg, &a, &mut out);
+                if a.ack >= old_max {
+                    break 'outer a;
+                }
+            }
+        };
+        assert_eq!(dup.ack, old_max);
+        assert!(sv.rexmt_deadline().is_some(), "new data is outstanding");
+        out.clear();
+        for k in 0..3 {
+            sv.on_segment(t + (k + 1) * MS, &cfg, &dup, &mut out);
+        }
+        let resent = out.segs.iter().any(|s| s.len > 0 && s.seq == old_max);
+        assert_eq!(resent, fast_retransmit, "{:?}", cfg.timer_model);
+        let expect = if fast_retransmit { 1 } else { 0 };
+        assert_eq!(sv.counters.fast_retransmits, expect, "{:?}", cfg.timer_model);
+    }
+}
