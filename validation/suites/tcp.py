@@ -208,6 +208,22 @@ CASES = [
         ecn=True,
     ),
     Case(
+        "newreno_six_losses",
+        "six losses in two windows: partial ACKs restart the timer, recovery without a timeout "
+        "(found by a search of random loss patterns: the last kind it found different)",
+        "newreno",
+        80_000,
+        [Target(seg(k)) for k in (20, 25, 26, 30, 31, 32)],
+    ),
+    Case(
+        "reno_six_losses",
+        "six losses in two windows: a timeout, then duplicates the gate refuses and that "
+        "still inflate cwnd",
+        "reno",
+        80_000,
+        [Target(seg(k)) for k in (20, 25, 26, 30, 31, 32)],
+    ),
+    Case(
         "newreno_nagle_small_writes",
         "a transfer that ends in a part segment (Nagle and delayed ACK of it)",
         "newreno",

@@ -146,6 +146,9 @@ pub struct Endpoint {
     /// CWND_ACTION_DUPACK`): ns-2 Full-TCP lets the next DupThresh duplicates fast-retransmit
     /// again even below `recover` (`dupack_action`); a timeout or an ECE reduction clears it.
     ns2_after_fast_rexmit: bool,
+    /// This segment was ns-2's third duplicate ACK: `dupack_action` sends what it sends and
+    /// `recv` ends (`goto drop`) without its closing `send_much`.
+    ns2_skip_output: bool,
     /// NewReno's `recover` (RFC 6582): snd_max when recovery (or a timeout) began; fast
     /// retransmit is entered again only once the cumulative ACK reaches it.
     recover: u64,
@@ -223,6 +226,7 @@ impl Endpoint {
             in_recovery: false,
             ecn_reduced: false,
             ns2_after_fast_rexmit: false,
+            ns2_skip_output: false,
             recover: 0,
             partial_seen: false,
             timing: None,
@@ -539,7 +543,8 @@ impl Endpoint {
             }
         }
         self.process_payload(now, cfg, pkt, out);
-        if self.state != State::Closed {
+        let skip = std::mem::take(&mut self.ns2_skip_output);
+        if self.state != State::Closed && !skip {
             self.output(now, cfg, out);
         }
     }
@@ -700,10 +705,13 @@ impl Endpoint {
         }
         // RFC 6298 (5.2)/(5.3): stop the timer when everything is acknowledged, else restart it
         // — except on NewReno's later partial ACKs (RFC 6582 §3.2 step 5: only the first
-        // partial ACK of a recovery restarts it).
+        // partial ACK of a recovery restarts it). ns-2 Full-TCP restarts it on every ACK that
+        // advances (`newack`: `else if (progress) set_rtx_timer()`), partial or not, so a
+        // recovery repairing one loss per RTT never times out while its ACKs keep coming.
+        let restart_on_partial = cfg.timer_model == TimerModel::Ns2;
         if self.snd_una == self.snd_max {
             self.rexmt_at = None;
-        } else if !partial || !self.partial_seen {
+        } else if !partial || !self.partial_seen || restart_on_partial {
             self.rexmt_at =
                 Some(ns2_restart.unwrap_or_else(|| self.rto.timer_deadline(cfg, now, false)));
         }
@@ -966,6 +974,8 @@ impl Endpoint {
                 self.limited_transmit(now, cfg, out);
             },
             Recovery::Reno | Recovery::NewReno => {
+                self.ns2_skip_output =
+                    cfg.timer_model == TimerModel::Ns2 && self.dupacks == cfg.dupack_threshold;
                 // NewReno enters only if the cumulative ACK has reached `recover` (RFC 6582
                 // §3.2 step 2: no second reduction for losses of the same window). ns-2
                 // Full-TCP, Reno and NewReno alike (`FullTcpAgent::dupack_action`, bug_fix_
@@ -1003,6 +1013,18 @@ impl Endpoint {
                     if onxt > self.snd_nxt {
                         self.snd_nxt = onxt;
                     }
+                } else if self.dupacks == cfg.dupack_threshold
+                    && !self.in_recovery
+                    && cfg.timer_model == TimerModel::Ns2
+                {
+                    // ns-2 refused the fast retransmit (`bug_fix_`) but has already set
+                    // `fastrecov_`: nothing is sent and ssthresh stays, yet the later
+                    // duplicates inflate cwnd (`extra_ack`), the next ACK below `recover_` is a
+                    // partial ACK (`pack_action`: NewReno retransmits, cwnd = ssthresh) and a
+                    // full one retracts an inflated cwnd to ssthresh — our recovery's own
+                    // rules, entered without its retransmission.
+                    self.in_recovery = true;
+                    self.partial_seen = false;
                 } else if self.dupacks > cfg.dupack_threshold && self.in_recovery {
                     self.cwnd = (self.cwnd + mss).min(MAX_CWND);
                 }

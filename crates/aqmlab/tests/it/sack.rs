@@ -431,7 +431,10 @@ fn many_sack_flows_conserve_packets_are_deterministic_and_time_out_less_than_ren
         let (sim, tables) = run(scenario(Recovery::Sack, variant));
         let c = table(&tables, "connections");
         let (dropped, lost) = assert_packets_conserved(&sim, &tables);
-        assert!(dropped > 0 && lost > 0, "{variant:?}: dropped {dropped}, lost {lost}");
+        assert!(
+            dropped > 0 && lost > 0,
+            "{variant:?}: dropped {dropped}, lost {lost}"
+        );
         let done = bools(c, "completed");
         let got = u64s(c, "bytes_delivered");
         for i in 0..done.len() {

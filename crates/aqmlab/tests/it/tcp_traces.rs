@@ -667,14 +667,23 @@ fn ns2_duplicates_at_the_old_snd_max_after_a_timeout_retransmit_nothing() {
         let (mut cl, mut sv, mut t) = handshake_after_syn_losses(&cfg, 0);
         let mut out = Outbox::default();
         sv.write(t, &cfg, 40 * mss, &mut out);
-        let first: Vec<u64> = out.segs.iter().filter(|s| s.len > 0).map(|s| s.seq).collect();
+        let first: Vec<u64> = out
+            .segs
+            .iter()
+            .filter(|s| s.len > 0)
+            .map(|s| s.seq)
+            .collect();
         let old_max = first.last().unwrap() + mss;
         out.clear(); // the whole window is lost
         t = sv.rexmt_deadline().unwrap();
         sv.on_timer(t, &cfg, &mut out);
         // Go-back-N, in lockstep, the ACKs one at a time, until one reaches the old snd_max.
         let dup = 'outer: loop {
-            assert!(!out.segs.is_empty(), "{:?}: the sender stalled", cfg.timer_model);
+            assert!(
+                !out.segs.is_empty(),
+                "{:?}: the sender stalled",
+                cfg.timer_model
+            );
             t += 10 * MS;
             let acks = deliver(&mut out, &mut cl, &cfg, t);
             t += 10 * MS;
@@ -694,6 +703,10 @@ fn ns2_duplicates_at_the_old_snd_max_after_a_timeout_retransmit_nothing() {
         let resent = out.segs.iter().any(|s| s.len > 0 && s.seq == old_max);
         assert_eq!(resent, fast_retransmit, "{:?}", cfg.timer_model);
         let expect = if fast_retransmit { 1 } else { 0 };
-        assert_eq!(sv.counters.fast_retransmits, expect, "{:?}", cfg.timer_model);
+        assert_eq!(
+            sv.counters.fast_retransmits, expect,
+            "{:?}",
+            cfg.timer_model
+        );
     }
 }
