@@ -964,7 +964,13 @@ impl Endpoint {
                         },
                         SackVariant::Ns2 => self.dupacks == cfg.dupack_threshold,
                     };
-                if trigger && !self.in_recovery && self.snd_una >= self.recover {
+                // ns-2 `SackFullTcpAgent::dupack_action`: `highest_ack_ > recover_`, strictly
+                // beyond the old snd_max (`recover_` is `maxseq_`, the highest sequence + 1).
+                let recovered = match cfg.sack_variant {
+                    SackVariant::Ns2 => self.snd_una > self.recover,
+                    SackVariant::Rfc6675 => self.snd_una >= self.recover,
+                };
+                if trigger && !self.in_recovery && recovered {
                     self.sack_enter_recovery(now, cfg, out);
                 } else if !trigger && self.limited_transmit_due(cfg) {
                     self.limited_transmit(now, cfg, out); // RFC 6675 §5 allows it too

@@ -417,7 +417,7 @@ fn many_sack_flows_conserve_packets_are_deterministic_and_time_out_less_than_ren
         sc.tcp.recovery = recovery;
         sc.tcp.sack_variant = variant;
         sc.queue = aqmlab::aqm::config::AqmConfig::Droptail {
-            limit: 30,
+            limit: 20,
             unit: aqmlab::aqm::QueueUnit::Packets,
         };
         sc.traffic = vec![bulk_at(40, Some(300_000), 0.0, 20.0)];
