@@ -42,13 +42,6 @@ class Row:
     interval: float = math.nan
     verdict: str = ""
 
-    def __post_init__(self) -> None:
-        if not self.verdict:
-            self.verdict = verdict(self.difference, self.tolerance, self.interval)
-
-
-VERDICTS = ("pass", "unresolved", "fail")
-
 
 def verdict(difference: float, tolerance: float, interval: float = math.nan) -> str:
     """ "pass", "unresolved" or "fail" (module docstring) for a difference, its tolerance and

@@ -15,6 +15,7 @@ import polars as pl
 
 from aqmlab.analysis.intervals import welch_interval
 from aqmlab.runs import runner
+from validation import ns2
 
 # Two cores: never more than two simulations at once (ns-2 and aqmlab alike).
 WORKERS = int(os.environ.get("AQMLAB_E2E_WORKERS", "2"))
@@ -63,6 +64,24 @@ def run_aqmlab(doc: dict, json_path: Path, outdir: Path) -> Path:
 def unchanged(inputs: Path, text: str, result: Path) -> bool:
     """Whether a run's results exist and its recorded inputs are `text`: it need not run."""
     return result.exists() and inputs.exists() and inputs.read_text() == text
+
+
+def resumable_ns2(base: Path, seed: int, script: str, params: str) -> list:
+    """The ns-2 run of one seed in `base/ns2_s<seed>`, as a job, unless its results exist
+    from the same parameters and scripts (`ns2.stamped`)."""
+    wd, params = base / f"ns2_s{seed}", ns2.stamped(params, script)
+    if unchanged(wd / "params.tcl", params, wd / "stats.txt"):
+        return []
+    return [lambda: ns2.run(script, params, wd, 3600)]
+
+
+def resumable_ours(base: Path, seed: int, doc: dict) -> list:
+    """The aqmlab run of one seed in `base/aqmlab_s<seed>`, as a job, unless its results
+    exist from the same scenario."""
+    od, path = base / f"aqmlab_s{seed}", base / f"aqmlab_s{seed}.json"
+    if unchanged(path, scenario_text(doc), od / "summary.json"):
+        return []
+    return [lambda: run_aqmlab(doc, path, od)]
 
 
 def read_stats(path: Path) -> dict[str, float]:

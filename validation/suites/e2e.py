@@ -213,26 +213,9 @@ def run_variant_jobs(v: Variant, out: Path, doc: dict) -> list:
     base = out / SUITE / v.name
     jobs = []
     for s in ANCHOR_SEEDS:
-        jobs.extend(_resumable(base, s, "packmime_e2e.tcl", _anchor_params(v, s, doc)))
-        jobs.extend(_resumable_ours(base, s, _anchor_ours(v, s, doc)))
+        jobs.extend(sims.resumable_ns2(base, s, "packmime_e2e.tcl", _anchor_params(v, s, doc)))
+        jobs.extend(sims.resumable_ours(base, s, _anchor_ours(v, s, doc)))
     return jobs
-
-
-def _resumable(base: Path, seed: int, script: str, params: str) -> list:
-    """The ns-2 run of one seed, unless its results exist from the same parameters and
-    scripts (`ns2.stamped`)."""
-    wd, params = base / f"ns2_s{seed}", ns2.stamped(params, script)
-    if sims.unchanged(wd / "params.tcl", params, wd / "stats.txt"):
-        return []
-    return [lambda: ns2.run(script, params, wd, 3600)]
-
-
-def _resumable_ours(base: Path, seed: int, doc: dict) -> list:
-    """The aqmlab run of one seed, unless its results exist from the same scenario."""
-    od, path = base / f"aqmlab_s{seed}", base / f"aqmlab_s{seed}.json"
-    if sims.unchanged(path, sims.scenario_text(doc), od / "summary.json"):
-        return []
-    return [lambda: sims.run_aqmlab(doc, path, od)]
 
 
 def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
@@ -387,8 +370,8 @@ def greedy_jobs(g: Greedy, out: Path) -> list:
     base = out / SUITE / g.name
     jobs = []
     for s in GREEDY_SEEDS:
-        jobs.extend(_resumable(base, s, "red_greedy.tcl", _greedy_params(g, s)))
-        jobs.extend(_resumable_ours(base, s, _greedy_ours(g, s)))
+        jobs.extend(sims.resumable_ns2(base, s, "red_greedy.tcl", _greedy_params(g, s)))
+        jobs.extend(sims.resumable_ours(base, s, _greedy_ours(g, s)))
     return jobs
 
 

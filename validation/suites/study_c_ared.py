@@ -239,7 +239,7 @@ def ns2_params(cell: Cell, seed: int, workdir: Path) -> str:
     }
     lines = [ns2.tcl_array("P", p)]
     lines += [f"Queue/RED set {k} {v}" for k, v in red.items()]
-    return ns2.stamped("\n".join(lines) + "\n", "study_c_cell.tcl")
+    return "\n".join(lines) + "\n"  # stamped with the scripts' digest by sims.resumable_ns2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,14 +261,9 @@ def jobs_for(cell: Cell, out: Path) -> list:
     jobs = []
     for s in SEEDS:
         # A run whose inputs are unchanged since its results were written is not repeated.
-        wd = base / f"ns2_s{s}"
-        params = ns2_params(cell, s, wd)
-        if not sims.unchanged(wd / "params.tcl", params, wd / "stats.txt"):
-            jobs.append(lambda p=params, wd=wd: ns2.run("study_c_cell.tcl", p, wd, 3600))
-        od, toml = base / f"aqmlab_s{s}", base / f"aqmlab_s{s}.json"
-        d = ours_doc(cell, s)
-        if not sims.unchanged(toml, sims.scenario_text(d), od / "summary.json"):
-            jobs.append(lambda d=d, toml=toml, od=od: sims.run_aqmlab(d, toml, od))
+        params = ns2_params(cell, s, base / f"ns2_s{s}")
+        jobs.extend(sims.resumable_ns2(base, s, "study_c_cell.tcl", params))
+        jobs.extend(sims.resumable_ours(base, s, ours_doc(cell, s)))
     return jobs
 
 
