@@ -17,9 +17,15 @@ import time
 from pathlib import Path
 
 from validation import docs, ns2, results
-from validation.suites import aqm, e2e, study_c_ared, tcp
+from validation.suites import aqm, e2e, study_c_ared, tcp, tcp_search
 
-SUITES = {"aqm": aqm.run, "e2e": e2e.run, "study_c_ared": study_c_ared.run, "tcp": tcp.run}
+SUITES = {
+    "aqm": aqm.run,
+    "e2e": e2e.run,
+    "study_c_ared": study_c_ared.run,
+    "tcp": tcp.run,
+    "tcp_search": tcp_search.run,
+}
 HERE = Path(__file__).resolve().parent
 
 

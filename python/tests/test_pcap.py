@@ -85,8 +85,11 @@ def dupacks_by_connection(results) -> dict[int, int]:
     """Duplicate ACKs in the segment trace, by Wireshark's definition (packet-tcp.c,
     `tcp_analyze_sequence_number`): a segment without payload, SYN, FIN or RST whose ACK
     equals the previous segment's from the same side, whose sequence number is that side's
-    next, and whose window is the previous one's (constant here but for the SYN's unscaled
-    field: a segment right after a SYN is a window update, not a duplicate)."""
+    next, and whose window is the previous one's. The window is constant here but for the
+    SYN's: a SYN's field is never scaled (RFC 7323 §2.2), so where the window needs a scale
+    (rwnd over 65,535 bytes) the segment right after a SYN is a window update, not a
+    duplicate; without scaling the SYN's window is the same and Wireshark may count it."""
+    scaled = results.summary["scenario"]["tcp"]["rwnd"] > 0xFFFF
     s = results.segments.with_row_index("i").sort(["conn", "side", "i"])
     syn_fin = ((pl.col("flags") & SYN) > 0).cast(pl.UInt64) + ((pl.col("flags") & FIN) > 0).cast(
         pl.UInt64
@@ -104,7 +107,7 @@ def dupacks_by_connection(results) -> dict[int, int]:
             & ((pl.col("flags") & (SYN | FIN | RST)) == 0)
             & (pl.col("ack") == pl.col("prev_ack"))
             & (pl.col("seq") == pl.col("nextseq"))
-            & ((pl.col("prev_flags") & SYN) == 0)
+            & (((pl.col("prev_flags") & SYN) == 0) | (not scaled))
         )
         .group_by("conn")
         .len()

@@ -224,6 +224,38 @@ CASES = [
         [Target(seg(k)) for k in (20, 25, 26, 30, 31, 32)],
     ),
     Case(
+        "reno_fractional_window",
+        "six losses: after the timeout cwnd is 2.5 segments, and ns-2 sends two whole "
+        "segments, never a part one (window() is int(cwnd_))",
+        "reno",
+        80_000,
+        [Target(seg(k)) for k in (40, 57, 58, 59, 60, 62)],
+    ),
+    Case(
+        "newreno_partial_ack_after_timeout",
+        "a lost fast retransmission, a timeout, then a partial ACK ahead of go-back-N: ns-2 "
+        "sends the segment twice (pack_action's retransmission, then send_much from t_seqno_)",
+        "newreno",
+        80_000,
+        [Target(seg(20)), Target(seg(20), 2)] + [Target(seg(k)) for k in (22, 23, 25, 32, 39)],
+    ),
+    Case(
+        "newreno_fin_retransmitted_into_last_ack",
+        "the client's FIN is sent twice and the second reaches a server in LAST_ACK, which "
+        "ignores it without an ACK",
+        "newreno",
+        80_000,
+        [Target(seg(20)), Target(seg(20), 2)] + [Target(seg(k)) for k in (22, 25, 31, 37, 38)],
+    ),
+    Case(
+        "sack_exact_halving",
+        "a timeout, then a SACK recovery from cwnd 5: ns-2.35 halves cwnd exactly (2.5 "
+        "segments, ssthresh 2)",
+        "sack",
+        80_000,
+        [Target(seg(20)), Target(seg(20), 2), Target(seg(32)), Target(seg(43))],
+    ),
+    Case(
         "newreno_nagle_small_writes",
         "a transfer that ends in a part segment (Nagle and delayed ACK of it)",
         "newreno",

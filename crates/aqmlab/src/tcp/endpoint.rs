@@ -442,6 +442,10 @@ impl Endpoint {
         match self.state {
             State::Closed | State::TimeWait if !pkt.has(flags::FIN) => return,
             State::Closed => return,
+            // ns-2 Full-TCP ignores every FIN segment in LAST_ACK, unacknowledged
+            // (tcp-full.cc `recv`: "we've already received a FIN, so ignore all retransmitted
+            // FINs", M. Weigle 7/23/02); BSD acknowledges a duplicate FIN.
+            State::LastAck if pkt.has(flags::FIN) && cfg.timer_model == TimerModel::Ns2 => return,
             State::Listen => {
                 if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
                     self.rcv_nxt = pkt.seq + 1;
@@ -927,7 +931,9 @@ impl Endpoint {
     /// ns-2 Full-TCP NewReno partial ACK (`NewRenoFullTcpAgent::pack_action`):
     /// `fast_retransmit(highest_ack_)` sends the first unacknowledged segment and sets
     /// `recover_ = maxseq_`; then `cwnd_ = ssthresh_`, no window opening, and bursts of at
-    /// most `recov_maxburst_` until the full ACK (`output`).
+    /// most `recov_maxburst_` until the full ACK (`output`). `foutput` leaves `t_seqno_`
+    /// where it was (at least the ACK, `newack`), so after a timeout, when go-back-N had not
+    /// yet passed the ACK, the next `send_much` sends the same segment again.
     fn ns2_newreno_partial_ack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let onxt = self.snd_nxt;
         self.ns2_after_fast_rexmit = true;
@@ -935,7 +941,7 @@ impl Endpoint {
         self.recover = self.snd_max;
         self.snd_nxt = self.snd_una;
         self.send_one(now, cfg, cfg.mss as u64, out);
-        self.snd_nxt = self.snd_nxt.max(onxt);
+        self.snd_nxt = onxt;
         self.cwnd = self.ssthresh;
     }
 
@@ -1522,6 +1528,21 @@ impl Endpoint {
         }
     }
 
+    /// The congestion window that output may fill, in bytes. ns-2 counts its window in whole
+    /// segments: `TcpAgent::window()` is `(int)cwnd_` and `FullTcpAgent::foutput`,
+    /// `send_allowed` and `SackFullTcpAgent::send_allowed` multiply it by `maxseg_`
+    /// (ns-2.35 tcp/tcp.cc, tcp/tcp-full.cc), so a window of 2.5 segments sends two. The
+    /// BSD and Linux models send the byte window as their kernels do.
+    #[inline]
+    fn send_cwnd(&self, cfg: &TcpConfig) -> u64 {
+        if cfg.timer_model == TimerModel::Ns2 {
+            let mss = cfg.mss as u64;
+            self.cwnd / mss * mss
+        } else {
+            self.cwnd
+        }
+    }
+
     /// Sends what the window allows (tcp_output's loop).
     #[inline]
     fn output_segments(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
@@ -1546,7 +1567,7 @@ impl Endpoint {
         };
         loop {
             // The window: min(cwnd, rwnd) less what is outstanding from snd_una to snd_nxt.
-            let win = self.cwnd.min(cfg.rwnd as u64);
+            let win = self.send_cwnd(cfg).min(cfg.rwnd as u64);
             let usable = win.saturating_sub(self.snd_nxt - self.snd_una);
             match self.send_one(now, cfg, usable, out) {
                 Some((_, false)) => {},
@@ -1723,6 +1744,12 @@ impl Endpoint {
         }
         if self.prr.is_some() {
             self.prr_enter_recovery(cfg, newly_lost);
+        } else if cut && cfg.exact_halving && cfg.sack_variant == SackVariant::Ns2 {
+            // ns-2.35 `SackFullTcpAgent::dupack_action`: `slowdown(CLOSE_SSTHRESH_HALF |
+            // CLOSE_CWND_HALF)` with `precision_reduce_` sets cwnd_ = windowd()/2 exactly, a
+            // fraction of a segment, and ssthresh_ = int(windowd()/2) (tcp.cc); 2.1b9 gives
+            // both the whole half.
+            self.cwnd = self.exact_half(cfg);
         } else if cut {
             self.cwnd = self.ssthresh;
         }
@@ -1775,7 +1802,7 @@ impl Endpoint {
         };
         self.snd_nxt = self.snd_max;
         loop {
-            let room = self.cwnd as i64 - pipe;
+            let room = self.send_cwnd(cfg) as i64 - pipe;
             if (rfc && room < mss as i64) || room <= 0 {
                 break;
             }
