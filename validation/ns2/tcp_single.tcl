@@ -13,6 +13,8 @@
 #   droplist      packets (counted from 0, every packet the client sends) lost at the end of
 #                 the client's access link (after transmission and propagation)
 #   marklist      packets (same count) that get CE set as they enter that link
+#   ackdroplist   packets (counted from 0, every packet the server sends) lost at the end of
+#                 the server's access link
 #   duration      end of the run (s)
 # Output: OUTDIR/events.tr: ns-2's trace (with the TCP header: seqno uid ackno flags hdrlen
 # sa) of every packet either end sends ('+' on its access link), each line followed by
@@ -63,6 +65,12 @@ if {[llength $P(droplist)] > 0} {
     $dropper droplist $P(droplist)
     $dropper drop-target [new Agent/Null]
     $ns link-lossmodel $dropper $c $r1
+}
+if {[info exists P(ackdroplist)] && [llength $P(ackdroplist)] > 0} {
+    set ackdropper [new ErrorModel/List]
+    $ackdropper droplist $P(ackdroplist)
+    $ackdropper drop-target [new Agent/Null]
+    $ns link-lossmodel $ackdropper $s $r2
 }
 
 Trace set callback_ 1

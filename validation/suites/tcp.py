@@ -15,6 +15,7 @@ index of each target in a run with the earlier targets already in place, then re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -54,6 +55,20 @@ class Target:
 
 
 @dataclass
+class AckTarget:
+    """A pure ACK the server sends (no data, SYN or FIN) acknowledging `ack`: the `nth` such
+    (duplicates share their number). Or, with `index`, the server's index-th pure ACK (from
+    0) in ns-2's run with the earlier losses in place, which the driver turns into its
+    number and place (`_resolve`) for aqmlab's run. With `synack`, the server's first
+    SYN-ACK instead."""
+
+    ack: int = -1
+    nth: int = 1
+    index: int | None = None
+    synack: bool = False
+
+
+@dataclass
 class Case:
     name: str
     what: str
@@ -61,6 +76,7 @@ class Case:
     bytes: int
     drops: list[Target] = field(default_factory=list)
     marks: list[Target] = field(default_factory=list)
+    ack_drops: list[AckTarget] = field(default_factory=list)
     ecn: bool = False
     tcp: dict[str, object] = field(default_factory=dict)  # ns-2 instance variables
     ours: dict[str, object] = field(default_factory=dict)  # our [tcp] overrides
@@ -256,6 +272,23 @@ CASES = [
         [Target(seg(20)), Target(seg(20), 2), Target(seg(32)), Target(seg(43))],
     ),
     Case(
+        "newreno_lost_synack",
+        "the server's SYN-ACK is lost: the client's SYN and the server's SYN-ACK time out "
+        "together, and ns-2 drops the repeated SYN, owing an ACK it sends later",
+        "newreno",
+        20_000,
+        ack_drops=[AckTarget(synack=True)],
+    ),
+    Case(
+        "newreno_lost_acks",
+        "pure ACKs lost in slow start and among the duplicates of a loss: the next ACK "
+        "acknowledges more, and cwnd opens per ACK (ns-2 counts ACKs, not bytes)",
+        "newreno",
+        60_000,
+        [Target(seg(30))],
+        ack_drops=[AckTarget(index=j) for j in (4, 5, 12, 33, 35)],
+    ),
+    Case(
         "newreno_nagle_small_writes",
         "a transfer that ends in a part segment (Nagle and delayed ACK of it)",
         "newreno",
@@ -279,7 +312,9 @@ class Seg:
     ssthresh: float
 
 
-def _ns2_params(case: Case, droplist: list[int], marklist: list[int]) -> str:
+def _ns2_params(
+    case: Case, droplist: list[int], marklist: list[int], ackdroplist: list[int]
+) -> str:
     tcp = {"segsize_": MSS, "window_": 20, **case.tcp}
     if case.ecn:
         tcp["ecn_"] = 1
@@ -295,6 +330,7 @@ def _ns2_params(case: Case, droplist: list[int], marklist: list[int]) -> str:
         "bn_limit": 1000,
         "droplist": droplist,
         "marklist": marklist,
+        "ackdroplist": ackdroplist,
         "duration": case.duration_s,
     }
     return ns2.tcl_array("P", p)
@@ -323,9 +359,18 @@ def _read_ns2(path: Path) -> list[Seg]:
     return out
 
 
-def _index_of(segs: list[Seg], t: Target) -> int | None:
-    """Index among the client's packets of the target's transmission."""
+def _index_of(segs: list[Seg], t: Target | AckTarget) -> int | None:
+    """Index among the client's packets of the target's transmission (for an ACK, among the
+    server's packets)."""
     seen = 0
+    if isinstance(t, AckTarget):
+        server = [s for s in segs if s.side == 1]
+        for i, s in enumerate(server):
+            if (s.flags & SYN) if t.synack else (_pure_ack(s) and s.ack == t.ack):
+                seen += 1
+                if seen == t.nth:
+                    return i
+        return None
     client = [s for s in segs if s.side == 0]
     for i, s in enumerate(client):
         hit = (s.flags & SYN) if t.syn else (s.len > 0 and s.seq == t.seq)
@@ -336,22 +381,63 @@ def _index_of(segs: list[Seg], t: Target) -> int | None:
     return None
 
 
-def _run_ns2(case: Case, work: Path) -> list[Seg]:
-    """Runs the case in ns-2, placing the drops and marks one at a time."""
-    drops: list[int] = []
-    marks: list[int] = []
+class NotSent(ns2.Ns2Failed):
+    """A target the ns-2 run never sends (a loss pattern that does not apply)."""
+
+
+def _pure_ack(s: Seg) -> bool:
+    return s.len == 0 and not s.flags & (SYN | FIN)
+
+
+def _resolve(segs: list[Seg], t: AckTarget) -> AckTarget:
+    """An ACK named by its index as the number and place of that ACK in `segs`."""
+    if t.index is None or t.synack:
+        return t
+    pure = [s for s in segs if s.side == 1 and _pure_ack(s)]
+    if t.index >= len(pure):
+        raise NotSent(f"the server sent {len(pure)} pure ACKs, not {t.index + 1}")
+    ack = pure[t.index].ack
+    return AckTarget(ack, sum(s.ack == ack for s in pure[: t.index + 1]))
+
+
+def _run_ns2(case: Case, work: Path) -> tuple[list[Seg], list[AckTarget]]:
+    """Runs the case in ns-2, placing the drops and marks one at a time; returns the
+    segments and the ACK losses by number and place. A later target can move an earlier
+    one's index (a lost SYN-ACK adds a SYN before every data segment), so once all are
+    placed their indices are checked in the final run and re-placed until they hold."""
+    placed: list[tuple[Target | AckTarget, str, int]] = []
     pending = [(t, "drop") for t in case.drops] + [(t, "mark") for t in case.marks]
-    d = ns2.run("tcp_single.tcl", _ns2_params(case, drops, marks), work)
-    segs = _read_ns2(d / "events.tr")
-    while pending:
-        t, kind = pending.pop(0)
+    pending += [(t, "ackdrop") for t in case.ack_drops]
+
+    def run() -> list[Seg]:
+        lists = (sorted(i for _, k, i in placed if k == kind) for kind in KINDS)
+        d = ns2.run("tcp_single.tcl", _ns2_params(case, *lists), work)
+        return _read_ns2(d / "events.tr")
+
+    def index(segs: list[Seg], t: Target | AckTarget) -> int:
         i = _index_of(segs, t)
         if i is None:
-            raise ns2.Ns2Failed(f"{case.name}: ns-2 never sent {t}")
-        (drops if kind == "drop" else marks).append(i)
-        d = ns2.run("tcp_single.tcl", _ns2_params(case, sorted(drops), sorted(marks)), work)
-        segs = _read_ns2(d / "events.tr")
-    return segs
+            raise NotSent(f"{case.name}: ns-2 never sent {t}")
+        return i
+
+    segs = run()
+    acks = []
+    for t, kind in pending:
+        if isinstance(t, AckTarget):
+            t = _resolve(segs, t)
+            acks.append(t)
+        placed.append((t, kind, index(segs, t)))
+        segs = run()
+    for _ in range(len(placed) + 1):
+        moved = [(t, k, index(segs, t)) for t, k, _ in placed]
+        if moved == placed:
+            return segs, acks
+        placed = moved
+        segs = run()
+    raise ns2.Ns2Failed(f"{case.name}: the losses' packet indices do not settle")
+
+
+KINDS = ("drop", "mark", "ackdrop")  # tcp_single.tcl's droplist, marklist, ackdroplist
 
 
 # --- aqmlab -------------------------------------------------------------------------------
@@ -386,6 +472,14 @@ def _run_ours(case: Case) -> list[Seg]:
         for t in targets:
             # The same segment's transmissions before the target pass: count them in.
             sim.script_loss(client_uplink, t.seq, syn=t.syn, count=1, mark=kind == "mark")
+    server_uplink = 2  # host 1 (the right host) sends on link 2
+    for a in case.ack_drops:
+        if a.synack:
+            if a.nth != 1:
+                raise ValueError(f"{case.name}: only the first SYN-ACK can be lost")
+            sim.script_loss(server_uplink, 0, syn=True)
+        else:
+            sim.script_loss(server_uplink, a.ack, ack=True, skip=a.nth - 1)
     sim.run_until(case.duration_s)
     tr = sim.trace()
     out = []
@@ -484,8 +578,8 @@ def _compare(case: Case, theirs: list[Seg], ours: list[Seg]) -> list[Row]:
 
 
 def run_case(case: Case, out: Path) -> tuple[list[Row], list[Seg], list[Seg]]:
-    theirs = _run_ns2(case, out / "tcp" / case.name)
-    ours = _run_ours(case)
+    theirs, acks = _run_ns2(case, out / "tcp" / case.name)
+    ours = _run_ours(dataclasses.replace(case, ack_drops=acks))
     dump = out / "tcp" / case.name / "segments.json"
     dump.write_text(
         json.dumps({"ns2": [s.__dict__ for s in theirs], "aqmlab": [s.__dict__ for s in ours]})

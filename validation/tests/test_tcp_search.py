@@ -2,7 +2,7 @@
 suite means to probe, and turned into the drops the `tcp` suite's driver scripts."""
 
 from validation.suites import tcp_search
-from validation.suites.tcp import Target, seg
+from validation.suites.tcp import AckTarget, Target, seg
 
 
 def test_patterns_are_fixed_distinct_and_in_range() -> None:
@@ -27,4 +27,23 @@ def test_a_pattern_becomes_its_drops() -> None:
     assert plain.drops == [Target(seg(40)), Target(seg(57)), Target(seg(62))]
     assert (
         tcp_search.describe((40, (57, 62), True)) == "segment 40 (and its retransmission), 57, 62"
+    )
+
+
+def test_ack_patterns_are_fixed_distinct_and_in_range() -> None:
+    pats = tcp_search.ack_patterns()
+    assert pats == tcp_search.ack_patterns() == sorted(pats)
+    assert len(set(pats)) == tcp_search.ACK_PATTERNS
+    for data, acks, _ in pats:
+        assert len(data) <= 2 and all(20 <= k <= 45 for k in data)
+        assert 1 <= len(acks) <= 4 and all(2 <= j < 120 for j in acks)
+    assert 0 < sum(synack for *_, synack in pats) < len(pats)
+
+
+def test_an_ack_pattern_becomes_its_losses() -> None:
+    case = tcp_search.ack_case_of("reno", ((30,), (4, 50), True))
+    assert case.drops == [Target(seg(30))]
+    assert case.ack_drops == [AckTarget(synack=True), AckTarget(index=4), AckTarget(index=50)]
+    assert tcp_search.describe_acks(((30,), (4, 50), True)) == (
+        "the SYN-ACK, pure ACKs 4, 50, segments 30"
     )

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from validation.suites import tcp
 
 
@@ -62,3 +64,24 @@ def test_comparison_flags_a_difference_and_skips_only_what_it_documents() -> Non
     late = [*b[:3], tcp.Seg(0.3 + 1e-6, 0, 1, 1, 536, 0, 4.0, 2.0)]
     slow = [r for r in tcp._compare(case, a, late) if not r.passed]
     assert [r.metric.split(",")[0] for r in slow] == ["client send times"]
+
+
+def test_an_ack_is_found_by_number_and_place_or_by_index() -> None:
+    def seg(t, side, ack, length=0, flags=0):
+        return tcp.Seg(t, side, 1, ack, length, flags, 2.0, 20.0)
+
+    segs = [
+        seg(0.0, 1, 1, flags=tcp.SYN),  # the SYN-ACK: server packet 0
+        seg(0.1, 1, 537),  # pure ACK 0
+        seg(0.2, 0, 1, 536),  # a client segment: not counted
+        seg(0.3, 1, 537),  # pure ACK 1, the first duplicate of 537
+        seg(0.4, 1, 1073, flags=tcp.FIN),  # a FIN: not a pure ACK
+        seg(0.5, 1, 1609),  # pure ACK 2
+    ]
+    assert tcp._index_of(segs, tcp.AckTarget(537, 2)) == 2
+    assert tcp._index_of(segs, tcp.AckTarget(synack=True)) == 0
+    assert tcp._index_of(segs, tcp.AckTarget(1073)) is None
+    assert tcp._resolve(segs, tcp.AckTarget(index=1)) == tcp.AckTarget(537, 2)
+    assert tcp._resolve(segs, tcp.AckTarget(index=2)) == tcp.AckTarget(1609, 1)
+    with pytest.raises(tcp.NotSent):
+        tcp._resolve(segs, tcp.AckTarget(index=3))

@@ -480,9 +480,20 @@ impl PySimulation {
     }
 
     /// Scripts the next `count` packets with sequence number `seq` (SYNs when `syn`, else data
-    /// segments) on link `link` to be lost, or with `mark` to have CE set (`ScriptedLoss`).
-    #[pyo3(signature = (link, seq, syn=false, count=1, mark=false))]
-    fn script_loss(&self, link: u32, seq: u64, syn: bool, count: u32, mark: bool) -> PyResult<()> {
+    /// segments) on link `link` to be lost, or with `mark` to have CE set; with `ack`, the
+    /// pure ACKs acknowledging `seq`, after `skip` of them have passed (`ScriptedLoss`).
+    #[pyo3(signature = (link, seq, syn=false, count=1, mark=false, ack=false, skip=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn script_loss(
+        &self,
+        link: u32,
+        seq: u64,
+        syn: bool,
+        count: u32,
+        mark: bool,
+        ack: bool,
+        skip: u32,
+    ) -> PyResult<()> {
         let links = self.with("script_loss", |s| s.link_count())?;
         if link as usize >= links {
             return Err(PyValueError::new_err(format!(
@@ -497,6 +508,8 @@ impl PySimulation {
                     syn,
                     count,
                     mark,
+                    ack,
+                    skip,
                 },
             )
         })

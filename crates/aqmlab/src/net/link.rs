@@ -87,13 +87,18 @@ pub struct Link {
 
 /// Drops the next `count` packets carrying sequence number `seq` (a SYN when `syn`, else a
 /// data segment), whatever their connection; with `mark`, sets CE on them instead (as ns-2's
-/// error models with `markecn_`, whatever their ECN capability).
+/// error models with `markecn_`, whatever their ECN capability). With `ack`, the packets are
+/// pure ACKs (no payload, SYN, FIN or RST) whose acknowledgment number is `seq`, and the first
+/// `skip` of them pass: duplicates share their number, so an ACK is named by its place among
+/// them. Each `ack` entry counts every matching ACK, whether or not another entry took it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScriptedLoss {
     pub seq: u64,
     pub syn: bool,
     pub count: u32,
     pub mark: bool,
+    pub ack: bool,
+    pub skip: u32,
 }
 
 impl Link {
@@ -183,7 +188,21 @@ impl Link {
     /// mark sets CE and lets it pass.
     #[inline]
     pub fn scripted_drop(&mut self, p: &mut crate::packet::Packet) -> bool {
+        use crate::packet::flags::{FIN, RST, SYN};
+        let pure_ack = p.len == 0 && !p.has(SYN) && !p.has(FIN) && !p.has(RST);
+        let mut ack_dropped = false;
         for s in self.scripted.iter_mut() {
+            if s.ack {
+                if pure_ack && p.ack == s.seq {
+                    if s.skip > 0 {
+                        s.skip -= 1;
+                    } else if s.count > 0 {
+                        s.count -= 1;
+                        ack_dropped = true;
+                    }
+                }
+                continue;
+            }
             let kind = if s.syn {
                 p.has(crate::packet::flags::SYN)
             } else {
@@ -198,7 +217,7 @@ impl Link {
                 return true;
             }
         }
-        false
+        ack_dropped
     }
 }
 
@@ -312,6 +331,43 @@ mod tests {
         let mean = l.mean_mbps(500 * MS, 2000 * MS);
         assert!((mean - 7.0 / 1.5).abs() < 1e-12, "{mean}");
         assert_eq!(l.mean_mbps(1000 * MS, 3000 * MS), 2.0);
+    }
+
+    /// Scripted ACK losses name an ACK by its number and its place among the pure ACKs of that
+    /// number (`skip`); each entry counts every such ACK, even one another entry took, and
+    /// data segments, SYNs and FINs carrying the number never count.
+    #[test]
+    fn scripted_ack_losses_count_their_place_among_duplicates() {
+        use crate::packet::{flags, Packet};
+        let mut l = cut_through_8mbps();
+        let entry = |skip| ScriptedLoss {
+            seq: 1000,
+            syn: false,
+            count: 1,
+            mark: false,
+            ack: true,
+            skip,
+        };
+        l.scripted = vec![entry(0), entry(2)];
+        let ack = |a: u64, fl: u8, len: u32| Packet {
+            ack: a,
+            flags: flags::ACK | fl,
+            len,
+            ..Packet::default()
+        };
+        let mut fates = Vec::new();
+        for mut p in [
+            ack(1000, 0, 536),        // data carrying the number: not an ACK
+            ack(1000, flags::FIN, 0), // a FIN: not a pure ACK
+            ack(999, 0, 0),           // another number
+            ack(1000, 0, 0),          // 1st: the first entry's
+            ack(1000, 0, 0),          // 2nd
+            ack(1000, 0, 0),          // 3rd: the second entry's (it counted the 1st too)
+            ack(1000, 0, 0),          // 4th: both entries spent
+        ] {
+            fates.push(l.scripted_drop(&mut p));
+        }
+        assert_eq!(fates, [false, false, false, true, false, true, false]);
     }
 
     /// A cut-through 8 Mb/s link (1,000 bytes: 1 ms) with a drop-tail queue of 10 packets.

@@ -483,7 +483,15 @@ impl Endpoint {
             State::SynRcvd => {
                 if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
                     // The client retransmitted its SYN: our SYN-ACK was lost or is late.
-                    // Answer with the SYN-ACK again.
+                    // ns-2 Full-TCP trims the SYN as a duplicate, which sets TF_ACKNOW, and
+                    // drops a segment without ACK (`recv`: `goto drop`): only its own timer
+                    // sends the SYN-ACK again, and the ACK owed goes with the next output.
+                    if cfg.timer_model == TimerModel::Ns2 {
+                        self.ack_now = true;
+                        return;
+                    }
+                    // Otherwise answer with the SYN-ACK again (FreeBSD's syncache,
+                    // `syncache_add` on a known entry; Linux's request socket).
                     self.snd_nxt = self.snd_una;
                     self.output(now, cfg, out);
                     return;

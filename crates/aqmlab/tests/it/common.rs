@@ -344,6 +344,8 @@ pub fn lose_segments(
                 syn: false,
                 count: 1,
                 mark: false,
+                ack: false,
+                skip: 0,
             },
         );
     }
@@ -360,6 +362,8 @@ pub fn lose_syns(sim: &mut Simulation, count: u32) {
             syn: true,
             count,
             mark: false,
+            ack: false,
+            skip: 0,
         },
     );
 }

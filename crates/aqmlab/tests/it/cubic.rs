@@ -362,6 +362,8 @@ fn linux_timeouts_cut_ssthresh_once_per_window() {
             syn: false,
             count: 3,
             mark: false,
+            ack: false,
+            skip: 0,
         },
     );
     let (sim, _) = run_traced(sim);

@@ -252,6 +252,8 @@ fn consecutive_losses_match_a_hand_built_drop_pattern() {
                 syn: false,
                 count: 1,
                 mark: false,
+                ack: false,
+                skip: 0,
             },
         );
     }
