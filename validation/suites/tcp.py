@@ -47,11 +47,14 @@ VARIANTS = {"reno": "FullTcp", "newreno": "FullTcp/Newreno", "sack": "FullTcp/Sa
 @dataclass
 class Target:
     """A packet the client sends: data at `seq` (a byte sequence number; 0 is the SYN), its
-    `nth` transmission (1 = the first)."""
+    `nth` transmission (1 = the first). Or, with `index`, the client's index-th data segment
+    (from 0, retransmissions included) in ns-2's run with the earlier losses in place, which
+    the driver turns into its sequence number and transmission (`_resolve`)."""
 
-    seq: int
+    seq: int = -1
     nth: int = 1
     syn: bool = False
+    index: int | None = None
 
 
 @dataclass
@@ -389,10 +392,18 @@ def _pure_ack(s: Seg) -> bool:
     return s.len == 0 and not s.flags & (SYN | FIN)
 
 
-def _resolve(segs: list[Seg], t: AckTarget) -> AckTarget:
-    """An ACK named by its index as the number and place of that ACK in `segs`."""
-    if t.index is None or t.synack:
+def _resolve(segs: list[Seg], t: Target | AckTarget) -> Target | AckTarget:
+    """A target named by its index as the number and place of that packet in `segs`: a data
+    segment's sequence number and transmission, an ACK's number and place among its
+    duplicates."""
+    if t.index is None or (isinstance(t, AckTarget) and t.synack):
         return t
+    if isinstance(t, Target):
+        data = [s for s in segs if s.side == 0 and s.len > 0]
+        if t.index >= len(data):
+            raise NotSent(f"the client sent {len(data)} data segments, not {t.index + 1}")
+        seq = data[t.index].seq
+        return Target(seq, sum(s.seq == seq for s in data[: t.index + 1]))
     pure = [s for s in segs if s.side == 1 and _pure_ack(s)]
     if t.index >= len(pure):
         raise NotSent(f"the server sent {len(pure)} pure ACKs, not {t.index + 1}")
@@ -400,11 +411,12 @@ def _resolve(segs: list[Seg], t: AckTarget) -> AckTarget:
     return AckTarget(ack, sum(s.ack == ack for s in pure[: t.index + 1]))
 
 
-def _run_ns2(case: Case, work: Path) -> tuple[list[Seg], list[AckTarget]]:
+def _run_ns2(case: Case, work: Path) -> tuple[list[Seg], Case]:
     """Runs the case in ns-2, placing the drops and marks one at a time; returns the
-    segments and the ACK losses by number and place. A later target can move an earlier
-    one's index (a lost SYN-ACK adds a SYN before every data segment), so once all are
-    placed their indices are checked in the final run and re-placed until they hold."""
+    segments and the case with every loss by number and place (for aqmlab's run). A later
+    target can move an earlier one's index (a lost SYN-ACK adds a SYN before every data
+    segment), so once all are placed their indices are checked in the final run and
+    re-placed until they hold."""
     placed: list[tuple[Target | AckTarget, str, int]] = []
     pending = [(t, "drop") for t in case.drops] + [(t, "mark") for t in case.marks]
     pending += [(t, "ackdrop") for t in case.ack_drops]
@@ -421,17 +433,18 @@ def _run_ns2(case: Case, work: Path) -> tuple[list[Seg], list[AckTarget]]:
         return i
 
     segs = run()
-    acks = []
     for t, kind in pending:
-        if isinstance(t, AckTarget):
-            t = _resolve(segs, t)
-            acks.append(t)
+        t = _resolve(segs, t)
         placed.append((t, kind, index(segs, t)))
         segs = run()
     for _ in range(len(placed) + 1):
         moved = [(t, k, index(segs, t)) for t, k, _ in placed]
         if moved == placed:
-            return segs, acks
+            named = {k: [t for t, kind, _ in placed if kind == k] for k in KINDS}
+            resolved = dataclasses.replace(
+                case, drops=named["drop"], marks=named["mark"], ack_drops=named["ackdrop"]
+            )
+            return segs, resolved
         placed = moved
         segs = run()
     raise ns2.Ns2Failed(f"{case.name}: the losses' packet indices do not settle")
@@ -470,8 +483,8 @@ def _run_ours(case: Case) -> list[Seg]:
     client_uplink = 0  # host 0 (the left host) sends on link 0 (net/topology.rs)
     for kind, targets in (("drop", case.drops), ("mark", case.marks)):
         for t in targets:
-            # The same segment's transmissions before the target pass: count them in.
-            sim.script_loss(client_uplink, t.seq, syn=t.syn, count=1, mark=kind == "mark")
+            # The segment's transmissions before the target pass.
+            sim.script_loss(client_uplink, t.seq, syn=t.syn, mark=kind == "mark", skip=t.nth - 1)
     server_uplink = 2  # host 1 (the right host) sends on link 2
     for a in case.ack_drops:
         if a.synack:
@@ -578,8 +591,8 @@ def _compare(case: Case, theirs: list[Seg], ours: list[Seg]) -> list[Row]:
 
 
 def run_case(case: Case, out: Path) -> tuple[list[Row], list[Seg], list[Seg]]:
-    theirs, acks = _run_ns2(case, out / "tcp" / case.name)
-    ours = _run_ours(dataclasses.replace(case, ack_drops=acks))
+    theirs, resolved = _run_ns2(case, out / "tcp" / case.name)
+    ours = _run_ours(resolved)
     dump = out / "tcp" / case.name / "segments.json"
     dump.write_text(
         json.dumps({"ns2": [s.__dict__ for s in theirs], "aqmlab": [s.__dict__ for s in ours]})

@@ -1,19 +1,22 @@
 """Random loss patterns, one TCP connection each, against ns-2.35 (docs/validation.md,
-"TCP: random loss patterns"). On demand (`--suite tcp_search --all`, about 8 minutes on two
+"Random loss patterns"). On demand (`--suite tcp_search --all`, about 4 minutes on two
 cores).
 
 The `tcp` suite's cases are chosen by hand, so they test what their author thought of. This
 suite draws loss patterns at random from a fixed seed and runs each through the same
-machinery (`tcp.run_case`: one Full-TCP upload of 80 KB in ns-2.35 and in aqmlab's
-`ns2.35-fulltcp` preset, every segment compared). A pattern loses one segment (the 20th, 30th
-or 40th), often its first retransmission too, and two to five more segments among the next 23,
-the multi-loss windows where recovery rules differ: it is how the ns-2 rules of docs/tcp.md
-("Full-TCP's own rules") were found. A second set loses the server's pure ACKs (one to four,
-some of them duplicates) with up to two data segments, as the two-way end-to-end runs do
-when ACKs queue behind the other direction's data. One row per variant and set counts the
-patterns whose every segment, time, cwnd and ssthresh agree; the note names the first
-patterns that differ. A pattern whose loss ns-2 never sends (an ACK number a cumulative ACK
-jumped over) does not apply and is left out of the count.
+machinery (`tcp.run_case`: one Full-TCP upload in ns-2.35 and in aqmlab's `ns2.35-fulltcp`
+preset, every segment compared). Three sets per variant:
+- windows: in 80 KB, one segment lost (the 20th, 30th or 40th), often its first
+  retransmission too, and two to five more among the next 23, the multi-loss windows where
+  recovery rules differ: it is how the ns-2 rules of docs/tcp.md ("Full-TCP's own rules")
+  were found;
+- ACKs: one to four of the server's pure ACKs, sometimes its SYN-ACK, with up to two data
+  segments, as two-way runs lose ACKs that queue behind the other direction's data;
+- independent losses: data transmissions and ACKs each lost at 8 %, in transfers of 4 to 150
+  segments.
+One row per variant and set counts the patterns whose every segment, time, cwnd and ssthresh
+agree; the note names the first patterns that differ. A pattern whose loss ns-2 never sends
+once the others are in place does not apply and is left out of the count.
 """
 
 from __future__ import annotations
@@ -32,11 +35,15 @@ SEED = 1
 TRANSFER = 80_000  # bytes: about 150 segments of 536, so losses at 20-63 fall mid-transfer
 SHOWN = 5  # differing patterns named in a row's note
 ACK_PATTERNS = 150  # per variant
+BERNOULLI_PATTERNS = 300  # per variant
+BERNOULLI_P = 0.08  # the knee's loss rate, about
 
 Pattern = tuple[int, tuple[int, ...], bool]
 # (data segments lost, the server's pure ACKs lost by their index among its pure ACKs,
 # whether its first SYN-ACK is lost too)
 AckPattern = tuple[tuple[int, ...], tuple[int, ...], bool]
+# (bytes, the client's data transmissions lost by index, the server's pure ACKs lost by index)
+BernoulliPattern = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 
 def patterns(n: int = PATTERNS, seed: int = SEED) -> list[tuple[int, tuple[int, ...], bool]]:
@@ -96,6 +103,41 @@ def describe_acks(pattern: AckPattern) -> str:
     return lost + (f", segments {', '.join(map(str, data))}" if data else "")
 
 
+def bernoulli_patterns(
+    n: int = BERNOULLI_PATTERNS, p: float = BERNOULLI_P, seed: int = SEED
+) -> list[BernoulliPattern]:
+    """`n` transfers of 4 to 150 segments (sizes as a PackMime mix: mostly short), each data
+    transmission among the first as many as there are segments and each of the server's
+    first pure ACKs up to half that many lost with probability `p`: independent losses
+    at the knee's rate, wherever they fall (the first segments, the last, retransmissions,
+    several in a window), rather than the chosen windows of the other two sets."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        segs = rng.choice([4, 8, 15, 30, 60, 150])
+        size = (segs - 1) * tcp.MSS + rng.randint(1, tcp.MSS)
+        data = tuple(i for i in range(segs) if rng.random() < p)
+        acks = tuple(i for i in range(segs // 2 + 1) if rng.random() < p)
+        out.append((size, data, acks))
+    return out
+
+
+def bernoulli_case_of(variant: str, pattern: BernoulliPattern) -> Case:
+    size, data, acks = pattern
+    name = f"search_bern_{variant}_{size}_d{'_'.join(map(str, data))}_a{'_'.join(map(str, acks))}"
+    drops = [Target(index=i) for i in data]
+    lost = [AckTarget(index=i) for i in acks]
+    return Case(name, "independent losses", variant, size, drops, ack_drops=lost)
+
+
+def describe_bernoulli(pattern: BernoulliPattern) -> str:
+    size, data, acks = pattern
+    return (
+        f"{size} bytes, data transmissions {', '.join(map(str, data)) or 'none'}, "
+        f"pure ACKs {', '.join(map(str, acks)) or 'none'}"
+    )
+
+
 def _agrees(case: Case, out: Path) -> bool | None:
     """Whether every row passes; None when ns-2 never sends one of the losses."""
     try:
@@ -131,10 +173,12 @@ def _row(variant: str, kind: str, pats: list, cases: list[Case], label, out: Pat
 def run(out: Path, fast: bool) -> list[Row]:
     if fast:
         return []
-    pats, acks = patterns(), ack_patterns()
+    pats, acks, bern = patterns(), ack_patterns(), bernoulli_patterns()
     rows: list[Row] = []
     for v in tcp.VARIANTS:
         rows.append(_row(v, "random_losses", pats, [case_of(v, p) for p in pats], describe, out))
         cases = [ack_case_of(v, p) for p in acks]
         rows.append(_row(v, "random_ack_losses", acks, cases, describe_acks, out))
+        cases = [bernoulli_case_of(v, p) for p in bern]
+        rows.append(_row(v, "independent_losses", bern, cases, describe_bernoulli, out))
     return rows

@@ -47,3 +47,20 @@ def test_an_ack_pattern_becomes_its_losses() -> None:
     assert tcp_search.describe_acks(((30,), (4, 50), True)) == (
         "the SYN-ACK, pure ACKs 4, 50, segments 30"
     )
+
+
+def test_independent_losses_lose_about_p_of_what_they_name() -> None:
+    pats = tcp_search.bernoulli_patterns()
+    assert pats == tcp_search.bernoulli_patterns()
+    assert len(pats) == tcp_search.BERNOULLI_PATTERNS
+    named = lost = 0
+    for size, data, acks in pats:
+        segs = -(-size // tcp_search.tcp.MSS)
+        assert 4 <= segs <= 150 and all(0 <= i < segs for i in data)
+        assert all(0 <= j <= segs // 2 for j in acks)
+        named += segs + segs // 2 + 1
+        lost += len(data) + len(acks)
+    assert abs(lost / named - tcp_search.BERNOULLI_P) < 0.01
+    case = tcp_search.bernoulli_case_of("newreno", (3000, (0, 4), (1,)))
+    assert case.drops == [Target(index=0), Target(index=4)]
+    assert case.ack_drops == [AckTarget(index=1)]

@@ -85,3 +85,21 @@ def test_an_ack_is_found_by_number_and_place_or_by_index() -> None:
     assert tcp._resolve(segs, tcp.AckTarget(index=2)) == tcp.AckTarget(1609, 1)
     with pytest.raises(tcp.NotSent):
         tcp._resolve(segs, tcp.AckTarget(index=3))
+
+
+def test_a_data_segment_is_found_by_index_as_its_sequence_and_transmission() -> None:
+    def seg(t, side, seq, length):
+        return tcp.Seg(t, side, seq, 1, length, 0, 2.0, 20.0)
+
+    segs = [
+        seg(0.0, 0, 1, 536),  # data 0
+        seg(0.1, 1, 1, 0),  # the server: not counted
+        seg(0.2, 0, 537, 536),  # data 1
+        seg(0.3, 0, 537, 0),  # a pure ACK of the client: not data
+        seg(0.4, 0, 1, 536),  # data 2: segment 1 again
+    ]
+    assert tcp._resolve(segs, tcp.Target(index=2)) == tcp.Target(1, 2)
+    assert tcp._resolve(segs, tcp.Target(index=1)) == tcp.Target(537, 1)
+    assert tcp._resolve(segs, tcp.Target(12, 1)) == tcp.Target(12, 1)
+    with pytest.raises(tcp.NotSent):
+        tcp._resolve(segs, tcp.Target(index=3))

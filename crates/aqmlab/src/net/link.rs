@@ -85,12 +85,13 @@ pub struct Link {
     rate_history: Vec<(Time, BitsPerSec)>,
 }
 
-/// Drops the next `count` packets carrying sequence number `seq` (a SYN when `syn`, else a
-/// data segment), whatever their connection; with `mark`, sets CE on them instead (as ns-2's
-/// error models with `markecn_`, whatever their ECN capability). With `ack`, the packets are
-/// pure ACKs (no payload, SYN, FIN or RST) whose acknowledgment number is `seq`, and the first
-/// `skip` of them pass: duplicates share their number, so an ACK is named by its place among
-/// them. Each `ack` entry counts every matching ACK, whether or not another entry took it.
+/// Drops `count` packets carrying sequence number `seq` (a SYN when `syn`, else a data
+/// segment), whatever their connection, after letting the first `skip` of them pass; with
+/// `mark`, sets CE on them instead (as ns-2's error models with `markecn_`, whatever their ECN
+/// capability). With `ack`, the packets are pure ACKs (no payload, SYN, FIN or RST) whose
+/// acknowledgment number is `seq`. Each entry counts every matching packet, whether or not
+/// another entry took it, so the n-th transmission of a segment (or the n-th ACK of a number,
+/// duplicates sharing it) is `skip = n − 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScriptedLoss {
     pub seq: u64,
@@ -190,34 +191,30 @@ impl Link {
     pub fn scripted_drop(&mut self, p: &mut crate::packet::Packet) -> bool {
         use crate::packet::flags::{FIN, RST, SYN};
         let pure_ack = p.len == 0 && !p.has(SYN) && !p.has(FIN) && !p.has(RST);
-        let mut ack_dropped = false;
+        let mut dropped = false;
         for s in self.scripted.iter_mut() {
-            if s.ack {
-                if pure_ack && p.ack == s.seq {
-                    if s.skip > 0 {
-                        s.skip -= 1;
-                    } else if s.count > 0 {
-                        s.count -= 1;
-                        ack_dropped = true;
-                    }
-                }
+            let matches = if s.ack {
+                pure_ack && p.ack == s.seq
+            } else if s.syn {
+                p.has(SYN) && p.seq == s.seq
+            } else {
+                p.len > 0 && p.seq == s.seq
+            };
+            if !matches || s.count == 0 {
                 continue;
             }
-            let kind = if s.syn {
-                p.has(crate::packet::flags::SYN)
+            if s.skip > 0 {
+                s.skip -= 1;
+                continue;
+            }
+            s.count -= 1;
+            if s.mark {
+                p.ecn = crate::packet::Ecn::Ce;
             } else {
-                p.len > 0
-            };
-            if s.count > 0 && kind && p.seq == s.seq {
-                s.count -= 1;
-                if s.mark {
-                    p.ecn = crate::packet::Ecn::Ce;
-                    return false;
-                }
-                return true;
+                dropped = true;
             }
         }
-        ack_dropped
+        dropped
     }
 }
 
@@ -368,6 +365,36 @@ mod tests {
             fates.push(l.scripted_drop(&mut p));
         }
         assert_eq!(fates, [false, false, false, true, false, true, false]);
+    }
+
+    /// A data segment's n-th transmission is `skip = n − 1`: entries for the 1st and 3rd
+    /// transmissions of one segment take exactly those, and a mark entry sets CE on the
+    /// packet it names without dropping it.
+    #[test]
+    fn scripted_data_losses_name_a_transmission() {
+        use crate::packet::{Ecn, Packet};
+        let mut l = cut_through_8mbps();
+        let entry = |skip, mark| ScriptedLoss {
+            seq: 5000,
+            syn: false,
+            count: 1,
+            mark,
+            ack: false,
+            skip,
+        };
+        l.scripted = vec![entry(0, false), entry(2, false), entry(3, true)];
+        let mut fates = Vec::new();
+        for _ in 0..5 {
+            let mut p = Packet {
+                seq: 5000,
+                len: 536,
+                ..Packet::default()
+            };
+            fates.push((l.scripted_drop(&mut p), p.ecn == Ecn::Ce));
+        }
+        let expected = [(true, false), (false, false), (true, false), (false, true)];
+        assert_eq!(fates[..4], expected);
+        assert_eq!(fates[4], (false, false));
     }
 
     /// A cut-through 8 Mb/s link (1,000 bytes: 1 ms) with a drop-tail queue of 10 packets.
