@@ -2,15 +2,18 @@
 
 Each case runs one Full-TCP connection in ns-2.35 (`ns2/tcp_single.tcl`): a client uploads
 `bytes` to a server across client -- r1 -- r2 -- server, with losses and CE marks scripted on
-the client's access link. The same connection runs in aqmlab under the `ns2.35-fulltcp`
-preset, with the same losses and marks scripted on the same link. Every segment either end
+the client's access link and losses of the server's ACKs and SYN-ACK on its own. The same
+connection runs in aqmlab under the `ns2.35-fulltcp` preset, with the same losses and marks
+scripted on the same links. Every segment either end
 sends is compared in order: time, sequence and acknowledgment numbers, length, SYN/FIN/ECE/CWR
 flags, and the sender's cwnd and ssthresh (ns-2's `cwnd_`/`ssthresh_`, in segments) as it
 sends.
 
-Losses are named by the segment they hit (its sequence number and which transmission of it),
-not by packet count: ns-2's list error model counts every packet, so the driver finds the
-index of each target in a run with the earlier targets already in place, then reruns.
+Losses are named by the segment they hit (its sequence number and which transmission of it;
+an ACK by its number and place among its duplicates), or by index among the client's data
+transmissions or the server's pure ACKs in ns-2's run, not by packet count: ns-2's list error
+model counts every packet, so the driver finds the index of each target in a run with the
+earlier targets already in place, reruns, and re-places them until the indices hold.
 """
 
 from __future__ import annotations
