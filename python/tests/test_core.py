@@ -77,6 +77,15 @@ def test_run_until_rejects_bad_times():
             sim.run_until(t)
 
 
+def test_script_loss_rejects_a_bad_link_and_two_kinds_at_once():
+    sim = _core.Simulation(_json())
+    with pytest.raises(ValueError, match=r"^script_loss: link = 999: expected a link id below"):
+        sim.script_loss(999, 1)
+    with pytest.raises(ValueError, match=r"^script_loss: ack = true with syn = true: expected"):
+        sim.script_loss(0, 1, syn=True, ack=True)
+    sim.script_loss(0, 1, ack=True, skip=2)  # one kind: accepted
+
+
 def test_a_core_panic_is_a_one_line_runtime_error(capfd):
     with pytest.raises(RuntimeError) as e:
         _core._panic_for_tests()

@@ -42,7 +42,7 @@ ANCHOR = REPO / "bench" / "packmime_ns2_anchor.toml"
 # loss and of the upper response-time quantiles is wider than the tolerances (the workload is
 # heavy-tailed and long-range dependent): over three seeds a side the 95 % interval of a loss
 # difference is about ±60 %, over ten ±30-45 %, over twenty about ±20-30 %, over forty
-# ±20-25 % (it shrinks as 1/√n). Each side's workload draws are common to every queue variant
+# ±15-25 % (it shrinks as 1/√n). Each side's workload draws are common to every queue variant
 # (the same seed, the same connections), so the variants' differences are not independent
 # evidence: twenty seeds showed every variant's loss above ns-2's, seeds 1-10 alone agreed on
 # every figure and seeds 11-20 alone differed widely; forty settle it. The greedy cases vary

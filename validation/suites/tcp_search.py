@@ -1,5 +1,5 @@
 """Random loss patterns, one TCP connection each, against ns-2.35 (docs/validation.md,
-"Random loss patterns"). On demand (`--suite tcp_search --all`, about 4 minutes on two
+"Random loss patterns"). On demand (`--suite tcp_search --all`, about 5 minutes on two
 cores).
 
 The `tcp` suite's cases are chosen by hand, so they test what their author thought of. This
@@ -46,10 +46,10 @@ AckPattern = tuple[tuple[int, ...], tuple[int, ...], bool]
 BernoulliPattern = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 
-def patterns(n: int = PATTERNS, seed: int = SEED) -> list[tuple[int, tuple[int, ...], bool]]:
+def patterns(n: int = PATTERNS, seed: int = SEED) -> list[Pattern]:
     """`n` distinct (first loss, later losses, first retransmission lost too), in order."""
     rng = random.Random(seed)
-    drawn: set[tuple[int, tuple[int, ...], bool]] = set()
+    drawn: set[Pattern] = set()
     while len(drawn) < n:
         first = rng.choice([20, 30, 40])
         k = rng.choice([2, 3, 4, 5])
@@ -58,7 +58,7 @@ def patterns(n: int = PATTERNS, seed: int = SEED) -> list[tuple[int, tuple[int, 
     return sorted(drawn)
 
 
-def case_of(variant: str, pattern: tuple[int, tuple[int, ...], bool]) -> Case:
+def case_of(variant: str, pattern: Pattern) -> Case:
     first, holes, lost_rexmit = pattern
     drops = [Target(seg(first))]
     drops += [Target(seg(first), 2)] if lost_rexmit else []
@@ -152,8 +152,10 @@ def _row(variant: str, kind: str, pats: list, cases: list[Case], label, out: Pat
     applied = [(p, ok) for p, ok in zip(pats, agree, strict=True) if ok is not None]
     differ = [label(p) for p, ok in applied if not ok]
     skipped = len(pats) - len(applied)
+    sizes = sorted({c.bytes for c in cases})
+    each = f"{sizes[0]:,} bytes each" if len(sizes) == 1 else f"{sizes[0]:,}-{sizes[-1]:,} bytes"
     note = (
-        f"{len(pats)} patterns drawn with seed {SEED}, {TRANSFER // 1000} KB each"
+        f"{len(pats)} patterns drawn with seed {SEED}, {each}"
         + (f", {skipped} not applicable (ns-2 never sent the loss)" if skipped else "")
         + (f"; differing: {'; '.join(differ[:SHOWN])}" if differ else "")
         + (f" and {len(differ) - SHOWN} more" if len(differ) > SHOWN else "")

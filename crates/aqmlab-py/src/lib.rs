@@ -479,9 +479,10 @@ impl PySimulation {
         self.with("enable_trace", |s| s.enable_trace())
     }
 
-    /// Scripts the next `count` packets with sequence number `seq` (SYNs when `syn`, else data
-    /// segments) on link `link` to be lost, or with `mark` to have CE set; with `ack`, the
-    /// pure ACKs acknowledging `seq`, after `skip` of them have passed (`ScriptedLoss`).
+    /// Scripts `count` packets with sequence number `seq` (SYNs when `syn`, else data
+    /// segments; with `ack`, pure ACKs acknowledging `seq`) on link `link` to be lost, or with
+    /// `mark` to have CE set, after the first `skip` such packets have passed
+    /// (`ScriptedLoss`: the n-th transmission is `skip = n - 1`).
     #[pyo3(signature = (link, seq, syn=false, count=1, mark=false, ack=false, skip=0))]
     #[allow(clippy::too_many_arguments)]
     fn script_loss(
@@ -499,6 +500,12 @@ impl PySimulation {
             return Err(PyValueError::new_err(format!(
                 "script_loss: link = {link}: expected a link id below {links}"
             )));
+        }
+        if ack && syn {
+            return Err(PyValueError::new_err(
+                "script_loss: ack = true with syn = true: expected one kind of packet, a SYN \
+                 or a pure ACK",
+            ));
         }
         self.with("script_loss", |s| {
             s.script_loss(
