@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod error;
 mod ftp;
+pub mod replay;
 pub mod trace;
 mod udp_cbr;
 
@@ -428,6 +429,12 @@ pub enum DelayPlacement {
     /// Half of the RTT on every packet each end receives, after its interface (in-bound pipes
     /// on both end systems).
     Inbound,
+    /// ns-2's DelayBox nodes (`sim::delay_boxes`): a box on each end's side of the bottleneck
+    /// delays the flow's packets in both directions by that end's one-way delay (half its
+    /// part of the RTT: PackMime's client-side and server-side samples, a replayed row's
+    /// `client_rtt_ms`, else half each), before the bottleneck for what the end sends and
+    /// after it for what it receives.
+    Boxes,
 }
 
 impl DelayPlacement {
@@ -574,6 +581,21 @@ pub enum TrafficConfig {
         /// Cap on response sizes, bytes (the extrapolated tail is unbounded); default 2^31 − 1.
         #[serde(default)]
         response_cap_bytes: Option<u64>,
+        /// When a response is over: `"last_byte"` (default) or `"close"`.
+        #[serde(default)]
+        response_end: ResponseEnd,
+    },
+    /// A recorded workload replayed (`config::replay`): connection `k` opens at
+    /// `connections.start_s[k]`, its client writes `request_bytes[k]`, the server answers
+    /// `response_bytes[k]` after `server_delay_s[k]`, then both close (HTTP/1.0, as PackMime).
+    /// With `rtt_ms`, that is the connection's extra RTT instead of a draw from `[rtt]`.
+    /// `source` names where the rows came from (the file the Python layer read).
+    Replay {
+        connections: replay::ReplayConnections,
+        #[serde(default)]
+        client_side: Side,
+        #[serde(default)]
+        source: String,
         /// When a response is over: `"last_byte"` (default) or `"close"`.
         #[serde(default)]
         response_end: ResponseEnd,
@@ -861,6 +883,14 @@ impl Scenario {
                 "0 (exact delays) or a tick in [1e-6, 10000] ms",
             ));
         }
+        if tick > 0.0 && self.delay_box.placement == DelayPlacement::Boxes {
+            // ns-2's DelayBox delays exactly; the ticked emulator is the testbeds' dummynet.
+            return Err(ConfigError::new(
+                "delay_box.tick_ms",
+                tick,
+                "0 with placement = \"boxes\" (ns-2's DelayBox delays exactly)",
+            ));
+        }
         let jitter = t.host_jitter_us;
         if !(jitter.is_finite() && (0.0..=1e6).contains(&jitter)) {
             return Err(ConfigError::new(
@@ -965,6 +995,7 @@ impl Scenario {
                 },
                 TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
                 TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
+                TrafficConfig::Replay { connections, .. } => connections.validate(&p)?,
                 TrafficConfig::Packmime {
                     rate,
                     response_cap_bytes,

@@ -34,6 +34,9 @@ pub struct Link {
     /// The link carries the per-flow delay box of its host (`[delay_box] placement`: the links
     /// leaving hosts, or those reaching them): a packet arrives `flow_delay` later.
     pub adds_flow_delay: bool,
+    /// A host's uplink with `[delay_box] placement = "boxes"`: a packet leaves it carrying its
+    /// receiver's box delay (`Simulation::hand_over_far_box`).
+    pub hands_far_box: bool,
     /// The delay box releases packets on clock ticks (`[delay_box] tick_ms`).
     pub ticked_box: bool,
     /// `ticked_box || jitter.is_some()`: one test keeps the common path (exact delays, no
@@ -272,6 +275,7 @@ impl Link {
             loss,
             loss_rng,
             adds_flow_delay,
+            hands_far_box: false,
             ticked_box: false,
             emulated_host: false,
             jitter: None,

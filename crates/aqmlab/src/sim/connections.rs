@@ -4,10 +4,10 @@
 
 use super::app::App;
 use super::app_action::AppAction;
+use super::delay_boxes::ExtraRtt;
 use super::events::{Ev, MAX_SLOTS};
 use super::flow_losses;
 use super::{Conn, Simulation};
-use crate::config::DelayPlacement;
 use crate::packet::{Packet, Proto};
 use crate::rng::{Rng, StreamKind};
 use crate::units::Time;
@@ -31,14 +31,12 @@ impl Simulation {
         )
     }
 
-    /// The delay-box delays of the packets a connection's client and server send, for a
-    /// connection whose extra round-trip time is `extra` (`[delay_box] placement`).
+    /// The delay-box delays of the packets a connection's client and server send (all of
+    /// them: as they leave and as they arrive), for a connection whose extra round-trip time
+    /// is `extra` with no known parts (`[delay_box] placement`).
     pub(super) fn one_way_delays(&self, extra: Time) -> [Time; 2] {
-        match self.sc.delay_box.placement {
-            DelayPlacement::Split | DelayPlacement::Inbound => [extra / 2, extra / 2],
-            DelayPlacement::ClientOutbound => [extra, 0],
-            DelayPlacement::ClientInbound => [0, extra],
-        }
+        let (own, far) = ExtraRtt::even(extra).delays(self.sc.delay_box.placement);
+        [own[0] + far[0], own[1] + far[1]]
     }
 
     /// Opens a connection from `client_host` to `server_host`. Its delay-box RTT (unless the
@@ -53,15 +51,17 @@ impl Simulation {
         server_host: u32,
         app: App,
         user: Option<u32>,
-        extra_rtt: Option<Time>,
+        extra_rtt: Option<ExtraRtt>,
         primary: bool,
     ) {
         let now = self.sched.now();
         let seed = self.sc.seed;
         let extra = match extra_rtt {
             Some(e) => e,
-            None => self.sample_rtt(source, identity, client_host, server_host),
+            None => ExtraRtt::even(self.sample_rtt(source, identity, client_host, server_host)),
         };
+        let (flow_delay, far_delay) = extra.delays(self.sc.delay_box.placement);
+        let extra = extra.total;
         // ns-2 gives each agent its own tick clock (a random phase per endpoint); BSD's clock
         // is global (phase 0), and its connections need no stream.
         let tcp_idx = self.source_tcp[source as usize];
@@ -90,7 +90,8 @@ impl Simulation {
                 self.ep_templates[tcp_idx as usize].fresh_with_phase(phases[1]),
             ],
             paths,
-            flow_delay: self.one_way_delays(extra),
+            flow_delay,
+            far_delay,
             flow_hash: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
             app,
             source,

@@ -147,6 +147,21 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 conn_rate += rate;
                 open += rate * OPEN_CONNECTION_S;
             },
+            TrafficConfig::Replay { connections, .. } => {
+                tcp = true;
+                // The rows' mean rate over the run (all of them when the run is shorter).
+                let n = connections.len() as f64;
+                let span = connections
+                    .start_s
+                    .last()
+                    .copied()
+                    .unwrap_or(0.0)
+                    .min(d)
+                    .max(1.0);
+                let rate = n / span;
+                conn_rate += rate;
+                open += rate * OPEN_CONNECTION_S;
+            },
             TrafficConfig::Ftp {
                 sessions,
                 rate,

@@ -19,6 +19,7 @@ mod browsers;
 mod bulk_app;
 mod capture_tap;
 mod connections;
+mod delay_boxes;
 pub mod estimate;
 mod events;
 mod flow_losses;
@@ -29,6 +30,7 @@ mod observe;
 mod one_or_more;
 mod qdisc;
 mod records;
+mod replay;
 mod source_delay;
 mod source_events;
 mod sources;
@@ -42,7 +44,7 @@ mod web_app;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use crate::config::{ConfigError, ResponseEnd, Scenario};
+use crate::config::{ConfigError, DelayPlacement, ResponseEnd, Scenario};
 use crate::engine::Scheduler;
 use crate::net::delay_clock::DelayClock;
 use crate::net::delaybox::RttSampler;
@@ -81,8 +83,10 @@ struct Conn {
     ep: [Endpoint; 2],
     /// Path ids client → server and server → client.
     paths: [u32; 2],
-    /// Delay-box delay of the packets the client (0) and the server (1) send.
+    /// Delay-box delay of the packets the client (0) and the server (1) send, as they leave
+    /// the sender, and (`[delay_box] placement = "boxes"`) before they reach the receiver.
     flow_delay: [Time; 2],
+    far_delay: [Time; 2],
     flow_hash: u32,
     app: App,
     source: u32,
@@ -119,6 +123,7 @@ enum Source {
     PackMime(Box<PackMimeSource>),
     Browsers(BrowserSource),
     Ftp(Box<FtpSource>),
+    Replay(replay::ReplaySource),
     /// UDP CBR flows live in `Simulation::udp`.
     UdpCbr,
 }
@@ -240,7 +245,8 @@ impl Simulation {
             let uplink = l % 2 == 0;
             // Outbound delay boxes sit on the links leaving hosts, inbound ones on those
             // reaching them.
-            let boxed = uplink != sc.delay_box.placement.inbound();
+            let placement = sc.delay_box.placement;
+            let boxed = uplink != placement.inbound() || placement == DelayPlacement::Boxes;
             let mut link = Link::new(
                 access_rate,
                 access_delay,
@@ -249,6 +255,7 @@ impl Simulation {
                 Rng::stream(seed, StreamKind::LinkLoss, l as u64),
                 boxed,
             );
+            link.hands_far_box = uplink && placement == DelayPlacement::Boxes;
             if uplink && sc.topology.host_jitter_us > 0.0 {
                 let max = crate::units::round_ns(sc.topology.host_jitter_us * 1e3);
                 link.jitter = Some(Box::new(SendJitter::new(max, seed, l / 2)));

@@ -114,6 +114,9 @@ impl Simulation {
                 let clock = self.delay_clock.as_ref().expect("a ticked box has a clock");
                 at = clock.exit(link / 2, end + l.delay, p.flow_delay);
             }
+            if l.hands_far_box {
+                self.hand_over_far_box(id);
+            }
             self.sched.at(at, Ev::Arrive(id));
         }
     }

@@ -8,6 +8,7 @@ use super::app::App;
 use super::browsers::{self, BrowserSource};
 use super::bulk_app::BulkApp;
 use super::events::{Ev, MAX_SOURCES};
+use super::replay::ReplaySource;
 use super::sources::{MahSource, OpenRequest, PackMimeSource};
 use super::web_app::WebApp;
 use super::{Simulation, Source};
@@ -27,7 +28,8 @@ impl Simulation {
                 TrafficConfig::Mah { response_end, .. }
                 | TrafficConfig::Browsers { response_end, .. }
                 | TrafficConfig::Unc { response_end, .. }
-                | TrafficConfig::Packmime { response_end, .. } => *response_end,
+                | TrafficConfig::Packmime { response_end, .. }
+                | TrafficConfig::Replay { response_end, .. } => *response_end,
                 _ => ResponseEnd::LastByte,
             })
             .collect();
@@ -147,6 +149,17 @@ impl Simulation {
                     self.sources.push(Source::PackMime(Box::new(p)));
                 },
                 TrafficConfig::Ftp { .. } => self.add_ftp_source(source),
+                TrafficConfig::Replay {
+                    connections,
+                    client_side,
+                    ..
+                } => {
+                    let (c, sv) = sides(*client_side);
+                    if let Some(t) = ReplaySource::start(connections, 0) {
+                        self.sched.at(t, Ev::Start { source, flow: 0 });
+                    }
+                    self.sources.push(Source::Replay(ReplaySource::new(c, sv)));
+                },
                 TrafficConfig::UdpCbr { .. } => {
                     self.add_cbr_source(source);
                     self.sources.push(Source::UdpCbr);
@@ -168,6 +181,23 @@ impl Simulation {
             Source::Browsers(b) => b.start_page(flow, &mut opens),
             Source::Ftp(_) => self.start_ftp(source, flow),
             Source::UdpCbr => unreachable!("UDP flows are not started by Ev::Start"),
+            Source::Replay(r) => {
+                let TrafficConfig::Replay { connections, .. } = &self.sc.traffic[source as usize]
+                else {
+                    unreachable!("a replay source")
+                };
+                let k = flow as usize;
+                opens.push(r.connection(connections, k));
+                if let Some(t) = ReplaySource::start(connections, k + 1) {
+                    self.sched.at(
+                        t.max(now),
+                        Ev::Start {
+                            source,
+                            flow: flow + 1,
+                        },
+                    );
+                }
+            },
             Source::PackMime(p) => {
                 opens.push(p.next_connection());
                 let gap = p.next_gap();
@@ -188,6 +218,7 @@ impl Simulation {
         let client_left = match self.sc.traffic[source as usize] {
             TrafficConfig::Mah { client_side, .. }
             | TrafficConfig::Packmime { client_side, .. }
+            | TrafficConfig::Replay { client_side, .. }
             | TrafficConfig::Browsers { client_side, .. }
             | TrafficConfig::Unc { client_side, .. } => client_side == Side::Left,
             TrafficConfig::Bulk { client_side, .. }
@@ -294,7 +325,7 @@ impl Simulation {
             Source::Mah(m) => m.on_done(u, now, &mut opens),
             Source::Browsers(b) => b.on_done(u, now, &mut opens),
             Source::Ftp(f) => Some(f.on_done(u, now)),
-            Source::Bulk | Source::PackMime(_) | Source::UdpCbr => None,
+            Source::Bulk | Source::PackMime(_) | Source::Replay(_) | Source::UdpCbr => None,
         };
         if let Some(t) = next_page {
             self.sched.at(t, Ev::Start { source, flow: u });

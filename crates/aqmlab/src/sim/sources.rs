@@ -6,6 +6,7 @@
 //! PackMime model — so a user's pages, sizes and think times, and PackMime's k-th connection,
 //! do not depend on the network (common random numbers across queue managers).
 
+use super::delay_boxes::ExtraRtt;
 use super::web_app::{Script, WebExchange};
 use crate::rng::{Rng, StreamKind};
 use crate::units::{secs, Time};
@@ -28,7 +29,7 @@ pub struct OpenRequest {
     /// Mah user to notify when the responses have arrived.
     pub user: Option<u32>,
     /// Extra RTT chosen by the source (PackMime's own RTT model) instead of `[rtt]`.
-    pub extra_rtt: Option<Time>,
+    pub extra_rtt: Option<ExtraRtt>,
     /// A page's top-level connection: its user is told when the first response arrives.
     pub primary: bool,
 }
@@ -354,10 +355,13 @@ impl PackMimeSource {
         }
         // DelayBox: each side's box adds its RTT sample (half in each direction), so the
         // connection's extra RTT is the sum of the client-side and server-side samples (§8.3.10).
-        let extra_rtt = self
-            .rtt
-            .as_mut()
-            .map(|(c, s)| secs((c.next_rtt_ms() + s.next_rtt_ms()) * 1e-3));
+        let extra_rtt = self.rtt.as_mut().map(|(c, s)| {
+            let (c, s) = (c.next_rtt_ms(), s.next_rtt_ms());
+            ExtraRtt {
+                total: secs((c + s) * 1e-3),
+                client: secs(c * 1e-3),
+            }
+        });
         self.next_id += 1;
         OpenRequest {
             identity: self.next_id,

@@ -47,7 +47,7 @@ fn one_way_ms(sc: Scenario) -> (f64, f64, f64) {
 
 /// Split: half the RTT each way; client out-bound: all of it on what the client sends, none
 /// on what the server sends; client in-bound: all of it on what the client receives; in-bound:
-/// half at each receiver. Exact delays without a tick.
+/// half at each receiver; boxes: half, whatever the side. Exact delays without a tick.
 #[test]
 fn placement_puts_the_delay_where_the_testbed_had_it() {
     use DelayPlacement::*;
@@ -62,6 +62,10 @@ fn placement_puts_the_delay_where_the_testbed_had_it() {
         (ClientInbound, Upload, 0.0),
         (Inbound, Download, 20.0),
         (Inbound, Upload, 20.0),
+        // ns-2's boxes: a UDP flow's RTT has no client/server parts, and its packets get
+        // the one-way half of it (on the sender's side).
+        (Boxes, Download, 20.0),
+        (Boxes, Upload, 20.0),
     ] {
         let (mean, _, max) = one_way_ms(udp_probe(placement, direction, 0.0));
         let expected = serialization + extra;

@@ -9,7 +9,7 @@ The user writes TOML (documented in docs/scenario.md). This module
 - expands ``[tcp] preset = "..."`` into every TCP parameter, then applies the other ``[tcp]``
   keys on top;
 - loads an empirical RTT distribution from ``[rtt] file = "..."`` (relative to the scenario
-  file) into ``points``;
+  file) into ``points``, and a replay source's connections file into ``connections``;
 - fills ``seed`` (argument, else the file's, else 1);
 - and checks the result with the core (`validate`), which reports the first bad field.
 
@@ -30,6 +30,7 @@ from typing import Any
 
 import aqmlab._core as _core
 import aqmlab.scenario.calibration as cal
+import aqmlab.scenario.replay_file as replay_file
 import aqmlab.scenario.unc_model as unc_model
 from aqmlab.errors import ScenarioError, os_problem, show_value
 from aqmlab.scenario.overrides import apply_overrides, show_path
@@ -387,6 +388,7 @@ def resolve_with_calibration(
     _resolve_rtt(out, base)
     _resolve_traffic_classes(out, base)
     _resolve_file_sizes(out, base)
+    replay_file.resolve_entries(out, base)
     unc_model.resolve_entries(out, base)
     _check_finite(out, [])
     used: list[dict[str, Any]] = []

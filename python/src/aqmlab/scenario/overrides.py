@@ -161,6 +161,7 @@ _RESOLVED_HERE: dict[tuple[str, str], frozenset[str]] = {
     **{("traffic[0]", kind): frozenset(LOAD_KEYS) for kind in POPULATION},
     ("rtt", "empirical"): frozenset({"file"}),
     ("traffic[0].size", "empirical"): frozenset({"file"}),
+    ("traffic[0]", "replay"): frozenset({"file"}),
 }
 # A key no table has: the core's "unknown field" error for it lists the keys the table takes.
 _PROBE = "__probe__"
