@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from aqmlab.analysis.intervals import welch_interval
+from aqmlab.analysis.intervals import mean_interval, welch_interval
 from aqmlab.runs import runner
 from validation import ns2
 
@@ -66,13 +66,29 @@ def unchanged(inputs: Path, text: str, result: Path) -> bool:
     return result.exists() and inputs.exists() and inputs.read_text() == text
 
 
-def resumable_ns2(base: Path, seed: int, script: str, params: str) -> list:
+def resumable_ns2(
+    base: Path,
+    seed: int,
+    script: str,
+    params: str,
+    post: Callable[[Path], object] | None = None,
+    result: str = "stats.txt",
+) -> list:
     """The ns-2 run of one seed in `base/ns2_s<seed>`, as a job, unless its results exist
-    from the same parameters and scripts (`ns2.stamped`)."""
+    from the same parameters and scripts (`ns2.stamped`). `post` runs on the run's directory
+    after it, and writes `result`, the file whose presence says the run is complete."""
     wd, params = base / f"ns2_s{seed}", ns2.stamped(params, script)
-    if unchanged(wd / "params.tcl", params, wd / "stats.txt"):
+    if unchanged(wd / "params.tcl", params, wd / result):
         return []
-    return [lambda: ns2.run(script, params, wd, 3600)]
+
+    def job() -> Path:
+        (wd / result).unlink(missing_ok=True)
+        ns2.run(script, params, wd, 3600)
+        if post is not None:
+            post(wd)
+        return wd
+
+    return [job]
 
 
 def resumable_ours(base: Path, seed: int, doc: dict) -> list:
@@ -130,14 +146,21 @@ def per_seed(ns_values, ours_values, fmt: str) -> str:
     return f"; per seed ns-2 {ns_txt} / aqmlab {ours_txt}"
 
 
-def interval_of(ns_values, ours_values, kind: str, ns2_figure: float) -> float:
+def interval_of(
+    ns_values, ours_values, kind: str, ns2_figure: float, paired: bool = False
+) -> float:
     """Half-width of the 95 % interval of the difference between the two simulators, in the
     unit of `kind` ("rel": relative to `ns2_figure`, "points": percentage points), from the
     per-seed values of each side: Welch's interval of the difference of the means, the seeds
     being the independent replications (results.py: the verdict). For a pooled figure (a
     pooled quantile or loss rate) this is the interval of the per-seed means, which is what
-    the seed-to-seed spread says of the pooled one. NaN with fewer than two seeds a side."""
-    iv = welch_interval(ours_values, ns_values)
+    the seed-to-seed spread says of the pooled one. NaN with fewer than two seeds a side.
+    `paired`: the two sides ran the same workload seed by seed (aqmlab replaying ns-2's), and
+    the interval is that of the mean per-seed difference."""
+    if paired:
+        iv = mean_interval(o - n for o, n in zip(ours_values, ns_values, strict=True))
+    else:
+        iv = welch_interval(ours_values, ns_values)
     if iv.half_width is None:
         return float("nan")
     if kind == "rel":
@@ -147,7 +170,9 @@ def interval_of(ns_values, ours_values, kind: str, ns2_figure: float) -> float:
     return iv.half_width
 
 
-def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float, d: str) -> list:
+def direction_rows(
+    row, ns_stats: list[dict], ours: list[dict], rate_bps: float, d: str, paired: bool = False
+) -> list:
     """Utilisation, loss and mean queue of bottleneck direction `d` ("fwd" or "rev"), pooled
     over the seeds (the per-seed values go into the note: they show the seed-to-seed spread).
     `ns_stats` are the Tcl scripts' stats.txt, `ours` aqmlab's summary.json, one per seed."""
@@ -175,7 +200,7 @@ def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float,
             kind="points",
             tol=TOL_UTIL,
             note=NOTE_UTIL + per_seed(util_ns, util_ours, ".3f"),
-            interval=interval_of(util_ns, util_ours, "points", util_pooled_ns / span),
+            interval=interval_of(util_ns, util_ours, "points", util_pooled_ns / span, paired),
         ),
         row(
             f"loss rate, {name}",
@@ -184,7 +209,7 @@ def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float,
             kind="rel",
             tol=TOL_LOSS,
             note=NOTE_LOSS + per_seed(loss_ns, loss_ours, ".4f"),
-            interval=interval_of(loss_ns, loss_ours, "rel", pooled_loss_ns),
+            interval=interval_of(loss_ns, loss_ours, "rel", pooled_loss_ns, paired),
         ),
         row(
             f"mean queue (packets), {name}",
@@ -193,13 +218,18 @@ def direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float,
             kind="rel",
             tol=TOL_QUEUE,
             note=NOTE_QUEUE + per_seed(queue_ns, queue_ours, ".1f"),
-            interval=interval_of(queue_ns, queue_ours, "rel", mean_queue_ns),
+            interval=interval_of(queue_ns, queue_ours, "rel", mean_queue_ns, paired),
         ),
     ]
 
 
 def response_rows(
-    row, per_ns: list[np.ndarray], per_ours: list[np.ndarray], quantiles, note: str
+    row,
+    per_ns: list[np.ndarray],
+    per_ours: list[np.ndarray],
+    quantiles,
+    note: str,
+    paired: bool = False,
 ) -> list:
     """Response-time rows from per-seed samples: the pooled quantiles `quantiles` (each with
     the per-seed values in its note), and the completed responses per seed."""
@@ -217,7 +247,7 @@ def response_rows(
                 kind="rel",
                 tol=TOL_QUANTILE,
                 note=note + per_seed(q_ns, q_ours, ".3f"),
-                interval=interval_of(q_ns, q_ours, "rel", pooled_ns),
+                interval=interval_of(q_ns, q_ours, "rel", pooled_ns, paired),
             )
         )
     n_ns, n_ours = [len(x) for x in per_ns], [len(x) for x in per_ours]

@@ -5,7 +5,9 @@
    one of them at a lower load), twenty seeds on each side (`ns2/packmime_e2e.tcl`).
    Compared, pooled over the seeds: HTTP response time quantiles and the Kolmogorov–Smirnov
    distance of the response-time samples, and per bottleneck direction utilisation, loss
-   rate and mean queue.
+   rate and mean queue. Twice: with aqmlab drawing its own PackMime workload, and (the
+   `_replay` rows) with aqmlab replaying the connections ns-2's run recorded (ns2_record.py),
+   so that the two differ only in the network and TCP models and each seed is a pair.
 2. **Greedy flows** (`ns2/red_greedy.tcl`): 100 infinite FTP flows of Full-TCP NewReno
    (base RTT 100 ms) through RED with ns-2.35's defaults on a 10 Mb/s link, RED with
    thresholds 30/90, and drop-tail without and with random send delays (phase effects);
@@ -22,6 +24,7 @@ every case takes minutes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import tomllib
@@ -31,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from validation import ns2, sims
+from validation import ns2, ns2_record, sims
 from validation.results import Row, row_maker
 from validation.sims import TOL_KS, TOL_QUEUE
 
@@ -213,11 +216,53 @@ def _seeds_text(seeds: tuple[int, ...]) -> str:
     return f"ns-2 {seeds[0]}-{seeds[-1]}; aqmlab {seeds[0]}-{seeds[-1]}"
 
 
+def _replay_ours(v: Variant, seed: int, doc: dict, ns_dir: Path) -> dict:
+    """The anchor with ns-2's recorded connections of the same seed instead of aqmlab's own
+    PackMime draws (`ns2_record`): two replay sources, clients on the left and on the right.
+    Each names its file's digest, so a new ns-2 run makes the replay run again."""
+    d = _anchor_ours(v, seed, doc)
+    d["name"] = f"e2e-{v.name}-replay-s{seed}"
+    d["traffic"] = []
+    for i, side in enumerate(("left", "right")):
+        f = ns_dir / f"replay{i}.csv"
+        digest = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+        d["traffic"].append(
+            {
+                "kind": "replay",
+                "client_side": side,
+                "file": str(f.resolve()),
+                "source": f"ns-2 {v.name} seed {seed}, PackMime instance {i}, sha256 {digest}",
+            }
+        )
+    return d
+
+
 def run_variant_jobs(v: Variant, out: Path, doc: dict) -> list:
+    """Per seed: the ns-2 run (recording its workload), aqmlab's run with its own PackMime
+    draws, and aqmlab replaying ns-2's connections (after the ns-2 run, in the same job)."""
     base = out / SUITE / v.name
     jobs = []
     for s in ANCHOR_SEEDS:
-        jobs.extend(sims.resumable_ns2(base, s, "packmime_e2e.tcl", _anchor_params(v, s, doc)))
+        ns_jobs = sims.resumable_ns2(
+            base,
+            s,
+            "packmime_e2e.tcl",
+            _anchor_params(v, s, doc),
+            post=ns2_record.pack,
+            result="recorded.json",
+        )
+
+        def replay(s=s) -> None:
+            d = _replay_ours(v, s, doc, base / f"ns2_s{s}")
+            for job in sims.resumable_ours(base / "replay", s, d):
+                job()
+
+        def chained(first=tuple(ns_jobs), then=replay) -> None:
+            for job in first:
+                job()
+            then()
+
+        jobs.append(chained)
         jobs.extend(sims.resumable_ours(base, s, _anchor_ours(v, s, doc)))
     return jobs
 
@@ -247,6 +292,53 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
     ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in ANCHOR_SEEDS]
     rate = doc["topology"]["bottleneck_mbps"] * 1e6
     rows.extend(_direction_rows(row, ns_stats, ours, rate))
+    return rows + replay_rows(v, out, doc, ns_stats, per_ns)
+
+
+NOTE_REPLAY = (
+    "aqmlab replays ns-2's own connections seed by seed (each connection's opening time, "
+    "request and response sizes, server delay and the two DelayBox delays: ns2_record.py), so "
+    "the two differ only in the network and TCP models; the interval is that of the mean "
+    "per-seed difference (paired)"
+)
+
+
+def replay_rows(
+    v: Variant, out: Path, doc: dict, ns_stats: list[dict], per_ns: list[np.ndarray]
+) -> list[Row]:
+    """The same comparison with aqmlab replaying ns-2's recorded workload of each seed."""
+    base = out / SUITE / v.name
+    row = row_maker(
+        SUITE,
+        f"packmime_{v.name}_replay",
+        f"ns-2 {ANCHOR_SEEDS[0]}-{ANCHOR_SEEDS[-1]}; aqmlab replaying each",
+    )
+    warmup = float(doc["warmup_s"])
+    rb = base / "replay"
+    per_ours = [sims.response_times_ours(rb / f"aqmlab_s{s}", warmup) for s in ANCHOR_SEEDS]
+    rows = sims.response_rows(
+        row, per_ns, per_ours, (10, 50, 90, 99), f"{NOTE_RT}; {NOTE_REPLAY}", paired=True
+    )
+    per_seed_ks = [sims.ks_statistic(a, b) for a, b in zip(per_ns, per_ours, strict=True)]
+    rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
+    rows.append(
+        row(
+            "response-time CDF distance (two-sample KS)",
+            0.0,
+            0.0,
+            kind="given",
+            tol=TOL_KS,
+            difference=sims.ks_statistic(rt_ns, rt_ours),
+            note=f"pooled samples: ns-2 {len(rt_ns)}, aqmlab {len(rt_ours)} responses; the "
+            f"seeds' own distances: mean {np.mean(per_seed_ks):.4f}, largest "
+            f"{np.max(per_seed_ks):.4f}; {NOTE_REPLAY}",
+        )
+    )
+    ours = [json.loads((rb / f"aqmlab_s{s}" / "summary.json").read_text()) for s in ANCHOR_SEEDS]
+    rate = doc["topology"]["bottleneck_mbps"] * 1e6
+    for d in sims.DIRECTIONS:
+        if any(s[f"{d}.parrivals_"] > 0 for s in ns_stats):
+            rows.extend(sims.direction_rows(row, ns_stats, ours, rate, d, paired=True))
     return rows
 
 
