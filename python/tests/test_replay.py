@@ -147,3 +147,27 @@ def test_a_missing_file_and_a_ticked_box(tmp_path: Path):
     proc = cli("run", scenario, "--out", tmp_path / "o", "-q", "--set", "delay_box.tick_ms=1")
     assert proc.returncode != 0
     assert "delay_box.tick_ms = 1: expected 0 with placement" in proc.stderr
+
+
+def test_client_share_puts_an_rtt_draw_on_one_box(tmp_path: Path):
+    """An RTT drawn from `[rtt]` (no row value) goes to the client-side box with
+    client_share = 1: 20 ms one way before the forward queue, none on the server's side."""
+    text = SCENARIO.replace("{placement}", "boxes") + '\n[rtt]\nkind = "constant"\nrtt_ms = 40.0\n'
+    text = text.replace('placement = "boxes"', 'placement = "boxes"\nclient_share = 1.0')
+    (tmp_path / "connections.csv").write_text("start_s,request_bytes,response_bytes\n0.1,1,1\n")
+    out = tmp_path / "o"
+    proc = cli("run", write_scenario(tmp_path, text), "--out", out, "-q",
+               "--pcap", "forward_in", "--pcap", "reverse_in")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    syn_in = pcap_times((out / "capture-forward_in.pcap").read_bytes(), 0x02)[0]
+    synack_in = pcap_times((out / "capture-reverse_in.pcap").read_bytes(), 0x12)[0]
+    access, bottleneck = 40 * 8 / 100e6, 40 * 8 / 10e6
+    assert syn_in == pytest.approx(0.1 + access + 0.001 + 0.020, abs=1e-9)
+    path = bottleneck + 0.001 + 2 * (access + 0.001)
+    assert synack_in == pytest.approx(syn_in + path, abs=1e-9)
+    for bad, placement in (("2", "boxes"), ("0.5", "split")):
+        scenario = write_scenario(tmp_path, SCENARIO.replace("{placement}", placement))
+        share = f"delay_box.client_share={bad}"
+        proc = cli("run", scenario, "--out", tmp_path / "x", "-q", "--set", share)
+        assert proc.returncode != 0
+        assert f"delay_box.client_share = {bad}: expected a share in [0, 1]" in proc.stderr

@@ -24,8 +24,9 @@
 # `set-TCP P(tcp)`: "Reno" is plain Agent/TCP/FullTcp (tcl/packmime/packmime.tcl `alloc-tcp`).
 #
 # Per-connection RTT (base.toml [rtt], kind = "empirical", packmime_rtt.csv): aqmlab draws
-# one extra RTT d per connection and adds d/2 to every packet of the connection in each
-# direction (docs/network.md, delay box placement "split"). Here: one DelayBox rule per
+# one extra RTT d per connection and its client-side box delays every packet of the
+# connection by d/2, in both directions (base.toml [delay_box]: placement "boxes",
+# client_share 1; docs/network.md). Here the same: one DelayBox rule per
 # instance, on the client-side box, whose RandomVariable/Empirical returns d/2 in ms from the
 # CDF file P(rtt_cdf) (lines "value 0 cdf", tools/ranvar.cc EmpiricalRandomVariable::loadCDF
 # reads "%lf %*f %lf"), linearly interpolated (`interpolation_ 1` = INTER_CONTINUOUS,

@@ -63,12 +63,14 @@ NOTE_RT = (
 # Running both sides.
 
 
-def _direction_rows(row, ns_stats: list[dict], ours: list[dict], rate_bps: float) -> list:
+def _direction_rows(
+    row, ns_stats: list[dict], ours: list[dict], rate_bps: float, paired: bool = False
+) -> list:
     """Both directions' rows (`sims.direction_rows`), for the directions ns-2 saw traffic in."""
     rows = []
     for d in sims.DIRECTIONS:
         if any(s[f"{d}.parrivals_"] > 0 for s in ns_stats):
-            rows.extend(sims.direction_rows(row, ns_stats, ours, rate_bps, d))
+            rows.extend(sims.direction_rows(row, ns_stats, ours, rate_bps, d, paired))
     return rows
 
 
@@ -268,31 +270,40 @@ def run_variant_jobs(v: Variant, out: Path, doc: dict) -> list:
 
 
 def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
+    """The variant's rows with aqmlab's own workload, then with ns-2's replayed."""
     base = out / SUITE / v.name
-    row = row_maker(SUITE, f"packmime_{v.name}", _seeds_text(ANCHOR_SEEDS))
-    warmup = float(doc["warmup_s"])
     per_ns = [sims.response_times_ns2(base / f"ns2_s{s}") for s in ANCHOR_SEEDS]
-    per_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", warmup) for s in ANCHOR_SEEDS]
-    rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
-    rows = sims.response_rows(row, per_ns, per_ours, (10, 50, 90, 99), NOTE_RT)
-    rows.append(
-        row(
-            "response-time CDF distance (two-sample KS)",
-            0.0,
-            0.0,
-            kind="given",
-            tol=TOL_KS,
-            difference=sims.ks_statistic(rt_ns, rt_ours),
-            note=f"pooled samples: ns-2 {len(rt_ns)}, aqmlab {len(rt_ours)} responses; "
-            "columns ns-2/aqmlab left 0; ns-2 against itself, odd against even seeds (the "
-            f"distance seed noise alone makes): {_self_ks(per_ns):.4f}",
-        )
-    )
     ns_stats = [sims.read_stats(base / f"ns2_s{s}" / "stats.txt") for s in ANCHOR_SEEDS]
-    ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in ANCHOR_SEEDS]
-    rate = doc["topology"]["bottleneck_mbps"] * 1e6
-    rows.extend(_direction_rows(row, ns_stats, ours, rate))
-    return rows + replay_rows(v, out, doc, ns_stats, per_ns)
+
+    def self_ks(per_ours: list[np.ndarray]) -> str:
+        return (
+            "columns ns-2/aqmlab left 0; ns-2 against itself, odd against even seeds (the "
+            f"distance seed noise alone makes): {_self_ks(per_ns):.4f}"
+        )
+
+    def paired_ks(per_ours: list[np.ndarray]) -> str:
+        ks = [sims.ks_statistic(a, b) for a, b in zip(per_ns, per_ours, strict=True)]
+        return (
+            f"the seeds' own distances: mean {np.mean(ks):.4f}, largest {np.max(ks):.4f}; "
+            f"{NOTE_REPLAY}"
+        )
+
+    own = row_maker(SUITE, f"packmime_{v.name}", _seeds_text(ANCHOR_SEEDS))
+    replayed = row_maker(
+        SUITE,
+        f"packmime_{v.name}_replay",
+        f"ns-2 {ANCHOR_SEEDS[0]}-{ANCHOR_SEEDS[-1]}; aqmlab replaying each",
+    )
+    return _anchor_rows(own, base, doc, per_ns, ns_stats, NOTE_RT, self_ks) + _anchor_rows(
+        replayed,
+        base / "replay",
+        doc,
+        per_ns,
+        ns_stats,
+        f"{NOTE_RT}; {NOTE_REPLAY}",
+        paired_ks,
+        paired=True,
+    )
 
 
 NOTE_REPLAY = (
@@ -303,24 +314,22 @@ NOTE_REPLAY = (
 )
 
 
-def replay_rows(
-    v: Variant, out: Path, doc: dict, ns_stats: list[dict], per_ns: list[np.ndarray]
+def _anchor_rows(
+    row,
+    ours_dir: Path,
+    doc: dict,
+    per_ns: list[np.ndarray],
+    ns_stats: list[dict],
+    note: str,
+    ks_note,
+    paired: bool = False,
 ) -> list[Row]:
-    """The same comparison with aqmlab replaying ns-2's recorded workload of each seed."""
-    base = out / SUITE / v.name
-    row = row_maker(
-        SUITE,
-        f"packmime_{v.name}_replay",
-        f"ns-2 {ANCHOR_SEEDS[0]}-{ANCHOR_SEEDS[-1]}; aqmlab replaying each",
-    )
+    """Response-time quantiles and KS distance, then each direction's utilisation, loss and
+    mean queue, of aqmlab's runs in `ours_dir` against ns-2's."""
     warmup = float(doc["warmup_s"])
-    rb = base / "replay"
-    per_ours = [sims.response_times_ours(rb / f"aqmlab_s{s}", warmup) for s in ANCHOR_SEEDS]
-    rows = sims.response_rows(
-        row, per_ns, per_ours, (10, 50, 90, 99), f"{NOTE_RT}; {NOTE_REPLAY}", paired=True
-    )
-    per_seed_ks = [sims.ks_statistic(a, b) for a, b in zip(per_ns, per_ours, strict=True)]
+    per_ours = [sims.response_times_ours(ours_dir / f"aqmlab_s{s}", warmup) for s in ANCHOR_SEEDS]
     rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
+    rows = sims.response_rows(row, per_ns, per_ours, (10, 50, 90, 99), note, paired=paired)
     rows.append(
         row(
             "response-time CDF distance (two-sample KS)",
@@ -329,16 +338,15 @@ def replay_rows(
             kind="given",
             tol=TOL_KS,
             difference=sims.ks_statistic(rt_ns, rt_ours),
-            note=f"pooled samples: ns-2 {len(rt_ns)}, aqmlab {len(rt_ours)} responses; the "
-            f"seeds' own distances: mean {np.mean(per_seed_ks):.4f}, largest "
-            f"{np.max(per_seed_ks):.4f}; {NOTE_REPLAY}",
+            note=f"pooled samples: ns-2 {len(rt_ns)}, aqmlab {len(rt_ours)} responses; "
+            + ks_note(per_ours),
         )
     )
-    ours = [json.loads((rb / f"aqmlab_s{s}" / "summary.json").read_text()) for s in ANCHOR_SEEDS]
+    ours = [
+        json.loads((ours_dir / f"aqmlab_s{s}" / "summary.json").read_text()) for s in ANCHOR_SEEDS
+    ]
     rate = doc["topology"]["bottleneck_mbps"] * 1e6
-    for d in sims.DIRECTIONS:
-        if any(s[f"{d}.parrivals_"] > 0 for s in ns_stats):
-            rows.extend(sims.direction_rows(row, ns_stats, ours, rate, d, paired=True))
+    rows.extend(_direction_rows(row, ns_stats, ours, rate, paired))
     return rows
 
 

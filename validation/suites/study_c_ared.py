@@ -197,9 +197,10 @@ def _rtt_cdf_file(scenario: dict[str, Any], path: Path) -> Path:
     r = scenario["rtt"]
     if r.get("kind") != "empirical":
         raise ValueError(f"rtt {r.get('kind')}: only an empirical table is mapped")
-    placement = (scenario.get("delay_box") or {}).get("placement", "split")
-    if placement != "split":
-        raise ValueError(f"delay_box.placement {placement}: only 'split' is mapped")
+    box = scenario.get("delay_box") or {}
+    if box.get("placement") != "boxes" or box.get("client_share") != 1.0:
+        # study_c_cell.tcl's rule: the client-side box delays the flow by d/2 both ways.
+        raise ValueError(f"delay_box {box}: only placement 'boxes' with client_share 1 is mapped")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{v / 2.0!r} 0 {c!r}\n" for v, c in r["points"]))
     return path

@@ -457,6 +457,18 @@ pub struct DelayBoxConfig {
     /// a whole number of ticks (rounded down) and delayed packets leave at the ticks of the
     /// host's clock, whose phase is random per host.
     pub tick_ms: f64,
+    /// With `placement = "boxes"`: the client-side box's share of an RTT drawn from `[rtt]`
+    /// (the rest is the server side's). Absent: 0.5. 1: one box per connection, on the
+    /// client's side (an ns-2 script with a DelayBox rule on the client-side box only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_share: Option<f64>,
+}
+
+impl DelayBoxConfig {
+    /// The client-side box's share of an RTT with no known parts.
+    pub fn client_share(&self) -> f64 {
+        self.client_share.unwrap_or(0.5)
+    }
 }
 
 /// How a Web model draws object sizes.
@@ -882,6 +894,15 @@ impl Scenario {
                 tick,
                 "0 (exact delays) or a tick in [1e-6, 10000] ms",
             ));
+        }
+        if let Some(share) = self.delay_box.client_share {
+            if !(0.0..=1.0).contains(&share) || self.delay_box.placement != DelayPlacement::Boxes {
+                return Err(ConfigError::new(
+                    "delay_box.client_share",
+                    share,
+                    "a share in [0, 1], with placement = \"boxes\"",
+                ));
+            }
         }
         if tick > 0.0 && self.delay_box.placement == DelayPlacement::Boxes {
             // ns-2's DelayBox delays exactly; the ticked emulator is the testbeds' dummynet.

@@ -58,7 +58,10 @@ impl Simulation {
         let seed = self.sc.seed;
         let extra = match extra_rtt {
             Some(e) => e,
-            None => ExtraRtt::even(self.sample_rtt(source, identity, client_host, server_host)),
+            None => ExtraRtt::shared(
+                self.sample_rtt(source, identity, client_host, server_host),
+                self.sc.delay_box.client_share(),
+            ),
         };
         let (flow_delay, far_delay) = extra.delays(self.sc.delay_box.placement);
         let extra = extra.total;

@@ -36,6 +36,14 @@ impl ExtraRtt {
         }
     }
 
+    /// An RTT whose client-side box has `share` of it.
+    pub fn shared(total: Time, share: f64) -> Self {
+        ExtraRtt {
+            total,
+            client: ((total as f64 * share).round() as Time).min(total),
+        }
+    }
+
     /// The delays of the packets the client (0) and the server (1) send: as they leave the
     /// sender (`own`, on the sender's access link) and before they reach the receiver (`far`).
     pub fn delays(self, placement: DelayPlacement) -> ([Time; 2], [Time; 2]) {
@@ -93,5 +101,10 @@ mod tests {
             assert_eq!(own.iter().chain(&far).sum::<Time>(), 40_000_000, "{pl:?}");
         }
         assert_eq!(ExtraRtt::even(41).client, 20);
+        assert_eq!(
+            ExtraRtt::shared(41, 1.0).delays(DelayPlacement::Boxes),
+            ([20, 0], [0, 20])
+        );
+        assert_eq!(ExtraRtt::shared(40, 0.5), ExtraRtt::even(40));
     }
 }

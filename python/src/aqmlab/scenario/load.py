@@ -33,6 +33,7 @@ import aqmlab.scenario.calibration as cal
 import aqmlab.scenario.replay_file as replay_file
 import aqmlab.scenario.unc_model as unc_model
 from aqmlab.errors import ScenarioError, os_problem, show_value
+from aqmlab.scenario.files import take_file
 from aqmlab.scenario.overrides import apply_overrides, show_path
 
 DEFAULT_PRESET = "freebsd-2.2.8"
@@ -259,16 +260,14 @@ def _rtt_table(rtt: Any, where: str, base_dir: Path) -> Any:
     if not isinstance(rtt, dict) or rtt.get("kind") != "empirical" or "file" not in rtt:
         return rtt
     rtt = dict(rtt)
-    file = rtt.pop("file")
-    if not isinstance(file, str) or not file:
-        raise ScenarioError(
-            f"{where}.file = {show_value(file)}: expected a path to a (rtt_ms, cdf) file"
-        )
-    if "points" in rtt:
-        raise ScenarioError(f"{where}.file: give either {where}.file or {where}.points, not both")
-    p = Path(file)
-    if not p.is_absolute():
-        p = base_dir / p
+    file, p = take_file(
+        rtt,
+        f"{where}.file",
+        "a (rtt_ms, cdf) file",
+        "points",
+        f"give either {where}.file or {where}.points, not both",
+        base_dir,
+    )
     rtt["points"] = [list(pt) for pt in load_rtt_cdf(p, shown=file)]
     rtt.setdefault("source", file)
     return rtt
@@ -313,17 +312,15 @@ def _resolve_file_sizes(doc: dict[str, Any], base_dir: Path) -> None:
         if not isinstance(law, dict) or law.get("kind") != "empirical" or "file" not in law:
             continue
         law = dict(law)
-        file = law.pop("file")
         where = f"traffic[{i}].size.file"
-        if not isinstance(file, str) or not file:
-            raise ScenarioError(
-                f"{where} = {show_value(file)}: expected a path to a (bytes, cdf) file"
-            )
-        if "points" in law:
-            raise ScenarioError(f"{where}: give either file or points, not both")
-        p = Path(file)
-        if not p.is_absolute():
-            p = base_dir / p
+        file, p = take_file(
+            law,
+            where,
+            "a (bytes, cdf) file",
+            "points",
+            "give either file or points, not both",
+            base_dir,
+        )
         law["points"] = [list(pt) for pt in load_cdf(p, f"{where} = {show_value(file)}", "bytes")]
         law.setdefault("source", file)
         traffic[i] = {**entry, "size": law}

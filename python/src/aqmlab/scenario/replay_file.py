@@ -2,8 +2,9 @@
 docs/scenario.md): a CSV with a header naming its columns, one connection per row.
 
 Required columns: ``start_s`` (non-decreasing), ``request_bytes``, ``response_bytes``;
-optional: ``server_delay_s``, ``rtt_ms``, ``client_rtt_ms``. The columns become the entry's ``connections``
-table (the core checks the values and names the bad row); ``source`` records the file.
+optional: ``server_delay_s``, ``rtt_ms``, ``client_rtt_ms``. The columns become the entry's
+``connections`` table (the core checks the values and names the bad row); ``source`` records
+the file.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from aqmlab.errors import ScenarioError, os_problem, show_value
+from aqmlab.scenario.files import take_file
 
 REQUIRED = ("start_s", "request_bytes", "response_bytes")
 OPTIONAL = ("server_delay_s", "rtt_ms", "client_rtt_ms")
@@ -33,15 +35,15 @@ def resolve_entries(doc: dict[str, Any], base_dir: Path) -> None:
         if not isinstance(entry, dict) or entry.get("kind") != "replay" or "file" not in entry:
             continue
         entry = dict(entry)
-        file = entry.pop("file")
         where = f"traffic[{i}].file"
-        if not isinstance(file, str) or not file:
-            raise ScenarioError(f"{where} = {show_value(file)}: expected a path to a CSV file")
-        if "connections" in entry:
-            raise ScenarioError(f"{where}: give either file or connections, not both")
-        p = Path(file)
-        if not p.is_absolute():
-            p = base_dir / p
+        file, p = take_file(
+            entry,
+            where,
+            "a CSV file",
+            "connections",
+            "give either file or connections, not both",
+            base_dir,
+        )
         entry["connections"] = read_connections(p, f"{where} = {show_value(file)}")
         entry.setdefault("source", file)
         traffic[i] = entry
