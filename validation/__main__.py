@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from validation import docs, ns2, results
-from validation.suites import aqm, e2e, study_c_ared, tcp, tcp_search
+from validation.suites import aqm, e2e, study_c_ared, tcp, tcp_search, workload
 
 SUITES = {
     "aqm": aqm.run,
@@ -25,6 +25,7 @@ SUITES = {
     "study_c_ared": study_c_ared.run,
     "tcp": tcp.run,
     "tcp_search": tcp_search.run,
+    "workload": workload.run,
 }
 HERE = Path(__file__).resolve().parent
 

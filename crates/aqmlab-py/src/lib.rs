@@ -725,6 +725,39 @@ fn replay_queue_log<'py>(
     tables_to_py(py, tables, false)
 }
 
+/// The connections PackMime-HTTP/1.0 source `source` of a run with `seed` opens in its first
+/// `duration_s` seconds at `rate` connections/s, with its own RTTs (`sim::packmime_draws`):
+/// `{"start_s": [...], "request_bytes": [...], ...}`, the columns of a replay file.
+#[pyfunction]
+#[pyo3(signature = (rate, duration_s, seed=1, source=0))]
+fn packmime_draws<'py>(
+    py: Python<'py>,
+    rate: f64,
+    duration_s: f64,
+    seed: u64,
+    source: u32,
+) -> PyResult<Bound<'py, PyDict>> {
+    if !(rate.is_finite() && rate > 0.0 && rate <= 1e5) {
+        return Err(PyValueError::new_err(format!(
+            "rate = {rate}: expected a number of connections/s in (0, 100000]"
+        )));
+    }
+    if !(duration_s.is_finite() && duration_s > 0.0 && duration_s <= 1e5) {
+        return Err(PyValueError::new_err(format!(
+            "duration_s = {duration_s}: expected seconds in (0, 100000]"
+        )));
+    }
+    let until = aqmlab::units::secs(duration_s);
+    let table = guard("PackMime draws", || {
+        aqmlab::sim::packmime_draws::packmime_draws(seed, source, rate, until)
+    })?;
+    let tables = tables_to_py(py, vec![table], false)?;
+    Ok(tables
+        .get_item("packmime_draws")?
+        .expect("the table")
+        .downcast_into::<PyDict>()?)
+}
+
 /// Panics inside the same guard as every simulation call (for the tests of panic handling).
 #[pyfunction]
 fn _panic_for_tests() -> PyResult<()> {
@@ -748,6 +781,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(replay_queue, m)?)?;
     m.add_function(wrap_pyfunction!(replay_queue_log, m)?)?;
+    m.add_function(wrap_pyfunction!(packmime_draws, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

@@ -28,6 +28,7 @@ mod monitor;
 mod network;
 mod observe;
 mod one_or_more;
+pub mod packmime_draws;
 mod qdisc;
 mod records;
 mod replay;
