@@ -79,3 +79,40 @@ def test_welchs_interval_edge_cases():
     assert intervals.welch_interval([1.0, 1.0], [2.0, 2.0]).half_width == 0.0
     assert intervals.welch_interval([1.0], [2.0, 3.0]).half_width is None
     assert math.isnan(intervals.welch_interval([], [1.0]).mean)
+
+
+def test_adjusted_difference_removes_what_the_covariate_explains():
+    # Both groups on the same line y = 1 + 2x, group a 0.5 higher: the raw difference of the
+    # means (a sits at lower x) is -1.5, the difference at equal x exactly 0.5, no residual.
+    iv = intervals.adjusted_difference([1, 2, 3], [3.5, 5.5, 7.5], [2, 3, 4], [5, 7, 9])
+    assert iv.mean == pytest.approx(0.5) and iv.half_width == pytest.approx(0.0, abs=1e-12)
+    assert iv.n == 6
+
+
+def test_adjusted_difference_is_the_least_squares_group_coefficient():
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    xa, xb = rng.normal(0.70, 0.02, 40), rng.normal(0.71, 0.02, 40)
+    ya = -0.25 + 0.42 * xa + rng.normal(0, 0.005, 40)
+    yb = -0.43 + 0.69 * xb + rng.normal(0, 0.005, 40)
+    iv = intervals.adjusted_difference(xa, ya, xb, yb)
+    # The same model by a general least-squares solve: y = α + β x + δ [group a].
+    x = np.concatenate([xa, xb])
+    g = np.r_[np.ones(40), np.zeros(40)]
+    design = np.vstack([np.ones(80), x, g]).T
+    y = np.concatenate([ya, yb])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    resid = y - design @ coef
+    cov = resid @ resid / (80 - 3) * np.linalg.inv(design.T @ design)
+    assert iv.mean == pytest.approx(coef[2], rel=1e-9)
+    t = intervals.t_quantile(0.975, 77)
+    assert iv.half_width == pytest.approx(t * math.sqrt(cov[2, 2]), rel=1e-9)
+
+
+def test_adjusted_difference_edge_cases():
+    assert intervals.adjusted_difference([1], [1], [2], [2]).half_width is None
+    same_x = intervals.adjusted_difference([1, 1], [2, 4], [1, 1], [1, 1])
+    assert same_x.mean == 2.0 and same_x.half_width is None
+    assert math.isnan(intervals.adjusted_difference([], [], [1], [1]).mean)
+    with pytest.raises(ValueError):
+        intervals.adjusted_difference([1, 2], [1], [1], [1])

@@ -2,7 +2,7 @@
 
 1. **PackMime anchor** (`bench/packmime_ns2_anchor.toml`): two-way PackMime-HTTP with DelayBox
    over a 10 Mb/s bottleneck, 60 s warm-up + 300 s measured, under six queue variants (and
-   one of them at a lower load), twenty seeds on each side (`ns2/packmime_e2e.tcl`).
+   one of them at a lower load), forty seeds on each side (`ns2/packmime_e2e.tcl`).
    Compared, pooled over the seeds: HTTP response time quantiles and the Kolmogorov–Smirnov
    distance of the response-time samples, and per bottleneck direction utilisation, loss
    rate and mean queue. Twice: with aqmlab drawing its own PackMime workload, and (the
@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from aqmlab.analysis.intervals import adjusted_difference
 from validation import ns2, ns2_record, sims
 from validation.results import Row, row_maker
 from validation.sims import TOL_KS, TOL_QUEUE
@@ -309,18 +310,21 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
         f"packmime_{v.name}_replay",
         f"ns-2 {seeds[0]}-{seeds[-1]}; aqmlab replaying each",
     )
-    return _anchor_rows(
-        own, base, ANCHOR_SEEDS, doc, per_ns, ns_stats, NOTE_RT, self_ks
-    ) + _anchor_rows(
-        replayed,
-        base / "replay",
-        seeds,
-        doc,
-        per_ns_r,
-        ns_stats_r,
-        f"{NOTE_RT}; {NOTE_REPLAY}",
-        paired_ks,
-        paired=True,
+    adjusted = row_maker(SUITE, f"packmime_{v.name}_equal_load", _seeds_text(ANCHOR_SEEDS))
+    return (
+        _anchor_rows(own, base, ANCHOR_SEEDS, doc, per_ns, ns_stats, NOTE_RT, self_ks)
+        + equal_load_rows(adjusted, base, ANCHOR_SEEDS, doc, per_ns, ns_stats)
+        + _anchor_rows(
+            replayed,
+            base / "replay",
+            seeds,
+            doc,
+            per_ns_r,
+            ns_stats_r,
+            f"{NOTE_RT}; {NOTE_REPLAY}",
+            paired_ks,
+            paired=True,
+        )
     )
 
 
@@ -364,6 +368,115 @@ def _anchor_rows(
     ours = [json.loads((ours_dir / f"aqmlab_s{s}" / "summary.json").read_text()) for s in seeds]
     rate = doc["topology"]["bottleneck_mbps"] * 1e6
     rows.extend(_direction_rows(row, ns_stats, ours, rate, paired))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# The own-workload rows at equal offered load.
+
+# A response counts up to this many bytes in a seed's offered load: the body of the size
+# distribution, which sets the load (the workload suite's capped load); the few responses
+# above it (about 14 per instance in 300 s) make the uncapped sum too noisy to explain by.
+OFFERED_CAP_BYTES = 1_000_000
+# Forward (left → right) data: the responses to the clients on the right; reverse: left.
+DATA_CLIENTS = {"fwd": "right", "rev": "left"}
+
+
+def _offered(starts, responses, warmup: float, end: float) -> float:
+    """Offered response load (Mb/s) of the connections opened in [warmup, end)."""
+    starts, responses = np.asarray(starts, dtype=float), np.asarray(responses, dtype=float)
+    inside = (starts >= warmup) & (starts < end)
+    return float(np.minimum(responses[inside], OFFERED_CAP_BYTES).sum() * 8 / (end - warmup) / 1e6)
+
+
+def offered_ns2(wd: Path, warmup: float, end: float) -> dict[str, float]:
+    """Client side -> offered response load of an ns-2 run: its replay files (instance 0's
+    clients on the left, 1's on the right) or, when not packed, PackMime's samples files."""
+    out = {}
+    for i, side in enumerate(("left", "right")):
+        packed = wd / f"replay{i}.csv"
+        if packed.exists():
+            df = pl.read_csv(packed)
+            out[side] = _offered(df["start_s"], df["response_bytes"], warmup, end)
+        else:
+            t = np.loadtxt(wd / f"samples{i}.txt", usecols=(0, 2), ndmin=2)
+            out[side] = _offered(t[:, 0], t[:, 1], warmup, end)
+    return out
+
+
+def offered_ours(od: Path, warmup: float, end: float) -> dict[str, float]:
+    """Client side -> offered response load of an aqmlab run (its connections table)."""
+    c = pl.read_parquet(od / "connections.parquet")
+    out = {}
+    for side in ("left", "right"):
+        mine = c.filter(pl.col("client_side") == side)
+        out[side] = _offered(mine["start_s"], mine["response_bytes"], warmup, end)
+    return out
+
+
+def equal_load_rows(row, base, seeds, doc, per_ns, ns_stats) -> list[Row]:
+    """The own-workload comparison at equal offered load: each side's draws offer their own
+    load, and at the knee loss and response times follow it; the workload suite shows the two
+    PackMime models offer the same load in expectation, so each seed's offered load is a
+    control variate. Per seed y (a direction's loss rate, or a response-time quantile of
+    both directions) against x (that direction's offered load, or both directions'), and the
+    difference of the two simulators' means at equal x with its interval
+    (`adjusted_difference`), relative to ns-2's mean; the aqmlab column is ns-2's mean plus
+    that difference."""
+    warmup, end = float(doc["warmup_s"]), float(doc["duration_s"])
+    x_ns = [offered_ns2(base / f"ns2_s{s}", warmup, end) for s in seeds]
+    x_ours = [offered_ours(base / f"aqmlab_s{s}", warmup, end) for s in seeds]
+    ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in seeds]
+    per_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", warmup) for s in seeds]
+    note = (
+        "difference of the per-seed means at equal offered load: y = a + b·x + d·[aqmlab], "
+        "least squares over both sides' seeds; x: response bytes offered by the connections "
+        "opened after the warm-up, each response counted up to 1 MB, "
+    )
+
+    def adjusted(metric, xa, ya, xb, yb, tol, what_x) -> Row:
+        iv = adjusted_difference(xb, yb, xa, ya)
+        base_mean = float(np.mean(ya))
+        raw = float(np.mean(yb)) / base_mean - 1
+        return row(
+            metric,
+            base_mean,
+            base_mean + iv.mean,
+            kind="rel",
+            tol=tol,
+            note=f"{note}{what_x} (mean ns-2 {np.mean(xa):.3f}, aqmlab {np.mean(xb):.3f} "
+            f"Mb/s); without the adjustment {100 * raw:+.1f} %",
+            interval=(iv.half_width or math.nan) / abs(base_mean),
+        )
+
+    rows = []
+    total_ns = [x["left"] + x["right"] for x in x_ns]
+    total_ours = [x["left"] + x["right"] for x in x_ours]
+    for q in (50, 90, 99):
+        rows.append(
+            adjusted(
+                f"response time p{q} (s), mean of the seeds' p{q} at equal offered load",
+                total_ns,
+                [float(np.percentile(x, q)) for x in per_ns],
+                total_ours,
+                [float(np.percentile(x, q)) for x in per_ours],
+                sims.TOL_QUANTILE,
+                "both directions",
+            )
+        )
+    for d, clients in DATA_CLIENTS.items():
+        ad, name = sims.DIRECTIONS[d]
+        rows.append(
+            adjusted(
+                f"loss rate, {name}, mean of the seeds' at equal offered load",
+                [x[clients] for x in x_ns],
+                [st[f"{d}.pdrops_"] / max(st[f"{d}.parrivals_"], 1) for st in ns_stats],
+                [x[clients] for x in x_ours],
+                [o["summary"][ad]["loss_rate"] for o in ours],
+                sims.TOL_LOSS,
+                f"the responses this direction carries, to the clients on the {clients}",
+            )
+        )
     return rows
 
 
