@@ -5,9 +5,11 @@
    one of them at a lower load), forty seeds on each side (`ns2/packmime_e2e.tcl`).
    Compared, pooled over the seeds: HTTP response time quantiles and the Kolmogorov–Smirnov
    distance of the response-time samples, and per bottleneck direction utilisation, loss
-   rate and mean queue. Twice: with aqmlab drawing its own PackMime workload, and (the
-   `_replay` rows) with aqmlab replaying the connections ns-2's run recorded (ns2_record.py),
-   so that the two differ only in the network and TCP models and each seed is a pair.
+   rate and mean queue. Three ways: with aqmlab drawing its own PackMime workload; the same
+   at equal offered load (the `_equal_load` rows: each seed's offered load as a control
+   variate, `equal_load_rows`); and (the `_replay` rows) with aqmlab replaying the
+   connections ns-2's run recorded (ns2_record.py), so that the two differ only in the
+   network and TCP models and each seed is a pair.
 2. **Greedy flows** (`ns2/red_greedy.tcl`): 100 infinite FTP flows of Full-TCP NewReno
    (base RTT 100 ms) through RED with ns-2.35's defaults on a 10 Mb/s link, RED with
    thresholds 30/90, and drop-tail without and with random send delays (phase effects);
@@ -311,13 +313,16 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
         f"ns-2 {seeds[0]}-{seeds[-1]}; aqmlab replaying each",
     )
     adjusted = row_maker(SUITE, f"packmime_{v.name}_equal_load", _seeds_text(ANCHOR_SEEDS))
+    warmup = float(doc["warmup_s"])
+    per_ours, ours = _read_ours(base, ANCHOR_SEEDS, warmup)
+    per_ours_r, ours_r = _read_ours(base / "replay", seeds, warmup)
     return (
-        _anchor_rows(own, base, ANCHOR_SEEDS, doc, per_ns, ns_stats, NOTE_RT, self_ks)
-        + equal_load_rows(adjusted, base, ANCHOR_SEEDS, doc, per_ns, ns_stats)
+        _anchor_rows(own, per_ours, ours, doc, per_ns, ns_stats, NOTE_RT, self_ks)
+        + equal_load_rows(adjusted, base, ANCHOR_SEEDS, doc, per_ns, ns_stats, per_ours, ours)
         + _anchor_rows(
             replayed,
-            base / "replay",
-            seeds,
+            per_ours_r,
+            ours_r,
             doc,
             per_ns_r,
             ns_stats_r,
@@ -326,6 +331,14 @@ def variant_rows(v: Variant, out: Path, doc: dict) -> list[Row]:
             paired=True,
         )
     )
+
+
+def _read_ours(runs: Path, seeds: tuple[int, ...], warmup: float) -> tuple[list, list[dict]]:
+    """aqmlab's runs in `runs`, once for every set of rows that reads them: per seed the
+    response times (`sims.response_times_ours`) and the summary (summary.json)."""
+    per_ours = [sims.response_times_ours(runs / f"aqmlab_s{s}", warmup) for s in seeds]
+    ours = [json.loads((runs / f"aqmlab_s{s}" / "summary.json").read_text()) for s in seeds]
+    return per_ours, ours
 
 
 NOTE_REPLAY = (
@@ -338,8 +351,8 @@ NOTE_REPLAY = (
 
 def _anchor_rows(
     row,
-    ours_dir: Path,
-    seeds: tuple[int, ...],
+    per_ours: list[np.ndarray],
+    ours: list[dict],
     doc: dict,
     per_ns: list[np.ndarray],
     ns_stats: list[dict],
@@ -348,9 +361,7 @@ def _anchor_rows(
     paired: bool = False,
 ) -> list[Row]:
     """Response-time quantiles and KS distance, then each direction's utilisation, loss and
-    mean queue, of aqmlab's runs in `ours_dir` against ns-2's."""
-    warmup = float(doc["warmup_s"])
-    per_ours = [sims.response_times_ours(ours_dir / f"aqmlab_s{s}", warmup) for s in seeds]
+    mean queue, of aqmlab's runs (`_read_ours`) against ns-2's."""
     rt_ns, rt_ours = np.concatenate(per_ns), np.concatenate(per_ours)
     rows = sims.response_rows(row, per_ns, per_ours, (10, 50, 90, 99), note, paired=paired)
     rows.append(
@@ -365,7 +376,6 @@ def _anchor_rows(
             + ks_note(per_ours),
         )
     )
-    ours = [json.loads((ours_dir / f"aqmlab_s{s}" / "summary.json").read_text()) for s in seeds]
     rate = doc["topology"]["bottleneck_mbps"] * 1e6
     rows.extend(_direction_rows(row, ns_stats, ours, rate, paired))
     return rows
@@ -414,7 +424,7 @@ def offered_ours(od: Path, warmup: float, end: float) -> dict[str, float]:
     return out
 
 
-def equal_load_rows(row, base, seeds, doc, per_ns, ns_stats) -> list[Row]:
+def equal_load_rows(row, base, seeds, doc, per_ns, ns_stats, per_ours, ours) -> list[Row]:
     """The own-workload comparison at equal offered load: each side's draws offer their own
     load, and at the knee loss and response times follow it; the workload suite shows the two
     PackMime models offer the same load in expectation, so each seed's offered load is a
@@ -426,8 +436,6 @@ def equal_load_rows(row, base, seeds, doc, per_ns, ns_stats) -> list[Row]:
     warmup, end = float(doc["warmup_s"]), float(doc["duration_s"])
     x_ns = [offered_ns2(base / f"ns2_s{s}", warmup, end) for s in seeds]
     x_ours = [offered_ours(base / f"aqmlab_s{s}", warmup, end) for s in seeds]
-    ours = [json.loads((base / f"aqmlab_s{s}" / "summary.json").read_text()) for s in seeds]
-    per_ours = [sims.response_times_ours(base / f"aqmlab_s{s}", warmup) for s in seeds]
     note = (
         "difference of the per-seed means at equal offered load: y = a + b·x + d·[aqmlab], "
         "least squares over both sides' seeds; x: response bytes offered by the connections "

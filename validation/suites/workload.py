@@ -6,8 +6,9 @@ per 1 % of load across ns-2's own seeds), so a small difference between the two 
 models would show there as a difference of the network. This suite compares the workloads
 alone, over many seeds, at no simulation cost: ns-2 draws from its PackMime random variables
 in a loop (`ns2/packmime_draws.tcl`, the same generators, streams and order as a
-`packmime_e2e.tcl` run of the seed, which a test checks), aqmlab from its PackMime source
-(`aqmlab._core.packmime_draws`, the connections a run of the seed opens, also tested).
+`packmime_e2e.tcl` run of the seed, which the suite checks on every run: `e2e_check_rows`),
+aqmlab from its PackMime source (`aqmlab._core.packmime_draws`, the connections a run of the
+seed opens: python/tests/test_packmime_draws.py).
 
 The anchor's setting: two PackMime-HTTP/1.0 instances at 125 new connections/s, 360 s, each
 instance a replication (independent streams on both sides); the per-replication figures
@@ -22,8 +23,8 @@ count the connections opened in the measured window, 60-360 s. Compared:
 - the marginal distributions, pooled: two-sample KS distance of the gaps between
   connections, request sizes, response sizes, server delays and the RTTs the DelayBoxes add
   (both boxes, and the client-side box), each CDF evaluated on a fixed grid of 2,001
-  log-spaced points (so that 400 seeds fit in memory), with ns-2 against itself (odd
-  against even replications) in the note.
+  log-spaced points (so that 400 seeds fit in memory), with ns-2 against itself (its
+  instance 0 against its instance 1) in the note.
 
 Tolerances: rates and loads within 2 % (at the knee 2 % of load is the end-to-end loss
 tolerance), the spread within 20 %, the dispersion indices and the tail count within 10 %,

@@ -59,7 +59,7 @@ mod tests {
     use crate::units::secs;
 
     #[test]
-    fn draws_a_rate_and_a_cap_as_configured() {
+    fn draws_connections_in_order_at_about_the_rate() {
         let t = packmime_draws(3, 0, 50.0, secs(100.0));
         let Some(Column::F64(start)) = t.column("start_s") else {
             panic!("start_s")
