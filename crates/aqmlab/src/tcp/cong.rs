@@ -33,61 +33,10 @@ use super::hystart_pp::HystartPP;
 use super::pacing::Pacer;
 use super::prague::Prague;
 use super::rate::{mstamp, RateEstimator, TxState};
+use super::sent::{Sent, SentRecord};
 use crate::units::{Time, SEC};
 
 pub use super::window_growth::{cong_avoid_ai, slow_start};
-
-/// A data segment sent and not yet cumulatively acknowledged.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Sent {
-    pub(crate) start: u64,
-    pub(crate) end: u64,
-    /// When it was last (re)transmitted.
-    pub(crate) at: Time,
-    /// Retransmitted (Linux `TCPCB_RETRANS`): its ACK gives no sequence-based RTT sample.
-    pub(crate) rexmit: bool,
-    /// SACKed: already counted as delivered (`TCPCB_SACKED_ACKED`).
-    pub(crate) sacked: bool,
-    /// Marked lost by RACK (`TCPCB_LOST`; `rack_tlp` only).
-    pub(crate) lost: bool,
-    /// A retransmission of it is in flight (`TCPCB_SACKED_RETRANS`), until it is delivered or
-    /// marked lost again.
-    pub(crate) retrans: bool,
-}
-
-/// Counts over the record of outstanding segments, kept as records change (Linux
-/// `sacked_out`, `lost_out`, `retrans_out`; `pending`: lost and not retransmitted since).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SentCounts {
-    pub(crate) sacked: u32,
-    pub(crate) lost: u32,
-    pub(crate) retrans: u32,
-    pub(crate) pending: u32,
-}
-
-impl SentCounts {
-    #[inline]
-    fn add(&mut self, s: &Sent) {
-        if s.sacked {
-            self.sacked += 1;
-        } else {
-            self.lost += s.lost as u32;
-            self.retrans += s.retrans as u32;
-            self.pending += (s.lost && !s.retrans) as u32;
-        }
-    }
-
-    #[inline]
-    fn sub(&mut self, s: &Sent) {
-        if s.sacked {
-            self.sacked -= 1;
-        } else {
-            self.lost -= s.lost as u32;
-            self.retrans -= s.retrans as u32;
-            self.pending -= (s.lost && !s.retrans) as u32;
-        }
-    }
-}
 
 /// Linux's per-connection congestion-control state.
 #[derive(Clone, Debug)]
@@ -109,7 +58,8 @@ pub struct LinuxCong {
     /// snd_una at the last retransmission timeout, while in its loss episode (Linux
     /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it).
     pub loss_una: Option<u64>,
-    pub(crate) sent: VecDeque<Sent>,
+    /// The data segments outstanding (`tcp/sent.rs`).
+    pub(crate) sent: SentRecord,
     /// The most recently sent segment this ACK delivered: (send time, end, retransmitted)
     /// (RACK's input, `tcp_rack_advance`).
     pub(crate) newest_delivered: Option<(Time, u64, bool)>,
@@ -118,10 +68,6 @@ pub struct LinuxCong {
     /// (reordering, `tcp_check_sack_reordering`).
     pub(crate) high_sacked: u64,
     pub(crate) reordered: bool,
-    /// Counts over `sent`, and the highest end of a segment ever retransmitted (RACK's scan
-    /// may stop early above it).
-    pub(crate) counts: SentCounts,
-    pub(crate) max_rexmit_end: u64,
     /// The last ACK's sample for the RTO estimator (`on_ack`), if it gave one.
     pub rto_rtt: Option<Time>,
     /// The last send time stamped on a segment (`on_data_sent`).
@@ -242,14 +188,12 @@ impl LinuxCong {
             cwnd_usage_seq: 0,
             lsndtime: 0,
             loss_una: None,
-            sent: VecDeque::new(),
+            sent: SentRecord::default(),
             rto_rtt: None,
             last_at: 0,
             newest_delivered: None,
             high_sacked: 0,
             reordered: false,
-            counts: SentCounts::default(),
-            max_rexmit_end: 0,
             cubic: Cubic::default(),
             dctcp: None,
             hspp_on: cfg.hystart_plus_plus,
@@ -301,12 +245,13 @@ impl LinuxCong {
             let tx = r.on_sent(now_us, end, nothing_out, false);
             self.rate_tx.push_back(tx);
         } else {
-            let first = self.sent.partition_point(|s| s.end <= seq);
+            let first = self.sent.first_ending_after(seq);
             for i in first..self.sent.len() {
-                if self.sent[i].start >= end {
+                let s = self.sent.get(i);
+                if s.start >= end {
                     break;
                 }
-                self.rate_tx[i] = r.on_sent(now_us, self.sent[i].end, false, true);
+                self.rate_tx[i] = r.on_sent(now_us, s.end(), false, true);
             }
         }
     }
@@ -349,30 +294,10 @@ impl LinuxCong {
         // RTT later although it arrives.
         let now = now.max(self.last_at + 1);
         self.last_at = now;
-        let end = seq + len;
         if !retransmit {
-            self.sent.push_back(Sent {
-                start: seq,
-                end,
-                at: now,
-                rexmit: false,
-                sacked: false,
-                lost: false,
-                retrans: false,
-            });
+            self.sent.push(seq, len, now);
         } else {
-            let first = self.sent.partition_point(|s| s.end <= seq);
-            for s in self.sent.range_mut(first..) {
-                if s.start >= end {
-                    break;
-                }
-                self.counts.sub(s);
-                s.rexmit = true;
-                s.retrans = true;
-                s.at = now;
-                self.counts.add(s);
-                self.max_rexmit_end = self.max_rexmit_end.max(s.end);
-            }
+            self.sent.retransmit(seq, seq + len, now);
         }
     }
 
@@ -400,46 +325,29 @@ impl LinuxCong {
         let prior_fack = self.high_sacked;
         let mut reordered = false;
         let mut note = |s: &Sent| {
-            if newest.is_none_or(|(t, e, _)| s.at > t || (s.at == t && s.end > e)) {
-                newest = Some((s.at, s.end, s.rexmit));
+            if newest.is_none_or(|(t, e, _)| s.at > t || (s.at == t && s.end() > e)) {
+                newest = Some((s.at, s.end(), s.rexmit));
             }
             reordered |= !s.rexmit && s.start < prior_fack;
         };
         let mut high_sacked = prior_fack;
-        for &(start, end) in blocks {
-            if end <= ack {
-                continue;
+        let rate_tx = &mut self.rate_tx;
+        self.sent.sack(ack, blocks, |i, s| {
+            delivered += 1;
+            high_sacked = high_sacked.max(s.end());
+            note(s);
+            if !s.rexmit {
+                sack_sent = sack_sent.max(Some(s.at));
+                sack_first = Some(sack_first.map_or(s.at, |t| t.min(s.at)));
             }
-            let first = self.sent.partition_point(|s| s.end <= start);
-            for i in first..self.sent.len() {
-                let s = &mut self.sent[i];
-                if s.end > end {
-                    break;
-                }
-                if s.start >= start && !s.sacked {
-                    self.counts.sub(s);
-                    s.sacked = true;
-                    self.counts.add(s);
-                    delivered += 1;
-                    high_sacked = high_sacked.max(s.end);
-                    note(s);
-                    if !s.rexmit {
-                        sack_sent = sack_sent.max(Some(s.at));
-                        sack_first = Some(sack_first.map_or(s.at, |t| t.min(s.at)));
-                    }
-                    if let Some(r) = rate.as_mut() {
-                        r.on_delivered(&mut self.rate_tx[i], true);
-                    }
-                }
+            if let Some(r) = rate.as_mut() {
+                r.on_delivered(&mut rate_tx[i], true);
             }
-        }
+        });
         let (mut popped, mut rexmit) = (0u32, false);
         let (mut newest_clean, mut newest_any): (Option<Time>, Time) = (None, 0);
         let mut oldest_clean: Option<Time> = None;
-        while let Some(s) = self.sent.front() {
-            if s.end > ack {
-                break;
-            }
+        self.sent.pop_acked(ack, |s| {
             popped += 1;
             rexmit |= s.rexmit;
             newest_any = newest_any.max(s.at);
@@ -451,13 +359,11 @@ impl LinuxCong {
                     oldest_clean = oldest_clean.or(Some(s.at));
                 }
             }
-            self.counts.sub(s);
-            self.sent.pop_front();
             if let Some(r) = rate.as_mut() {
-                let mut tx = self.rate_tx.pop_front().expect("in step with sent");
+                let mut tx = rate_tx.pop_front().expect("in step with sent");
                 r.on_delivered(&mut tx, false);
             }
-        }
+        });
         // The echoed timestamp: millisecond clock, at least 1 ms.
         let ts_rtt = || {
             let ms = (now / 1_000_000)
@@ -535,61 +441,32 @@ impl LinuxCong {
     /// Segments in flight as Linux counts them with RACK (`tcp_packets_in_flight`):
     /// outstanding, less SACKed, less marked lost, plus retransmissions in flight.
     pub fn rack_in_flight(&self) -> u32 {
-        debug_assert_eq!(self.counts, self.recount());
-        let c = &self.counts;
-        (self.sent.len() as u32 + c.retrans).saturating_sub(c.sacked + c.lost)
+        self.sent.rack_in_flight()
     }
 
     /// Segments SACKed (`sacked_out`).
     pub fn sacked_out(&self) -> u32 {
-        self.counts.sacked
-    }
-
-    /// The counts from scratch (checks).
-    pub(crate) fn recount(&self) -> SentCounts {
-        let mut c = SentCounts::default();
-        self.sent.iter().for_each(|s| c.add(s));
-        c
+        self.sent.counts().sacked
     }
 
     /// The first segment marked lost and not retransmitted since: `(start, end)`.
-    pub fn first_lost(&self) -> Option<(u64, u64)> {
-        if self.counts.pending == 0 {
-            return None;
-        }
-        self.sent
-            .iter()
-            .find(|s| s.lost && !s.retrans && !s.sacked)
-            .map(|s| (s.start, s.end))
+    pub fn first_lost(&mut self) -> Option<(u64, u64)> {
+        self.sent.first_lost()
     }
 
     /// Whether a segment not SACKed is marked lost (`lost_out > 0`).
     pub fn any_lost(&self) -> bool {
-        self.counts.lost > 0
+        self.sent.counts().lost > 0
     }
 
     /// The last segment sent: `(start, end)` (the tail loss probe's retransmission).
     pub fn last_segment(&self) -> Option<(u64, u64)> {
-        self.sent.back().map(|s| (s.start, s.end))
-    }
-
-    /// Marks the segment at `i` lost (`tcp_mark_skb_lost`): a retransmission of it in flight
-    /// is lost too.
-    pub(crate) fn mark_lost(&mut self, i: usize) {
-        let s = &mut self.sent[i];
-        self.counts.sub(s);
-        s.lost = true;
-        s.retrans = false;
-        self.counts.add(s);
+        self.sent.last_segment()
     }
 
     /// A retransmission timeout marks every segment not SACKed lost (`tcp_timeout_mark_lost`).
     pub fn mark_all_lost(&mut self) {
-        for s in self.sent.iter_mut().filter(|s| !s.sacked) {
-            s.lost = true;
-            s.retrans = false;
-        }
-        self.counts = self.recount();
+        self.sent.mark_all_lost();
     }
 
     /// `tcp_is_cwnd_limited`.
@@ -761,8 +638,8 @@ mod tests {
         lx.on_data_sent(t - 1000, 1, 1448, false, true);
         lx.on_data_sent(t, 1449, 1448, false, false);
         lx.on_data_sent(t, 1, 1448, true, false);
-        assert_eq!((lx.sent[0].at, lx.sent[1].at), (t + 1, t));
-        assert!(lx.sent[0].rexmit && !lx.sent[1].rexmit);
+        assert_eq!((lx.sent.get(0).at, lx.sent.get(1).at), (t + 1, t));
+        assert!(lx.sent.get(0).rexmit && !lx.sent.get(1).rexmit);
     }
 
     #[test]

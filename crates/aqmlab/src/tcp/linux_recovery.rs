@@ -257,7 +257,7 @@ impl Endpoint {
             r.tlp_high_seq = None;
             r.tlp_at = None;
         }
-        let first = self.linux.as_deref().and_then(|lx| lx.first_lost());
+        let first = self.linux.as_deref_mut().and_then(|lx| lx.first_lost());
         if let Some((s, e)) = first {
             self.sack_retransmit(now, cfg, s, e, false, out);
         }
@@ -274,11 +274,12 @@ impl Endpoint {
         let mss = cfg.mss as u64;
         let cwnd = segments(self.cwnd, mss);
         self.snd_nxt = self.snd_max;
-        while let Some(lx) = self.linux.as_deref() {
+        while let Some(lx) = self.linux.as_deref_mut() {
             if lx.rack_in_flight() >= cwnd {
                 break;
             }
-            let sent = if let Some((s, e)) = lx.first_lost() {
+            let first_lost = lx.first_lost();
+            let sent = if let Some((s, e)) = first_lost {
                 self.sack_retransmit(now, cfg, s, e, false, out)
             } else {
                 let rwnd_room = (self.snd_una + cfg.rwnd as u64).saturating_sub(self.snd_max);

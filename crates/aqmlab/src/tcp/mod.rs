@@ -18,6 +18,7 @@ pub mod rate;
 pub mod reassembly;
 pub mod rtt;
 pub mod sack;
+pub mod sent;
 pub mod snapshot;
 pub mod window_growth;
 

@@ -42,6 +42,7 @@
 //! reduction.
 
 use super::cong::LinuxCong;
+use super::sent::Visit;
 use crate::units::Time;
 
 /// The RACK and TLP state of one connection.
@@ -120,43 +121,34 @@ impl Rack {
         (self.min_rtt / 4).min(srtt)
     }
 
-    /// `tcp_rack_detect_loss` over the record of outstanding segments (`lx.sent`, in sequence
-    /// order): marks lost every segment, not delivered and not already marked lost without a
-    /// retransmission since, that was sent before RACK.xmit_ts and has waited RACK.rtt +
-    /// `reo_wnd`. Returns the segments newly marked lost and, if some segment sent before
-    /// RACK.xmit_ts has yet to wait, the longest such wait (ns, ≥ 1). Linux walks a list in
-    /// send order and stops at the first segment sent after RACK.xmit_ts; in sequence order
-    /// first transmissions are in send order, so the walk stops there too unless a
-    /// retransmitted segment lies beyond.
+    /// `tcp_rack_detect_loss` over the record of outstanding segments (`lx.sent`): marks lost
+    /// every segment, not delivered and not already marked lost without a retransmission
+    /// since, that was sent before RACK.xmit_ts and has waited RACK.rtt + `reo_wnd`. Returns
+    /// the segments newly marked lost and, if some segment sent before RACK.xmit_ts has yet
+    /// to wait, the longest such wait (ns, ≥ 1). As Linux, the walk follows the segments in
+    /// send order (`tcp/sent.rs`) and stops at the first one sent after RACK.xmit_ts.
     pub(crate) fn detect_loss(
         &mut self,
         now: Time,
         lx: &mut LinuxCong,
         reo_wnd: Time,
     ) -> (u32, Option<Time>) {
-        let mut lost = 0u32;
         let mut wait: Option<Time> = None;
-        for i in 0..lx.sent.len() {
-            let s = lx.sent[i];
-            if s.sacked || (s.lost && !s.retrans) {
-                continue;
-            }
-            if !sent_after(self.xmit_ts, s.at, self.end_seq, s.end) {
-                if !s.rexmit && s.start >= lx.max_rexmit_end {
-                    break;
-                }
-                continue;
+        let (xmit_ts, end_seq, rtt) = (self.xmit_ts, self.end_seq, self.rtt);
+        let lost = lx.sent.rack_walk(|s| {
+            if !sent_after(xmit_ts, s.at, end_seq, s.end()) {
+                return Visit::Stop;
             }
             // Linux 6.x: lost once `rtt + reo_wnd − elapsed` (tcp_rack_skb_timeout) is ≤ 0.
-            let deadline = s.at + self.rtt + reo_wnd;
+            let deadline = s.at + rtt + reo_wnd;
             if deadline <= now {
-                lx.mark_lost(i);
-                lost += 1;
+                Visit::MarkLost
             } else {
                 let w = deadline - now;
                 wait = Some(wait.map_or(w, |x: Time| x.max(w)));
+                Visit::Keep
             }
-        }
+        });
         self.marked_lost += lost as u64;
         (lost, wait)
     }
@@ -261,7 +253,7 @@ mod tests {
             (lx.rack_in_flight(), lx.first_lost()),
             (2, Some((101, 201)))
         );
-        assert_eq!(lx.counts, lx.recount());
+        assert_eq!(lx.sent.counts(), lx.sent.recount());
     }
 
     /// Without reordering seen, three SACKed segments (or recovery) close the window: the
