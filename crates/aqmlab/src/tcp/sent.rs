@@ -59,7 +59,7 @@ impl Sent {
     /// On RACK's list: neither SACKed nor marked lost without a retransmission since.
     #[inline]
     fn candidate(&self) -> bool {
-        !self.sacked && !(self.lost && !self.retrans)
+        !self.sacked && (self.retrans || !self.lost)
     }
 
     /// Marked lost and not retransmitted since (`tcp_xmit_retransmit_queue`'s next one).
