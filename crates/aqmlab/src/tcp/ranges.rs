@@ -42,17 +42,33 @@ impl RangeSet {
         self.spans.clear();
     }
 
-    /// Total bytes held.
+    /// Total bytes held (a walk: a user that needs it often keeps the total from what
+    /// `insert` and `trim_below` return, as the SACK scoreboard does).
     pub fn bytes(&self) -> u64 {
         self.spans.iter().map(Span::len).sum()
     }
 
+    /// Bytes held below `x`, given the `total` held: a binary search, then a walk from
+    /// whichever end is nearer (the bytes above come off the total).
+    pub fn bytes_below(&self, x: u64, total: u64) -> u64 {
+        debug_assert_eq!(total, self.bytes());
+        let i = self.spans.partition_point(|s| s.end <= x);
+        let whole = if i <= self.spans.len() / 2 {
+            self.spans[..i].iter().map(Span::len).sum()
+        } else {
+            total - self.spans[i..].iter().map(Span::len).sum::<u64>()
+        };
+        let cut = self.spans.get(i).map_or(0, |s| x.saturating_sub(s.start));
+        whole + cut
+    }
+
     /// Adds `[start, end)`, merging with every range it overlaps or touches; the merged range
-    /// takes the largest stamp.
-    pub fn insert(&mut self, start: u64, end: u64, stamp: u64) {
+    /// takes the largest stamp. Returns the bytes newly held.
+    pub fn insert(&mut self, start: u64, end: u64, stamp: u64) -> u64 {
         if start >= end {
-            return;
+            return 0;
         }
+        let mut absorbed = 0;
         let mut merged = Span { start, end, stamp };
         // First range that ends at or after `start` (may touch it).
         let i = self.spans.partition_point(|s| s.end < start);
@@ -62,23 +78,31 @@ impl RangeSet {
             merged.start = merged.start.min(s.start);
             merged.end = merged.end.max(s.end);
             merged.stamp = merged.stamp.max(s.stamp);
+            absorbed += s.len();
             j += 1;
         }
+        let added = merged.len() - absorbed;
         if j == i {
             self.spans.insert(i, merged);
         } else {
             self.spans[i] = merged;
             self.spans.drain(i + 1..j);
         }
+        added
     }
 
-    /// Forgets every byte below `seq` (cutting a range that straddles it).
-    pub fn trim_below(&mut self, seq: u64) {
+    /// Forgets every byte below `seq` (cutting a range that straddles it). Returns the bytes
+    /// forgotten.
+    pub fn trim_below(&mut self, seq: u64) -> u64 {
         let n = self.spans.partition_point(|s| s.end <= seq);
+        let mut removed: u64 = self.spans[..n].iter().map(Span::len).sum();
         self.spans.drain(..n);
         if let Some(first) = self.spans.first_mut() {
-            first.start = first.start.max(seq);
+            let cut = seq.max(first.start);
+            removed += cut - first.start;
+            first.start = cut;
         }
+        removed
     }
 
     /// Removes and returns the first range if it starts at or below `seq`.
@@ -134,17 +158,25 @@ mod tests {
         for _ in 0..200 {
             let mut r = RangeSet::default();
             let mut bits = [false; 256];
+            let held = |bits: &[bool]| bits.iter().filter(|&&b| b).count() as u64;
             let cut = rng.below(128);
+            let mut total = 0;
             for k in 0..20 {
                 let a = rng.below(250);
                 let b = a + 1 + rng.below(6);
-                r.insert(a, b, k);
+                total += r.insert(a, b, k);
                 for x in a..b {
                     bits[x as usize] = true;
                 }
+                assert_eq!(total, held(&bits));
             }
-            r.trim_below(cut);
+            total -= r.trim_below(cut);
             bits[..cut as usize].fill(false);
+            assert_eq!((r.bytes(), total), (held(&bits), held(&bits)));
+            for x in [0, cut, rng.below(256), rng.below(256), 255, 256, 300] {
+                let below = held(&bits[..(x as usize).min(256)]);
+                assert_eq!(r.bytes_below(x, total), below, "below {x}");
+            }
             let mut expect = Vec::new();
             let mut i = 0;
             while i < 256 {

@@ -49,21 +49,30 @@ impl Reassembly {
     /// last held the newest segment — i.e. the most recently reported blocks first. Every
     /// held range is above `rcv_nxt`, so no block is ever at or below the cumulative ACK.
     pub fn sack_blocks(&self, max: usize, out: &mut SackBlocks) -> u8 {
-        let spans = self.held.spans();
+        // The `max` ranges with the largest stamps (stamps are distinct: each arrival lands in
+        // one range), newest first: one pass keeping them in order, from the top of the
+        // sequence space, where the latest arrivals usually are (so that later ranges rarely
+        // displace the ones kept).
         let max = max.min(MAX_SACK_BLOCKS);
+        if max == 0 {
+            return 0;
+        }
+        let mut top = [(0u64, 0u64, 0u64); MAX_SACK_BLOCKS]; // (stamp, start, end)
         let mut n = 0;
-        let mut below = u64::MAX; // stamps are distinct: each arrival lands in one range
-        while n < max {
-            let Some(s) = spans
-                .iter()
-                .filter(|s| s.stamp < below)
-                .max_by_key(|s| s.stamp)
-            else {
-                break;
-            };
-            out[n] = (s.start, s.end);
-            below = s.stamp;
-            n += 1;
+        for s in self.held.spans().iter().rev() {
+            if n == max && s.stamp <= top[n - 1].0 {
+                continue;
+            }
+            let mut k = n.min(max - 1);
+            while k > 0 && top[k - 1].0 < s.stamp {
+                top[k] = top[k - 1];
+                k -= 1;
+            }
+            top[k] = (s.stamp, s.start, s.end);
+            n = (n + 1).min(max);
+        }
+        for (o, t) in out.iter_mut().zip(&top[..n]) {
+            *o = (t.1, t.2);
         }
         n as u8
     }
@@ -107,5 +116,32 @@ mod tests {
         r.insert(500, 600);
         let n = r.sack_blocks(3, &mut b) as usize;
         assert_eq!(&b[..n], &[(400, 700), (800, 900), (200, 300)]);
+    }
+
+    /// The blocks are the held ranges of the largest stamps, newest first, whatever the
+    /// pattern of arrivals (against a sort of all ranges by stamp).
+    #[test]
+    fn blocks_are_the_newest_ranges() {
+        use crate::rng::{Rng, StreamKind};
+        let mut rng = Rng::stream(6, StreamKind::Test, 0);
+        let mut b = [(0, 0); MAX_SACK_BLOCKS];
+        for _ in 0..200 {
+            let mut r = Reassembly::default();
+            for _ in 0..30 {
+                let a = 100 + rng.below(2000);
+                r.insert(a, a + 1 + rng.below(80));
+                for max in 0..=MAX_SACK_BLOCKS + 1 {
+                    let mut all: Vec<_> = r.held.spans().to_vec();
+                    all.sort_by_key(|s| std::cmp::Reverse(s.stamp));
+                    let expect: Vec<(u64, u64)> = all
+                        .iter()
+                        .take(max.min(MAX_SACK_BLOCKS))
+                        .map(|s| (s.start, s.end))
+                        .collect();
+                    let n = r.sack_blocks(max, &mut b) as usize;
+                    assert_eq!(&b[..n], &expect[..]);
+                }
+            }
+        }
     }
 }

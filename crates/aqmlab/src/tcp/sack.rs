@@ -17,24 +17,45 @@ pub enum NextSeg {
     NewData,
 }
 
-#[derive(Clone, Debug, Default)]
+/// `Scoreboard::rescue_rxt` before any rescue retransmission.
+const NO_RESCUE: u64 = u64::MAX;
+
+#[derive(Clone, Debug)]
 pub struct Scoreboard {
     /// SACKed ranges above `snd_una` (stamps unused). Bounded by the window: at most one range
     /// per two segments outstanding.
     sacked: RangeSet,
+    /// Bytes in `sacked` (kept from what its changes return: read on every ACK).
+    sacked_total: u64,
     /// RFC 6675 HighRxt (exclusive end): bytes below it were retransmitted in this recovery.
     pub high_rxt: u64,
-    /// RFC 6675 RescueRxt: the RecoveryPoint at the last rescue retransmission.
-    rescue_rxt: Option<u64>,
+    /// RFC 6675 RescueRxt: the RecoveryPoint at the last rescue retransmission (`NO_RESCUE`:
+    /// none yet). A plain number, not an `Option`, to keep the scoreboard, and the endpoint
+    /// that holds it, within their cache lines.
+    rescue_rxt: u64,
     /// ns-2 `pipe_` (bytes): a counter, not recomputed from the scoreboard; may go negative.
     pub ns2_pipe: i64,
     /// ns-2 `h_seqno_`: where the search for the next hole to retransmit starts.
     pub ns2_next: u64,
 }
 
+impl Default for Scoreboard {
+    fn default() -> Self {
+        Scoreboard {
+            sacked: RangeSet::default(),
+            sacked_total: 0,
+            high_rxt: 0,
+            rescue_rxt: NO_RESCUE,
+            ns2_pipe: 0,
+            ns2_next: 0,
+        }
+    }
+}
+
 impl Scoreboard {
     pub fn clear(&mut self) {
         self.sacked.clear();
+        self.sacked_total = 0;
     }
 
     pub fn sacked(&self) -> &[Span] {
@@ -42,7 +63,8 @@ impl Scoreboard {
     }
 
     pub fn sacked_bytes(&self) -> u64 {
-        self.sacked.bytes()
+        debug_assert_eq!(self.sacked_total, self.sacked.bytes());
+        self.sacked_total
     }
 
     /// RFC 6675 Update(): records the blocks of an ACK whose cumulative ACK is `ack`, ignoring
@@ -50,15 +72,16 @@ impl Scoreboard {
     /// forgets what the cumulative ACK now covers. Returns true when a block SACKed bytes not
     /// SACKed before.
     pub fn update(&mut self, ack: u64, snd_max: u64, blocks: &[(u64, u64)]) -> bool {
-        self.sacked.trim_below(ack);
-        let before = self.sacked.bytes();
+        self.sacked_total -= self.sacked.trim_below(ack);
+        let mut added = 0;
         for &(s, e) in blocks {
             let (s, e) = (s.max(ack), e.min(snd_max));
             if s < e {
-                self.sacked.insert(s, e, 0);
+                added += self.sacked.insert(s, e, 0);
             }
         }
-        self.sacked.bytes() > before
+        self.sacked_total += added;
+        added > 0
     }
 
     /// Starts a recovery episode: nothing retransmitted yet.
@@ -75,7 +98,7 @@ impl Scoreboard {
         snd_max: u64,
     ) -> impl Iterator<Item = (u64, u64, usize, u64)> + '_ {
         let spans = self.sacked.spans();
-        let total = self.sacked.bytes();
+        let total = self.sacked_total;
         let mut from = snd_una;
         let mut above_bytes = total;
         (0..=spans.len()).filter_map(move |i| {
@@ -122,18 +145,36 @@ impl Scoreboard {
 
     /// RFC 6675 §4 SetPipe(): each un-SACKed byte between HighACK and HighData counts once if
     /// not presumed lost, and once more if it was retransmitted (below HighRxt).
+    ///
+    /// Computed without visiting every hole: IsLost only grows towards lower holes (more
+    /// ranges and bytes SACKed above them), so the holes not presumed lost are the top ones,
+    /// walked down from HighData until the first lost one; and the retransmitted bytes are
+    /// those of [HighACK, HighRxt) not SACKed.
     pub fn set_pipe(&self, snd_una: u64, snd_max: u64, dupthresh: u32, mss: u64) -> u64 {
-        self.holes(snd_una, snd_max)
-            .map(|(s, e, n, b)| {
-                let unlost = if Self::is_lost(n, b, dupthresh, mss) {
-                    0
-                } else {
-                    e - s
-                };
-                let rexmitted = self.high_rxt.clamp(s, e) - s;
-                unlost + rexmitted
-            })
-            .sum()
+        let spans = self.sacked.spans();
+        let n = spans.len();
+        // Hole i lies between span i − 1 (or HighACK) and span i (or HighData).
+        let hole = |i: usize| {
+            let from = if i == 0 { snd_una } else { spans[i - 1].end };
+            let end = if i < n { spans[i].start } else { snd_max };
+            (from, end)
+        };
+        let mut unlost = 0;
+        let mut bytes_above = 0;
+        let mut i = n;
+        while !Self::is_lost(n - i, bytes_above, dupthresh, mss) {
+            let (from, end) = hole(i);
+            unlost += end.saturating_sub(from);
+            if i == 0 {
+                break;
+            }
+            i -= 1;
+            bytes_above += spans[i].len();
+        }
+        // Every SACKed range lies in [HighACK, HighData) (`update` trims and clips them).
+        let h = self.high_rxt.clamp(snd_una, snd_max);
+        let rexmitted = (h - snd_una) - self.sacked.bytes_below(h, self.sacked_total);
+        unlost + rexmitted
     }
 
     /// The end of the hole that starts at `seq` (where a retransmission from `seq` must stop).
@@ -188,10 +229,10 @@ impl Scoreboard {
         }
         // Rule 4: once per recovery (once HighACK has passed the last RescueRxt), one segment
         // ending at the highest un-SACKed byte; HighRxt is not advanced for it.
-        if self.rescue_rxt.is_none_or(|r| snd_una > r) {
+        if self.rescue_rxt == NO_RESCUE || snd_una > self.rescue_rxt {
             let top = self.holes(snd_una, snd_max).last();
             if let Some((s, e, _, _)) = top.filter(|&(_, e, _, _)| e > self.high_rxt) {
-                self.rescue_rxt = Some(recovery_point);
+                self.rescue_rxt = recovery_point;
                 return Some(NextSeg::Retransmit {
                     seq: s.max(e.saturating_sub(mss)),
                     end: e,
@@ -221,6 +262,45 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SetPipe as RFC 6675 states it, hole by hole.
+    fn set_pipe_by_holes(b: &Scoreboard, una: u64, max: u64, dupthresh: u32, mss: u64) -> u64 {
+        b.holes(una, max)
+            .map(|(s, e, n, bytes)| {
+                let unlost = if Scoreboard::is_lost(n, bytes, dupthresh, mss) {
+                    0
+                } else {
+                    e - s
+                };
+                unlost + (b.high_rxt.clamp(s, e) - s)
+            })
+            .sum()
+    }
+
+    /// The two-walk SetPipe against the hole-by-hole one on random scoreboards.
+    #[test]
+    fn set_pipe_matches_the_definition() {
+        use crate::rng::{Rng, StreamKind};
+        let mut r = Rng::stream(8, StreamKind::Test, 0);
+        for _ in 0..2000 {
+            let mut b = Scoreboard::default();
+            let una = r.below(500);
+            let max = una + 1 + r.below(5000);
+            let blocks: Vec<(u64, u64)> = (0..r.below(12))
+                .map(|_| {
+                    let a = una + r.below(max - una);
+                    (a, a + 1 + r.below(400))
+                })
+                .collect();
+            b.update(una, max, &blocks);
+            b.high_rxt = una.saturating_sub(50) + r.below(max - una + 100);
+            let (d, mss) = (1 + r.below(4) as u32, 1 + r.below(300));
+            assert_eq!(
+                b.set_pipe(una, max, d, mss),
+                set_pipe_by_holes(&b, una, max, d, mss)
+            );
+        }
+    }
 
     const MSS: u64 = 100;
 
