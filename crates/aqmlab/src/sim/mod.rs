@@ -340,6 +340,8 @@ impl Simulation {
                 None => 0,
             })
             .collect();
+        // Their times converted once (`tcp/config_times.rs`), before the endpoints copy them.
+        tcps.iter_mut().for_each(crate::tcp::config::TcpConfig::prepare);
         let ep_templates = tcps.iter().map(|t| Endpoint::new(t, 0)).collect();
         let mut sim = Simulation {
             sched: Scheduler::new(),

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::config_times::{AckJiffies, ConfigTimes};
 use crate::config::error::ConfigError;
 use crate::units::{Time, MS, SEC};
 
@@ -375,6 +376,10 @@ pub struct TcpConfig {
     /// (`prague_rtt_transition`, 4).
     #[serde(default = "default_prague_rtt_transition")]
     pub prague_rtt_transition: u32,
+    /// The times above as nanoseconds and jiffies, once `prepare`d (`tcp/config_times.rs`):
+    /// a cache, not part of the configuration (never serialized, always equal).
+    #[serde(skip)]
+    pub times: ConfigTimes,
 }
 
 impl TcpConfig {
@@ -428,6 +433,7 @@ impl TcpConfig {
             prague_rtt_scaling: true,
             prague_rtt_target_ms: 25.0,
             prague_rtt_transition: 4,
+            times: ConfigTimes::default(),
         }
     }
 
@@ -483,6 +489,7 @@ impl TcpConfig {
             prague_rtt_scaling: true,
             prague_rtt_target_ms: 25.0,
             prague_rtt_transition: 4,
+            times: ConfigTimes::default(),
         }
     }
 
@@ -560,6 +567,7 @@ impl TcpConfig {
             prague_rtt_scaling: true,
             prague_rtt_target_ms: 25.0,
             prague_rtt_transition: 4,
+            times: ConfigTimes::default(),
         }
     }
 
@@ -633,6 +641,7 @@ impl TcpConfig {
             prague_rtt_scaling: true,
             prague_rtt_target_ms: 25.0,
             prague_rtt_transition: 4,
+            times: ConfigTimes::default(),
         }
     }
 
@@ -724,20 +733,48 @@ impl TcpConfig {
             )
     }
 
+    /// Converts the times once (`tcp/config_times.rs`): the accessors below then read them.
+    pub fn prepare(&mut self) {
+        self.times = ConfigTimes::new(
+            self.tick_ms,
+            self.delack_interval_ms,
+            self.min_rto_s,
+            self.max_rto_s,
+            self.initial_rto_s,
+        );
+    }
+
+    #[inline]
     pub fn tick(&self) -> Time {
-        crate::units::round_ns(self.tick_ms * MS as f64)
+        self.times.tick.get(self.tick_ms, MS)
     }
+    #[inline]
     pub fn delack_interval(&self) -> Time {
-        crate::units::round_ns(self.delack_interval_ms * MS as f64)
+        self.times.delack_interval.get(self.delack_interval_ms, MS)
     }
+    #[inline]
     pub fn min_rto(&self) -> Time {
-        crate::units::round_ns(self.min_rto_s * SEC as f64)
+        self.times.min_rto.get(self.min_rto_s, SEC)
     }
+    #[inline]
     pub fn max_rto(&self) -> Time {
-        crate::units::round_ns(self.max_rto_s * SEC as f64)
+        self.times.max_rto.get(self.max_rto_s, SEC)
     }
+    #[inline]
     pub fn initial_rto(&self) -> Time {
-        crate::units::round_ns(self.initial_rto_s * SEC as f64)
+        self.times.initial_rto.get(self.initial_rto_s, SEC)
+    }
+
+    /// The delayed-ACK engine's constants in jiffies (`TCP_ATO_MIN` = `delack_interval_ms`,
+    /// `TCP_DELACK_MAX` = 200 ms, HZ/2).
+    #[inline]
+    pub fn ack_jiffies(&self) -> AckJiffies {
+        let from = (self.tick_ms.to_bits(), self.delack_interval_ms.to_bits());
+        if self.times.ack.valid_for(from) {
+            self.times.ack
+        } else {
+            AckJiffies::of(self.tick(), self.delack_interval(), from)
+        }
     }
 
     /// Initial congestion window in bytes (RFC 3390 when `initial_window` is 0).

@@ -193,12 +193,13 @@ pub struct Endpoint {
 
 /// The delayed-ACK engine's constants for this configuration, in jiffies (`tick_ms`):
 /// `TCP_ATO_MIN` = `delack_interval_ms`, `TCP_DELACK_MAX` = 200 ms, HZ/2.
+#[inline]
 fn ack_clock(cfg: &TcpConfig) -> AckClock {
-    let tick = cfg.tick().max(1);
+    let j = cfg.ack_jiffies();
     AckClock {
-        ato_min: cfg.delack_interval().div_ceil(tick),
-        delack_max: (200 * crate::units::MS).div_ceil(tick),
-        half_second: (500 * crate::units::MS).div_ceil(tick),
+        ato_min: j.ato_min,
+        delack_max: j.delack_max,
+        half_second: j.half_second,
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod accecn;
 pub mod bbr;
 pub mod config;
+pub mod config_times;
 pub mod cong;
 pub mod cubic;
 pub mod delack;
