@@ -52,6 +52,12 @@ impl PackedEv {
         PackedEv(tag << 60 | (hi as u64) << 32 | lo as u64)
     }
 
+    /// The packet of an `Arrive` event.
+    #[inline(always)]
+    pub(super) fn arrival(self) -> Option<PktId> {
+        (self.0 >> 60 == 0).then_some(self.0 as u32)
+    }
+
     #[inline(always)]
     pub(super) fn unpack(self) -> Ev {
         let lo = self.0 as u32;

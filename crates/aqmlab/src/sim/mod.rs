@@ -511,7 +511,15 @@ impl Simulation {
             if self.chain_next.0 < due {
                 (due, m) = self.chain_next;
             }
-            if let Some(ev) = self.sched.pop_until(until.min(due)) {
+            // A packet arriving soon is fetched ahead: it has waited on a link (half an RTT in
+            // a delay box) long enough to leave the caches (`Scheduler::pop_until_hinting`).
+            let pkts = &self.pkts;
+            let next = self.sched.pop_until_hinting(until.min(due), |e| {
+                if let Some(id) = e.arrival() {
+                    pkts.prefetch(id);
+                }
+            });
+            if let Some(ev) = next {
                 self.dispatch(ev.unpack());
             } else if due <= until {
                 self.sched.advance_to(due);
