@@ -119,6 +119,15 @@ impl Packet {
         }
     }
 
+    /// The TCP connection slot + 1, or 0 for a UDP packet (the event list's `owner`).
+    #[inline]
+    pub fn owner(&self) -> u32 {
+        match self.proto {
+            Proto::Tcp => self.conn + 1,
+            Proto::Udp => 0,
+        }
+    }
+
     /// Sequence space the segment occupies: payload plus one each for SYN and FIN.
     #[inline]
     pub fn seq_len(&self) -> u64 {

@@ -10,8 +10,10 @@ use crate::packet::PktId;
 /// Simulation events. Components are named by index; payloads stay small and `Copy`.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
-    /// A packet reaches the node at the end of its current link.
-    Arrive(PktId),
+    /// A packet reaches the node at the end of its current link. `owner`: its TCP
+    /// connection's slot + 1, 0 for other packets (read only to fetch the slot's tag ahead,
+    /// `PackedEv::arrival`).
+    Arrive { pkt: PktId, owner: u32 },
     /// A TCP timer of endpoint `side` (0 client, 1 server) of connection slot `slot`.
     Timer { slot: u32, side: u8, gen: u32 },
     /// A traffic source starts flow `flow` (a bulk flow, a Mah user's page, PackMime's next
@@ -52,10 +54,10 @@ impl PackedEv {
         PackedEv(tag << 60 | (hi as u64) << 32 | lo as u64)
     }
 
-    /// The packet of an `Arrive` event.
+    /// The packet of an `Arrive` event and its owner (`Ev::Arrive`).
     #[inline(always)]
-    pub(super) fn arrival(self) -> Option<PktId> {
-        (self.0 >> 60 == 0).then_some(self.0 as u32)
+    pub(super) fn arrival(self) -> Option<(PktId, u32)> {
+        (self.0 >> 60 == 0).then_some((self.0 as u32, (self.0 >> 32) as u32))
     }
 
     #[inline(always)]
@@ -63,7 +65,7 @@ impl PackedEv {
         let lo = self.0 as u32;
         let hi = (self.0 >> 32) as u32 & ((1 << 28) - 1);
         match self.0 >> 60 {
-            0 => Ev::Arrive(lo),
+            0 => Ev::Arrive { pkt: lo, owner: hi },
             1 => Ev::Timer {
                 slot: hi >> 1,
                 side: (hi & 1) as u8,
@@ -93,7 +95,10 @@ impl From<Ev> for PackedEv {
     #[inline(always)]
     fn from(e: Ev) -> Self {
         match e {
-            Ev::Arrive(p) => PackedEv::new(0, 0, p),
+            Ev::Arrive { pkt, owner } => {
+                debug_assert!((owner as usize) <= MAX_SLOTS);
+                PackedEv::new(0, owner, pkt)
+            },
             Ev::Timer { slot, side, gen } => {
                 debug_assert!((slot as usize) < MAX_SLOTS && side < 2);
                 PackedEv::new(1, slot << 1 | side as u32, gen)
@@ -126,7 +131,11 @@ mod tests {
     fn packed_events_round_trip() {
         let top = (MAX_SLOTS - 1) as u32;
         for e in [
-            Ev::Arrive(7),
+            Ev::Arrive { pkt: 7, owner: 0 },
+            Ev::Arrive {
+                pkt: u32::MAX,
+                owner: MAX_SLOTS as u32,
+            },
             Ev::Timer {
                 slot: top,
                 side: 1,

@@ -341,7 +341,8 @@ impl Simulation {
             })
             .collect();
         // Their times converted once (`tcp/config_times.rs`), before the endpoints copy them.
-        tcps.iter_mut().for_each(crate::tcp::config::TcpConfig::prepare);
+        tcps.iter_mut()
+            .for_each(crate::tcp::config::TcpConfig::prepare);
         let ep_templates = tcps.iter().map(|t| Endpoint::new(t, 0)).collect();
         let mut sim = Simulation {
             sched: Scheduler::new(),
@@ -511,12 +512,16 @@ impl Simulation {
             if self.chain_next.0 < due {
                 (due, m) = self.chain_next;
             }
-            // A packet arriving soon is fetched ahead: it has waited on a link (half an RTT in
-            // a delay box) long enough to leave the caches (`Scheduler::pop_until_hinting`).
-            let pkts = &self.pkts;
+            // A packet arriving soon is fetched ahead, with its connection's tag: it has waited
+            // on a link (half an RTT in a delay box) long enough to leave the caches
+            // (`Scheduler::pop_until_hinting`).
+            let (pkts, tags) = (&self.pkts, &self.tags);
             let next = self.sched.pop_until_hinting(until.min(due), |e| {
-                if let Some(id) = e.arrival() {
+                if let Some((id, owner)) = e.arrival() {
                     pkts.prefetch(id);
+                    if let Some(t) = tags.get((owner as usize).wrapping_sub(1)) {
+                        network::prefetch(t);
+                    }
                 }
             });
             if let Some(ev) = next {
@@ -547,7 +552,7 @@ impl Simulation {
     #[inline]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::Arrive(p) => self.on_arrive(p),
+            Ev::Arrive { pkt, .. } => self.on_arrive(pkt),
             Ev::Timer { slot, side, gen } => self.on_timer(slot, side, gen),
             Ev::Start { source, flow } => self.on_start(source, flow),
             Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),

@@ -114,10 +114,11 @@ impl Simulation {
                 let clock = self.delay_clock.as_ref().expect("a ticked box has a clock");
                 at = clock.exit(link / 2, end + l.delay, p.flow_delay);
             }
+            let owner = p.owner();
             if l.hands_far_box {
                 self.hand_over_far_box(id);
             }
-            self.sched.at(at, Ev::Arrive(id));
+            self.sched.at(at, Ev::Arrive { pkt: id, owner });
         }
     }
 
@@ -191,13 +192,14 @@ impl Simulation {
         } else {
             let extra = if l.adds_flow_delay { p.flow_delay } else { 0 };
             let at = now + l.delay + extra;
+            let owner = p.owner();
             self.start_tx(link);
             if at == now {
                 // Zero propagation delay: the packet is at the next node now. Handling it here
                 // saves an event per hop; the order stays deterministic.
                 self.on_arrive(id);
             } else {
-                self.sched.at(at, Ev::Arrive(id));
+                self.sched.at(at, Ev::Arrive { pkt: id, owner });
             }
         }
     }
@@ -281,7 +283,7 @@ fn emulated_host_end(l: &mut Link, now: Time, size: u32) -> Time {
 /// receiving endpoint of a packet a few events before it arrives: with thousands of open
 /// connections its state has usually left the cache since its last packet.
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+pub(super) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

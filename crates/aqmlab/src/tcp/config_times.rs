@@ -129,7 +129,10 @@ mod tests {
         assert_eq!(t.tick.get(10.0, MS), 10 * MS, "a changed field");
         assert_eq!(t.min_rto.get(0.2, SEC), 200 * MS);
         assert_eq!(ConfigTimes::default().max_rto.get(60.0, SEC), 60 * SEC);
-        assert_eq!((t.ack.ato_min, t.ack.delack_max, t.ack.half_second), (10, 50, 125));
+        assert_eq!(
+            (t.ack.ato_min, t.ack.delack_max, t.ack.half_second),
+            (10, 50, 125)
+        );
         assert!(t.ack.valid_for((4.0f64.to_bits(), 40.0f64.to_bits())));
         assert!(!t.ack.valid_for((4.0f64.to_bits(), 30.0f64.to_bits())));
         assert!(!ConfigTimes::default().ack.valid_for((0, 0)));
