@@ -219,6 +219,12 @@ impl Simulation {
                 if let Some(c) = self.conns.get(slot) {
                     prefetch(&c.ep[side]);
                     prefetch(&c.app);
+                    if let Some(t) = self.tags.get(slot) {
+                        prefetch(t);
+                    }
+                    if let Some(lx) = c.ep[side].linux_cong() {
+                        prefetch(lx);
+                    }
                 }
             }
             self.send_on(next, id);

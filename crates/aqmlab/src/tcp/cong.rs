@@ -32,6 +32,8 @@ use super::cubic::{AckContext, Cubic};
 use super::hystart_pp::HystartPP;
 use super::pacing::Pacer;
 use super::prague::Prague;
+use super::prr::Prr;
+use super::rack::Rack;
 use super::rate::{mstamp, RateEstimator, TxState};
 use super::sent::{Sent, SentRecord};
 use crate::units::{Time, SEC};
@@ -96,6 +98,11 @@ pub struct LinuxCong {
     pub bbr_loss_high: Option<u64>,
     /// Seed of the algorithm's random stream (BBR), set per connection.
     pub cc_seed: u64,
+    /// PRR (`prr`, `tcp/prr.rs`) and RACK-TLP (`rack_tlp`, `tcp/rack.rs`), kept here with
+    /// the rest of Linux's per-connection state: one allocation, whose lines an ACK reads
+    /// together.
+    pub prr: Option<Prr>,
+    pub rack: Option<Rack>,
 }
 
 /// DCTCP's sender state as Linux `tcp_dctcp.c` keeps it: α in 1/1024 units, and the
@@ -207,6 +214,8 @@ impl LinuxCong {
             prague_loss_high: 0,
             bbr_loss_high: None,
             cc_seed: 0,
+            prr: cfg.prr.then(Prr::default),
+            rack: cfg.rack_tlp.then(Rack::default),
         }
     }
 

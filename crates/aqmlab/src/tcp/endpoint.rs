@@ -177,14 +177,13 @@ pub struct Endpoint {
     /// The SACK sender's scoreboard (`tcp/sack.rs`).
     board: Scoreboard,
     /// Linux's congestion control (`congestion_control` `"linux_reno"` or `"cubic"`,
-    /// `tcp/cong.rs`); None for the stacks' own Reno, whose endpoints are as before.
+    /// `tcp/cong.rs`), with PRR and RACK-TLP when they are on (`LinuxCong::prr`, `rack`;
+    /// hooks in `linux_recovery.rs`); None for the stacks' own Reno, whose endpoints are as
+    /// before.
     linux: Option<Box<LinuxCong>>,
-    /// Linux's delayed-ACK engine (`timer_model = "linux"`, `tcp/delack.rs`).
-    lack: Option<Box<LinuxAck>>,
-    /// PRR (`prr`, `tcp/prr.rs`) and RACK-TLP (`rack_tlp`, `tcp/rack.rs`), for the Linux
-    /// algorithms only; None otherwise (hooks below, `linux_recovery` section).
-    prr: Option<Box<Prr>>,
-    rack: Option<Box<Rack>>,
+    /// Linux's delayed-ACK engine (`timer_model = "linux"`, `tcp/delack.rs`): small, and read
+    /// on every segment, so held in place.
+    lack: Option<LinuxAck>,
     /// Segments the current ACK delivered (Linux `acked_sacked`), for PRR.
     ack_delivered: u32,
     /// The pacer holds data until this time (`tcp/pacing.rs`); output resumes then.
@@ -201,6 +200,18 @@ fn ack_clock(cfg: &TcpConfig) -> AckClock {
         delack_max: j.delack_max,
         half_second: j.half_second,
     }
+}
+
+/// PRR's and RACK's state inside Linux's (`LinuxCong::prr`, `rack`), borrowing only the
+/// endpoint's `linux` field.
+#[inline]
+fn prr_mut(linux: &mut Option<Box<LinuxCong>>) -> Option<&mut Prr> {
+    linux.as_deref_mut().and_then(|l| l.prr.as_mut())
+}
+
+#[inline]
+fn rack_mut(linux: &mut Option<Box<LinuxCong>>) -> Option<&mut Rack> {
+    linux.as_deref_mut().and_then(|l| l.rack.as_mut())
 }
 
 /// Whole segments in `bytes` (Linux keeps cwnd and ssthresh in segments).
@@ -245,13 +256,9 @@ impl Endpoint {
             min_rtt_sample: 0,
             sack_ok: false,
             board: Scoreboard::default(),
-            lack: (cfg.timer_model == TimerModel::Linux).then(Box::default),
+            lack: (cfg.timer_model == TimerModel::Linux).then(LinuxAck::default),
             linux: (cfg.congestion_control != CongestionControl::Reno)
                 .then(|| Box::new(LinuxCong::new(cfg))),
-            prr: (cfg.prr && cfg.congestion_control != CongestionControl::Reno)
-                .then(|| Box::new(Prr::default())),
-            rack: (cfg.rack_tlp && cfg.congestion_control != CongestionControl::Reno)
-                .then(|| Box::new(Rack::default())),
             ack_delivered: 0,
             pace_at: None,
         }
@@ -324,6 +331,14 @@ impl Endpoint {
         }
     }
 
+    fn has_prr(&self) -> bool {
+        self.linux.as_deref().is_some_and(|l| l.prr.is_some())
+    }
+
+    fn has_rack(&self) -> bool {
+        self.linux.as_deref().is_some_and(|l| l.rack.is_some())
+    }
+
     /// In fast recovery (any variant).
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
@@ -334,11 +349,11 @@ impl Endpoint {
     }
     /// PRR's state (`prr`).
     pub fn prr_state(&self) -> Option<&Prr> {
-        self.prr.as_deref()
+        self.linux.as_deref().and_then(|l| l.prr.as_ref())
     }
     /// RACK-TLP's state and counters (`rack_tlp`).
     pub fn rack_state(&self) -> Option<&Rack> {
-        self.rack.as_deref()
+        self.linux.as_deref().and_then(|l| l.rack.as_ref())
     }
 
     /// The loss recovery in force: SACK only if both ends agreed to it on the SYNs, else a
@@ -364,7 +379,7 @@ impl Endpoint {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        match &self.rack {
+        match self.rack_state() {
             None => t,
             Some(r) => [t, r.reo_at, r.tlp_at].into_iter().flatten().min(),
         }
@@ -535,7 +550,7 @@ impl Endpoint {
         } else {
             let echoing = self.ecn.ece();
             self.ecn.on_receive(pkt);
-            if let (false, true, Some(a)) = (echoing, self.ecn.ece(), self.lack.as_deref_mut()) {
+            if let (false, true, Some(a)) = (echoing, self.ecn.ece(), self.lack.as_mut()) {
                 // Linux `__tcp_ecn_check_ce`: the sender may have a small window now.
                 a.enter_quickack(2, &ack_clock(cfg));
             }
@@ -631,7 +646,7 @@ impl Endpoint {
     }
 
     fn process_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet, out: &mut Outbox) {
-        if self.prr.is_none() && self.rack.is_none() {
+        if !self.has_prr() && !self.has_rack() {
             self.process_ack_base(now, cfg, pkt, out);
         } else {
             self.linux_recovery_ack(now, cfg, pkt, out);
@@ -779,7 +794,7 @@ impl Endpoint {
             Some(lx) => lx.ssthresh_ece(cwnd) as u64 * mss,
             None => self.cut_ssthresh(cfg),
         };
-        if let Some(p) = self.prr.as_deref_mut() {
+        if let Some(p) = prr_mut(&mut self.linux) {
             // Linux's CWR state: PRR brings cwnd down to ssthresh over the window.
             p.start(cwnd, Some(self.snd_max));
         } else {
@@ -966,7 +981,7 @@ impl Endpoint {
                 // reaches the last RecoveryPoint (RFC 6675 §5.1, ns-2 `bug_fix_`).
                 // With RACK-TLP, recovery starts only when RACK has marked a loss
                 // (`linux_recovery_ack`).
-                let trigger = self.rack.is_none()
+                let trigger = !self.has_rack()
                     && match cfg.sack_variant {
                         SackVariant::Rfc6675 => {
                             self.dupacks >= cfg.dupack_threshold
@@ -1163,7 +1178,7 @@ impl Endpoint {
         if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
             d.on_ack(acked, ece, snd_una, snd_max);
         }
-        if let (Some(rtt), Some(r)) = (rtt, self.rack.as_deref_mut()) {
+        if let (Some(rtt), Some(r)) = (rtt, lx.rack.as_mut()) {
             r.on_rtt_sample(rtt);
         }
         if let Some(rtt) = rtt {
@@ -1274,7 +1289,7 @@ impl Endpoint {
         if let Some(lx) = self.linux.as_deref_mut() {
             lx.on_data_sent(now, seq, len, retransmit, idle);
         }
-        if let Some(p) = self.prr.as_deref_mut() {
+        if let Some(p) = prr_mut(&mut self.linux) {
             p.on_sent(1);
         }
         if cfg.paced() {
@@ -1318,7 +1333,7 @@ impl Endpoint {
         let now_j = now / tick;
         let rto = self.rto.rto_ticks();
         let srtt = ((self.rto.srtt_s() * 1e9) as Time).div_ceil(tick);
-        let Some(a) = self.lack.as_deref_mut() else {
+        let Some(a) = self.lack.as_mut() else {
             return;
         };
         a.on_data(now_j, rto, &clock);
@@ -1354,7 +1369,7 @@ impl Endpoint {
             let end = seq + len;
             if end <= self.rcv_nxt {
                 self.ack_now = true; // a duplicate: re-acknowledge
-                if let Some(a) = self.lack.as_deref_mut() {
+                if let Some(a) = self.lack.as_mut() {
                     // Linux `tcp_data_queue`: a retransmission received means the sender
                     // may be stalled; ACK the next segments at once.
                     a.enter_quickack(MAX_QUICKACKS, &ack_clock(cfg));
@@ -1440,14 +1455,14 @@ impl Endpoint {
                 self.delack_at = None;
                 self.ack_now = true;
                 let rto = self.rto.rto_ticks();
-                if let Some(a) = self.lack.as_deref_mut() {
+                if let Some(a) = self.lack.as_mut() {
                     a.timeout = 0;
                     a.on_timer(rto, &ack_clock(cfg));
                 }
                 self.output(now, cfg, out);
             }
         }
-        if self.rack.is_some() {
+        if self.has_rack() {
             self.rack_timers(now, cfg, out);
         }
         if let Some(t) = self.rexmt_at {
@@ -1489,7 +1504,7 @@ impl Endpoint {
         // ssthresh stays, and so does that last action, for later timeouts too.
         if self.linux.is_some() {
             self.linux_on_rto(now, cfg, opening);
-            if !opening && (self.prr.is_some() || self.rack.is_some()) {
+            if !opening && (self.has_prr() || self.has_rack()) {
                 self.linux_recovery_on_rto();
             }
         } else {
@@ -1531,7 +1546,7 @@ impl Endpoint {
         self.output_segments(now, cfg, out);
         if cfg.congestion_control != CongestionControl::Reno {
             self.linux_after_output(cfg, snd_max_before);
-            if self.rack.is_some() {
+            if self.has_rack() {
                 self.rack_after_output(now, cfg, snd_max_before);
             }
         }
@@ -1556,7 +1571,7 @@ impl Endpoint {
     #[inline]
     fn output_segments(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         if self.sack_recovery(cfg) {
-            if self.rack.is_some() {
+            if self.has_rack() {
                 self.rack_output(now, cfg, out);
             } else {
                 self.sack_output(now, cfg, out);
@@ -1664,7 +1679,7 @@ impl Endpoint {
         if cfg.congestion_control != CongestionControl::Reno && len > 0 {
             self.linux_on_send(now, cfg, seq, len, retransmit);
         }
-        if let (Some(a), true) = (self.lack.as_deref_mut(), len > 0) {
+        if let (Some(a), true) = (self.lack.as_mut(), len > 0) {
             a.on_data_sent(now / cfg.tick().max(1));
         }
         let (ecn_flags, mut ecn) = if syn {
@@ -1751,7 +1766,7 @@ impl Endpoint {
         if cut {
             self.ssthresh = self.cut_ssthresh(cfg);
         }
-        if self.prr.is_some() {
+        if self.has_prr() {
             self.prr_enter_recovery(cfg, newly_lost);
         } else if cut && cfg.exact_halving && cfg.sack_variant == SackVariant::Ns2 {
             // ns-2.35 `SackFullTcpAgent::dupack_action`: `slowdown(CLOSE_SSTHRESH_HALF |
@@ -1900,7 +1915,7 @@ impl Endpoint {
             self.fill_sack(cfg, &mut seg);
         }
         self.account(&seg);
-        if let Some(a) = self.lack.as_deref_mut() {
+        if let Some(a) = self.lack.as_mut() {
             a.on_ack_sent(&ack_clock(cfg));
             a.timeout = 0;
         }

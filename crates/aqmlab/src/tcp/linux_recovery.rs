@@ -4,6 +4,7 @@
 //! (it reads the endpoint's fields); the endpoint calls in only when `prr` or `rack_tlp` is on.
 
 use super::*;
+use crate::tcp::cong::LinuxCong;
 use crate::tcp::rack::Rack;
 
 impl Endpoint {
@@ -57,12 +58,12 @@ impl Endpoint {
 
     #[inline]
     fn rack_on(&self) -> bool {
-        self.rack.is_some() && self.sack_ok && self.linux.is_some()
+        self.has_rack() && self.sack_ok && self.linux.is_some()
     }
 
     #[inline]
     fn prr_active(&self) -> bool {
-        self.prr.as_deref().is_some_and(|p| p.active)
+        self.prr_state().is_some_and(|p| p.active)
     }
 
     // ----- PRR -----
@@ -95,7 +96,7 @@ impl Endpoint {
         let in_flight = self.prr_in_flight(cfg);
         let ssthresh = segments(self.ssthresh, mss);
         let delivered = self.ack_delivered;
-        let Some(p) = self.prr.as_deref_mut() else {
+        let Some(p) = prr_mut(&mut self.linux) else {
             return;
         };
         if !p.active {
@@ -110,7 +111,7 @@ impl Endpoint {
 
     /// The end of loss recovery (`tcp_end_cwnd_reduction`): cwnd = ssthresh.
     pub(super) fn prr_end_recovery(&mut self) {
-        if let Some(p) = self.prr.as_deref_mut() {
+        if let Some(p) = prr_mut(&mut self.linux) {
             if p.active {
                 p.end();
                 self.cwnd = self.ssthresh;
@@ -126,7 +127,7 @@ impl Endpoint {
         // PRR runs in SACK recovery only: a NewReno recovery (a peer without SACK) keeps its
         // own window rules, and ends a CWR reduction under way.
         let newreno = in_recovery && self.recovery(cfg) != Recovery::Sack;
-        let Some(p) = self.prr.as_deref_mut() else {
+        let Some(p) = prr_mut(&mut self.linux) else {
             return;
         };
         if !p.active {
@@ -154,7 +155,7 @@ impl Endpoint {
         }
         let in_flight = self.prr_in_flight(cfg);
         let ssthresh = segments(self.ssthresh, mss);
-        let Some(p) = self.prr.as_deref_mut() else {
+        let Some(p) = prr_mut(&mut self.linux) else {
             return;
         };
         if let Some(w) = p.on_ack(delivered, newly_lost, una_adv, in_flight, ssthresh) {
@@ -180,13 +181,24 @@ impl Endpoint {
         let tick = cfg.tick().max(1);
         let wheel = cfg.timer_model == TimerModel::Linux;
         let in_recovery = self.in_recovery;
-        let (Some(lx), Some(r)) = (self.linux.as_deref_mut(), self.rack.as_deref_mut()) else {
+        let Some(lx) = self.linux.as_deref_mut() else {
             return false;
         };
-        if let Some((at, end, rexmit)) = lx.newest_delivered.take() {
+        let sacked_out = lx.sacked_out();
+        let LinuxCong {
+            rack: Some(r),
+            sent,
+            newest_delivered,
+            reordered,
+            ..
+        } = lx
+        else {
+            return false;
+        };
+        if let Some((at, end, rexmit)) = newest_delivered.take() {
             r.advance(now, at, end, rexmit);
         }
-        if lx.reordered {
+        if *reordered {
             r.reord_seen = true;
         }
         let probe_loss = r.on_probe_ack(ack, una_advanced, dup);
@@ -194,8 +206,8 @@ impl Endpoint {
         let mut reo_set = false;
         if r.advanced {
             r.advanced = false;
-            let wnd = r.reo_wnd(in_recovery, lx.sacked_out(), cfg.dupack_threshold, srtt);
-            let (n, wait) = r.detect_loss(now, lx, wnd);
+            let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
+            let (n, wait) = r.detect_loss(now, sent, wnd);
             newly = n;
             if let Some(w) = wait {
                 r.reo_at = Some(if wheel {
@@ -214,7 +226,7 @@ impl Endpoint {
             r.reo_at = None;
             r.rearm = true;
         }
-        let any_lost = lx.any_lost();
+        let any_lost = sent.counts().lost > 0;
         if self.snd_una == self.snd_max {
             r.reo_at = None;
             r.tlp_at = None;
@@ -237,7 +249,7 @@ impl Endpoint {
         self.ssthresh = self.cut_ssthresh(cfg);
         self.cwnd = self.ssthresh;
         self.ecn.on_reduction(self.snd_max, false);
-        if let Some(p) = self.prr.as_deref_mut() {
+        if let Some(p) = prr_mut(&mut self.linux) {
             p.end();
         }
     }
@@ -253,7 +265,7 @@ impl Endpoint {
         out: &mut Outbox,
     ) {
         self.begin_loss_recovery(cfg, newly_lost);
-        if let Some(r) = self.rack.as_deref_mut() {
+        if let Some(r) = rack_mut(&mut self.linux) {
             r.tlp_high_seq = None;
             r.tlp_at = None;
         }
@@ -324,7 +336,7 @@ impl Endpoint {
         let rto_left = self.rexmt_at.map(|t| t.saturating_sub(now));
         let tick = cfg.tick().max(1);
         let rto_min = cfg.min_rto();
-        let Some(r) = self.rack.as_deref_mut() else {
+        let Some(r) = rack_mut(&mut self.linux) else {
             return;
         };
         if !(sent_new || r.rearm) {
@@ -349,7 +361,7 @@ impl Endpoint {
     /// The reorder and probe timers (`tcp_write_timer_handler`).
     #[inline(never)]
     pub(super) fn rack_timers(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
-        let Some(r) = self.rack.as_deref_mut() else {
+        let Some(r) = rack_mut(&mut self.linux) else {
             return;
         };
         if r.reo_at.is_some_and(|t| t <= now) {
@@ -357,7 +369,7 @@ impl Endpoint {
             r.reo_timeouts += 1;
             self.rack_reo_timeout(now, cfg, out);
         }
-        let Some(r) = self.rack.as_deref_mut() else {
+        let Some(r) = rack_mut(&mut self.linux) else {
             return;
         };
         if r.tlp_at.is_some_and(|t| t <= now) {
@@ -372,11 +384,20 @@ impl Endpoint {
     fn rack_reo_timeout(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let srtt = (self.rto.srtt_s() * 1e9) as Time;
         let in_recovery = self.in_recovery;
-        let (Some(lx), Some(r)) = (self.linux.as_deref_mut(), self.rack.as_deref_mut()) else {
+        let Some(lx) = self.linux.as_deref_mut() else {
             return;
         };
-        let wnd = r.reo_wnd(in_recovery, lx.sacked_out(), cfg.dupack_threshold, srtt);
-        let (n, _) = r.detect_loss(now, lx, wnd);
+        let sacked_out = lx.sacked_out();
+        let LinuxCong {
+            rack: Some(r),
+            sent,
+            ..
+        } = lx
+        else {
+            return;
+        };
+        let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
+        let (n, _) = r.detect_loss(now, sent, wnd);
         if n == 0 {
             return;
         }
@@ -392,11 +413,7 @@ impl Endpoint {
     /// Nothing if a probe is already outstanding.
     fn send_loss_probe(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let mss = cfg.mss as u64;
-        if self
-            .rack
-            .as_deref()
-            .is_none_or(|r| r.tlp_high_seq.is_some())
-        {
+        if self.rack_state().is_none_or(|r| r.tlp_high_seq.is_some()) {
             return;
         }
         let snd_max_before = self.snd_max;
@@ -428,7 +445,7 @@ impl Endpoint {
             return;
         }
         let high = self.snd_max;
-        if let Some(r) = self.rack.as_deref_mut() {
+        if let Some(r) = rack_mut(&mut self.linux) {
             r.tlp_high_seq = Some(high);
             r.tlp_retrans = retrans;
             r.probes += 1;
@@ -440,10 +457,10 @@ impl Endpoint {
     /// A retransmission timeout (`tcp_enter_loss`): the reduction and the probe episode end,
     /// the timers stop, everything not SACKed is marked lost (`tcp_timeout_mark_lost`).
     pub(super) fn linux_recovery_on_rto(&mut self) {
-        if let Some(p) = self.prr.as_deref_mut() {
+        if let Some(p) = prr_mut(&mut self.linux) {
             p.end();
         }
-        if let Some(r) = self.rack.as_deref_mut() {
+        if let Some(r) = rack_mut(&mut self.linux) {
             r.tlp_at = None;
             r.reo_at = None;
             r.tlp_high_seq = None;

@@ -41,8 +41,7 @@
 //! (Linux would see the receiver's DSACK; the model has none) and ends the episode without a
 //! reduction.
 
-use super::cong::LinuxCong;
-use super::sent::Visit;
+use super::sent::{SentRecord, Visit};
 use crate::units::Time;
 
 /// The RACK and TLP state of one connection.
@@ -121,7 +120,7 @@ impl Rack {
         (self.min_rtt / 4).min(srtt)
     }
 
-    /// `tcp_rack_detect_loss` over the record of outstanding segments (`lx.sent`): marks lost
+    /// `tcp_rack_detect_loss` over the record of outstanding segments (`sent`): marks lost
     /// every segment, not delivered and not already marked lost without a retransmission
     /// since, that was sent before RACK.xmit_ts and has waited RACK.rtt + `reo_wnd`. Returns
     /// the segments newly marked lost and, if some segment sent before RACK.xmit_ts has yet
@@ -130,12 +129,12 @@ impl Rack {
     pub(crate) fn detect_loss(
         &mut self,
         now: Time,
-        lx: &mut LinuxCong,
+        sent: &mut SentRecord,
         reo_wnd: Time,
     ) -> (u32, Option<Time>) {
         let mut wait: Option<Time> = None;
         let (xmit_ts, end_seq, rtt) = (self.xmit_ts, self.end_seq, self.rtt);
-        let lost = lx.sent.rack_walk(|s| {
+        let lost = sent.rack_walk(|s| {
             if !sent_after(xmit_ts, s.at, end_seq, s.end()) {
                 return Visit::Stop;
             }
@@ -219,7 +218,7 @@ mod tests {
     /// for the latest of them (segment 2: 127 − 110 = 17 ms; the timer adds 2 jiffies).
     #[test]
     fn loss_after_the_reordering_window_and_the_timer() {
-        let mut lx = LinuxCong::new(&crate::tcp::config::TcpConfig::linux_reno());
+        let mut lx = crate::tcp::cong::LinuxCong::new(&crate::tcp::config::TcpConfig::linux_reno());
         for k in 0..5 {
             lx.on_data_sent(k * MS, 1 + k * 100, 100, false, k == 0);
         }
@@ -231,16 +230,22 @@ mod tests {
         assert_eq!((r.rtt, r.xmit_ts, r.end_seq), (100 * MS, 3 * MS, 401));
         let wnd = r.reo_wnd(false, lx.sacked_out(), 3, 100 * MS);
         assert_eq!(wnd, 25 * MS);
-        assert_eq!(r.detect_loss(103 * MS, &mut lx, wnd), (0, Some(24 * MS)));
-        assert_eq!(r.detect_loss(110 * MS, &mut lx, wnd), (0, Some(17 * MS)));
+        assert_eq!(
+            r.detect_loss(103 * MS, &mut lx.sent, wnd),
+            (0, Some(24 * MS))
+        );
+        assert_eq!(
+            r.detect_loss(110 * MS, &mut lx.sent, wnd),
+            (0, Some(17 * MS))
+        );
         assert_eq!(Rack::reo_deadline(110 * MS, 17 * MS, MS), 129 * MS);
         // At 126 ms segment 0 (deadline 125) is lost, 1 (126) too (nothing left to wait);
         // 2 waits 1 ms more.
-        assert_eq!(r.detect_loss(126 * MS, &mut lx, wnd), (2, Some(MS)));
+        assert_eq!(r.detect_loss(126 * MS, &mut lx.sent, wnd), (2, Some(MS)));
         assert_eq!(lx.first_lost(), Some((1, 101)));
         assert_eq!(lx.rack_in_flight(), 5 - 1 - 2);
         // Already lost and not retransmitted: not counted again.
-        assert_eq!(r.detect_loss(200 * MS, &mut lx, wnd), (1, None));
+        assert_eq!(r.detect_loss(200 * MS, &mut lx.sent, wnd), (1, None));
         assert_eq!(
             lx.rack_in_flight(),
             1,
