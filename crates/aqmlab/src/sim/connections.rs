@@ -86,11 +86,18 @@ impl Simulation {
         let base_rtt = delay_to_server + delay_to_client + extra;
         let id = self.next_conn_id;
         self.next_conn_id += 1;
+        // A reused slot's endpoints hand their Linux state to the new ones (`tcp/template.rs`).
+        if let Some(&s) = self.free_slots.last() {
+            for ep in &mut self.conns[s as usize].ep {
+                self.linux_pool.recycle(ep);
+            }
+        }
+        let template = &self.ep_templates[tcp_idx as usize];
         let mut conn = Conn {
             id,
             ep: [
-                self.ep_templates[tcp_idx as usize].fresh_with_phase(phases[0]),
-                self.ep_templates[tcp_idx as usize].fresh_with_phase(phases[1]),
+                template.instantiate(phases[0], &mut self.linux_pool),
+                template.instantiate(phases[1], &mut self.linux_pool),
             ],
             paths,
             flow_delay,

@@ -56,6 +56,7 @@ use crate::net::queue::Queue;
 use crate::net::topology::{Chain, Path};
 use crate::packet::PacketStore;
 use crate::rng::{Rng, StreamKind};
+use crate::tcp::template::{EndpointTemplate, LinuxPool};
 use crate::tcp::{Endpoint, Outbox};
 use crate::units::{millis, secs, BitsPerSec, Time};
 
@@ -152,8 +153,10 @@ pub struct Simulation {
     /// The TCP configurations in use: `[tcp]` first, then each traffic source's own
     /// (`Scenario::traffic_tcp`); a connection's `tcp` indexes this list.
     tcps: Vec<crate::tcp::config::TcpConfig>,
-    /// `Endpoint::new` of each of `tcps`, copied by every connection of that configuration.
-    ep_templates: Vec<Endpoint>,
+    /// `Endpoint::new` of each of `tcps`, copied by every connection of that configuration,
+    /// and the Linux states of ended connections they reuse (`tcp/template.rs`).
+    ep_templates: Vec<EndpointTemplate>,
+    linux_pool: LinuxPool,
     /// Index in `tcps` of each traffic source's configuration.
     source_tcp: Vec<u8>,
     /// Each traffic source's delay-box RTT law (`Scenario::rtt_of`).
@@ -344,7 +347,7 @@ impl Simulation {
         // Their times converted once (`tcp/config_times.rs`), before the endpoints copy them.
         tcps.iter_mut()
             .for_each(crate::tcp::config::TcpConfig::prepare);
-        let ep_templates = tcps.iter().map(|t| Endpoint::new(t, 0)).collect();
+        let ep_templates = tcps.iter().map(EndpointTemplate::new).collect();
         let mut sim = Simulation {
             sched: Scheduler::new(),
             pkts: PacketStore::default(),
@@ -360,6 +363,7 @@ impl Simulation {
             out: Outbox::default(),
             tcps,
             ep_templates,
+            linux_pool: LinuxPool::default(),
             source_tcp,
             rtts: (0..sc.traffic.len())
                 .map(|i| RttSampler::new(sc.rtt_of(i)))

@@ -219,6 +219,19 @@ impl LinuxCong {
         }
     }
 
+    /// Becomes a copy of `t` (a template's new state) keeping its own buffers' capacity
+    /// (`tcp/template.rs`): the same state as `t.clone()`.
+    pub fn renew_from(&mut self, t: &LinuxCong) {
+        let segs = self.sent.take_buffer();
+        let mut rate_tx = std::mem::take(&mut self.rate_tx);
+        *self = t.clone();
+        self.sent.adopt_buffer(segs);
+        if self.rate_tx.is_empty() {
+            rate_tx.clear();
+            self.rate_tx = rate_tx;
+        }
+    }
+
     /// Jiffies per second.
     #[inline]
     pub fn hz(&self) -> u64 {

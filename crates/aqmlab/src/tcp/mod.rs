@@ -21,6 +21,7 @@ pub mod rtt;
 pub mod sack;
 pub mod sent;
 pub mod snapshot;
+pub mod template;
 pub mod window_growth;
 
 pub use endpoint::{Counters, Endpoint, Outbox, Seg, State};

@@ -156,6 +156,23 @@ impl SentRecord {
         self.segs.len()
     }
 
+    /// The record's buffer, emptied, for a new record to adopt (`adopt_buffer`): a reused
+    /// connection state keeps its capacity, up to `KEPT_CAPACITY` segments (a bulk
+    /// transfer's window is not kept for the Web connections that follow it).
+    pub(crate) fn take_buffer(&mut self) -> VecDeque<Sent> {
+        const KEPT_CAPACITY: usize = 64;
+        let mut b = std::mem::take(&mut self.segs);
+        b.clear();
+        b.shrink_to(KEPT_CAPACITY);
+        b
+    }
+
+    /// Takes an empty buffer as this (empty) record's storage.
+    pub(crate) fn adopt_buffer(&mut self, b: VecDeque<Sent>) {
+        debug_assert!(b.is_empty() && self.segs.is_empty());
+        self.segs = b;
+    }
+
     #[inline]
     pub(crate) fn counts(&self) -> SentCounts {
         self.counts
