@@ -1954,8 +1954,3 @@ impl Endpoint {
 
 #[path = "linux_recovery.rs"]
 mod linux_recovery;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}
