@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from pathlib import Path
 
@@ -166,52 +165,67 @@ def test_measure_connections_false_keeps_no_connection_rows(tmp_path: Path, scen
     assert off.bottleneck.equals(on.bottleneck)
 
 
-def test_sink_streams_typed_batches(tmp_path: Path):
-    """The Parquet path with records, independent of what the engine emits yet."""
+# A run with every column type the core emits (`segments`, a TCP trace, has the i64 ones).
+TRACED = {
+    "duration_s": 6.0,
+    "warmup_s": 1.0,
+    "traffic": [{"kind": "packmime", "rate": 20.0}],
+    "trace": {"tcp": {"connections": [0, 1]}},
+}
+
+
+def test_files_hold_what_a_run_in_memory_holds(tmp_path: Path):
+    """The Parquet files the extension writes from the core's columns read back as the tables
+    a run kept in memory holds (Arrow tables pyarrow built from the same records): the same
+    tables, schema (u64, i64, f64, bool and string columns, nullable), rows and values."""
     import pyarrow.parquet as pq
 
-    from aqmlab.runs.runner import _Sink
-
-    def batch(start: int, n: int):
-        return {
-            "queue": {
-                "t_ns": ("u64", list(range(start, start + n))),
-                "delta": ("i64", [-i for i in range(n)]),
-                "mean": ("f64", [i / 2 for i in range(n)]),
-                "ok": ("bool", [i % 2 == 0 for i in range(n)]),
-                "dir": ("str", ["l2r"] * n),
-            },
-            "empty": {"x": ("f64", [])},
-        }
-
-    disk = _Sink(tmp_path, row_group=2)
-    mem = _Sink(None)
-    for start, n in ((0, 3), (3, 0), (3, 4)):
-        disk.add(batch(start, n))
-        mem.add(batch(start, n))
-    disk.close()
-    t = pq.read_table(tmp_path / "queue.parquet")
-    assert t.num_rows == 7 and disk.rows == {"queue": 7, "empty": 0}
-    assert t.column("t_ns").to_pylist() == list(range(7))
-    assert [str(f.type) for f in t.schema] == ["uint64", "int64", "double", "bool", "string"]
-    assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
-    meta = pq.ParquetFile(tmp_path / "queue.parquet").metadata
-    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [2, 2, 2, 1]
-    assert sum(p.num_rows for p in mem.memory["queue"]) == 7
+    disk = aqmlab.run(TRACED, seed=3, out=tmp_path / "d")
+    mem = aqmlab.run(TRACED, seed=3)
+    assert disk.tables == mem.tables
+    assert disk.summary["tables"] == mem.summary["tables"]
+    kinds = set()
+    for name in mem.tables:
+        schema = pq.read_schema(disk.path(name))
+        assert schema.equals(mem.arrow(name).schema), name
+        kinds |= {str(f.type) for f in schema}
+        assert disk[name].equals(mem[name]), name
+    assert kinds == {"uint64", "int64", "double", "bool", "string"}
+    assert disk.segments.height > 0 and disk.connections.height > 0
 
 
-def test_sink_files_do_not_depend_on_chunking(tmp_path: Path):
-    from aqmlab.runs.runner import _Sink
+def test_files_do_not_depend_on_chunking(tmp_path: Path, monkeypatch):
+    """Row groups of exactly ROW_GROUP rows (the last one shorter), whatever the chunks the
+    run was drained in: the same bytes for any `chunk_s`."""
+    import pyarrow.parquet as pq
 
-    def write(directory: Path, cuts: list[int]) -> bytes:
-        directory.mkdir()
-        sink = _Sink(directory, row_group=4)
-        for a, b in itertools.pairwise(cuts):
-            sink.add({"t": {"x": ("u64", list(range(a, b)))}})
-        sink.close()
-        return (directory / "t.parquet").read_bytes()
+    from aqmlab.runs import runner
 
-    assert write(tmp_path / "a", [0, 10]) == write(tmp_path / "b", [0, 1, 3, 3, 7, 10])
+    monkeypatch.setattr(runner, "ROW_GROUP", 50)
+    a = aqmlab.run(TRACED, seed=3, out=tmp_path / "a", chunk_s=0.25)
+    aqmlab.run(TRACED, seed=3, out=tmp_path / "b", chunk_s=4.0)
+    assert _parquet_digest(tmp_path / "a") == _parquet_digest(tmp_path / "b")
+    rows = a.summary["tables"]["connections"]
+    assert rows > 100  # several row groups
+    meta = pq.ParquetFile(a.path("connections")).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    assert sizes == [50] * (rows // 50) + ([rows % 50] if rows % 50 else [])
+    assert pq.ParquetFile(a.path("loss_runs")).metadata.num_row_groups == 0  # empty: a schema
+
+
+def test_interrupted_run_stops_the_writer_and_leaves_nothing(tmp_path: Path):
+    """Interrupted while the writer thread has files open: no OUT, no temporary directory,
+    and the next run into the same OUT works."""
+    out = tmp_path / "res"
+
+    def boom(p):
+        if p.sim_time_s >= 3.0:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        aqmlab.run(TRACED, out=out, progress=boom, chunk_s=0.5)
+    assert list(tmp_path.iterdir()) == []
+    assert looks_complete(aqmlab.run(TRACED, out=out).directory)
 
 
 def test_summary_table_reads_the_core_totals():
