@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -226,6 +228,45 @@ def test_interrupted_run_stops_the_writer_and_leaves_nothing(tmp_path: Path):
         aqmlab.run(TRACED, out=out, progress=boom, chunk_s=0.5)
     assert list(tmp_path.iterdir()) == []
     assert looks_complete(aqmlab.run(TRACED, out=out).directory)
+
+
+ANCHOR = Path(__file__).resolve().parents[2] / "bench" / "packmime_ns2_anchor.toml"
+
+
+def _peak_mb(duration_s: float, row_group: int, out: Path) -> float:
+    """Peak resident memory (MB) of a fresh process running the ns-2 anchor for
+    `duration_s` into `out` with row groups of `row_group` rows. Its own VmHWM: getrusage's
+    maximum would keep the peak of the process it was forked from (pytest's)."""
+    code = (
+        "import sys\n"
+        "from aqmlab.runs import runner\n"
+        f"runner.ROW_GROUP = {row_group}\n"
+        f"runner.run(sys.argv[1], out=sys.argv[2], overrides=['duration_s={duration_s}'])\n"
+        "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(ANCHOR), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return int(proc.stdout.split()[-1]) / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads Linux's VmHWM")
+def test_memory_of_a_long_run_stays_bounded(tmp_path: Path):
+    """A run holds one row group per table and a few drained chunks, not its tables: 240
+    more simulated seconds (60 000 more rows of connections and as many of exchanges, 48
+    columns between them) cost no more than a few MB. Without the bound (one row group for
+    the whole run) the same comparison grows by tens of MB: the first check shows that this
+    test would see it."""
+    whole_short = _peak_mb(90, 10**9, tmp_path / "a")
+    whole_long = _peak_mb(330, 10**9, tmp_path / "b")
+    assert whole_long - whole_short > 15, (whole_short, whole_long)
+    short = _peak_mb(90, 2048, tmp_path / "c")
+    long = _peak_mb(330, 2048, tmp_path / "d")
+    assert long - short < 8, (short, long)
 
 
 def test_summary_table_reads_the_core_totals():
