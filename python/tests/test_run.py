@@ -233,6 +233,34 @@ def test_interrupted_run_stops_the_writer_and_leaves_nothing(tmp_path: Path):
 ANCHOR = Path(__file__).resolve().parents[2] / "bench" / "packmime_ns2_anchor.toml"
 
 
+def _limit_file_size() -> None:
+    """In the child: files may not grow past 300 kB, and exceeding it is an error (EFBIG),
+    not the SIGXFSZ that would kill the process: a disk that fills up during the run."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_failed_write_is_one_line_and_leaves_nothing(tmp_path: Path):
+    """The writer thread's error (here the file-size limit, as a full disk would) ends the run:
+    one line naming OUT, the file and the cause, status 2, nothing that looks complete."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "aqmlab", "run", ANCHOR, "--out", "r", "--set", "duration_s=90"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_limit_file_size,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: --out r: cannot write ")
+    assert ".parquet (file too large)" in proc.stderr and proc.stderr.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def _peak_mb(duration_s: float, row_group: int, out: Path) -> float:
     """Peak resident memory (MB) of a fresh process running the ns-2 anchor for
     `duration_s` into `out` with row groups of `row_group` rows. Its own VmHWM: getrusage's

@@ -594,8 +594,23 @@ impl PyParquetSink {
                 sink::SinkError::Changed(table) => PyRuntimeError::new_err(format!(
                     "the core changed the columns of table {table} between batches"
                 )),
-                sink::SinkError::Write(msg) => PyOSError::new_err(msg),
+                sink::SinkError::Write(e) => write_error(e),
             })
+    }
+}
+
+/// `OSError(errno, strerror, filename)` as Python raises it for a failed write (the runner
+/// words it), or `OSError(message)` when the cause was not the operating system's.
+fn write_error(e: sink::WriteError) -> PyErr {
+    match e.errno {
+        Some(errno) => {
+            let text = std::io::Error::from_raw_os_error(errno).to_string();
+            // "File too large (os error 27)": the strerror part, as Python's.
+            let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
+            PyOSError::new_err((errno, strerror, e.file))
+        },
+        None if e.file.as_os_str().is_empty() => PyOSError::new_err(e.message),
+        None => PyOSError::new_err(format!("{}: {}", e.file.display(), e.message)),
     }
 }
 
@@ -636,7 +651,7 @@ impl PyParquetSink {
     /// write failed.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.lock().map(|mut s| s.close()))?
-            .map_err(PyOSError::new_err)
+            .map_err(write_error)
     }
 
     /// Stops writing; the files are left incomplete (for the caller to remove).

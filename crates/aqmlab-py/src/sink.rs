@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use aqmlab::measure::{Column, Table};
+use parquet::errors::ParquetError;
 
 use crate::table_file::{layout, Layout, TableFile};
 
@@ -35,8 +36,39 @@ pub enum SinkError {
     UnknownColumn(String, String, Vec<String>),
     /// A table's columns differ from its first batch's (a core bug).
     Changed(String),
-    /// Writing failed (disk full, directory removed): the message.
-    Write(String),
+    /// Writing failed (disk full, directory removed).
+    Write(WriteError),
+}
+
+/// A file the writer could not write, and why.
+#[derive(Debug)]
+pub struct WriteError {
+    pub file: PathBuf,
+    /// The operating system's error number, when the cause was one (ENOSPC, EFBIG...).
+    pub errno: Option<i32>,
+    pub message: String,
+}
+
+impl WriteError {
+    fn new(file: PathBuf, e: &ParquetError) -> Self {
+        let io = match e {
+            ParquetError::External(inner) => inner.downcast_ref::<std::io::Error>(),
+            _ => None,
+        };
+        WriteError {
+            file,
+            errno: io.and_then(std::io::Error::raw_os_error),
+            message: io.map_or_else(|| e.to_string(), ToString::to_string),
+        }
+    }
+
+    fn other(message: &str) -> Self {
+        WriteError {
+            file: PathBuf::new(),
+            errno: None,
+            message: message.to_string(),
+        }
+    }
 }
 
 pub struct Sink {
@@ -45,7 +77,7 @@ pub struct Sink {
     layouts: HashMap<&'static str, Layout>,
     rows: Vec<(&'static str, u64)>,
     tx: Option<SyncSender<Vec<Table>>>,
-    writer: Option<JoinHandle<Result<(), String>>>,
+    writer: Option<JoinHandle<Result<(), WriteError>>>,
     abort: Arc<AtomicBool>,
 }
 
@@ -117,13 +149,13 @@ impl Sink {
         } else {
             // The writer stopped: its error says why.
             Err(SinkError::Write(self.join().err().unwrap_or_else(|| {
-                "the Parquet writer stopped early".to_string()
+                WriteError::other("the Parquet writer stopped early")
             })))
         }
     }
 
     /// Writes what is left and closes every file; the files are complete when it returns Ok.
-    pub fn close(&mut self) -> Result<(), String> {
+    pub fn close(&mut self) -> Result<(), WriteError> {
         self.tx = None; // the writer finishes when the channel is empty and closed
         self.join()
     }
@@ -135,12 +167,12 @@ impl Sink {
         let _ = self.join();
     }
 
-    fn join(&mut self) -> Result<(), String> {
+    fn join(&mut self) -> Result<(), WriteError> {
         self.tx = None;
         match self.writer.take() {
             Some(h) => h
                 .join()
-                .unwrap_or_else(|_| Err("the Parquet writer panicked".to_string())),
+                .unwrap_or_else(|_| Err(WriteError::other("the Parquet writer panicked"))),
             None => Ok(()),
         }
     }
@@ -183,7 +215,8 @@ fn write_all(
     row_group: usize,
     rx: &Receiver<Vec<Table>>,
     abort: &AtomicBool,
-) -> Result<(), String> {
+) -> Result<(), WriteError> {
+    let path = |name: &str| directory.join(format!("{name}.parquet"));
     let mut files: Vec<(&'static str, TableFile)> = Vec::new();
     for batch in rx {
         if abort.load(Ordering::Relaxed) {
@@ -194,9 +227,8 @@ fn write_all(
             let i = match files.iter().position(|(n, _)| *n == name) {
                 Some(i) => i,
                 None => {
-                    let path = directory.join(format!("{name}.parquet"));
-                    let f = TableFile::create(&path, layout(&t.columns), row_group)
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                    let f = TableFile::create(&path(name), layout(&t.columns), row_group)
+                        .map_err(|e| WriteError::new(path(name), &e))?;
                     files.push((name, f));
                     files.len() - 1
                 },
@@ -204,24 +236,14 @@ fn write_all(
             let (_, f) = &mut files[i];
             debug_assert_eq!(*f.layout(), layout(&t.columns));
             f.append(t.columns.into_iter().map(|(_, c)| c).collect())
-                .map_err(|e| {
-                    format!(
-                        "{}: {e}",
-                        directory.join(format!("{name}.parquet")).display()
-                    )
-                })?;
+                .map_err(|e| WriteError::new(path(name), &e))?;
         }
     }
     if abort.load(Ordering::Relaxed) {
         return Ok(());
     }
     for (name, f) in files {
-        f.finish().map_err(|e| {
-            format!(
-                "{}: {e}",
-                directory.join(format!("{name}.parquet")).display()
-            )
-        })?;
+        f.finish().map_err(|e| WriteError::new(path(name), &e))?;
     }
     Ok(())
 }

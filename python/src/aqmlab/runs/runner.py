@@ -83,27 +83,43 @@ def _platform() -> str:
 
 
 class _FileSink:
-    """The run's tables written to Parquet files in `directory` by the core's extension
-    (`_core.ParquetSink`: from the core's columns to the encoder, on a thread of its own, no
-    Python objects per value). `skip`: tables not kept; `columns`: the columns kept per table
-    (`measure.columns`)."""
+    """The run's tables written to Parquet files in `directory` (OUT's temporary twin) by the
+    core's extension (`_core.ParquetSink`: from the core's columns to the encoder, on a thread
+    of its own, no Python objects per value). `skip`: tables not kept; `columns`: the columns
+    kept per table (`measure.columns`). A failed write (disk full) is one line naming OUT."""
 
     def __init__(
-        self, directory: Path, skip: Iterable[str], columns: Mapping[str, Sequence[str]]
+        self,
+        directory: Path,
+        out: Path,
+        skip: Iterable[str],
+        columns: Mapping[str, Sequence[str]],
     ) -> None:
+        self._out = out
         self._sink = _core.ParquetSink(
             str(directory), ROW_GROUP, list(skip), {k: list(v) for k, v in columns.items()}
         )
 
     def drain(self, sim: _core.Simulation) -> None:
-        sim.drain_into(self._sink)
+        with self._worded():
+            sim.drain_into(self._sink)
 
     def finish(self, sim: _core.Simulation) -> None:
-        sim.finish_into(self._sink)
+        with self._worded():
+            sim.finish_into(self._sink)
 
     def close(self) -> None:
         """Waits for the writer; the files are complete when it returns."""
-        self._sink.close()
+        with self._worded():
+            self._sink.close()
+
+    @contextlib.contextmanager
+    def _worded(self):
+        try:
+            yield
+        except OSError as e:  # only the writer raises it here
+            what = f"cannot write {Path(e.filename).name}" if e.filename else "cannot write"
+            raise sc.ScenarioError(f"--out {self._out}: {what} ({os_problem(e)})") from None
 
     def abort(self) -> None:
         self._sink.abort()
@@ -265,8 +281,8 @@ def run(
     sink: Any = None
     t0 = time.perf_counter()
     try:
-        if tmp is not None:
-            sink = _FileSink(tmp, skip, columns)
+        if tmp is not None and out_dir is not None:
+            sink = _FileSink(tmp, out_dir, skip, columns)
         else:
             # Only a run kept in memory needs pyarrow (its tables are Arrow tables).
             from aqmlab.runs.memory_sink import MemorySink
