@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,52 +167,134 @@ def test_measure_connections_false_keeps_no_connection_rows(tmp_path: Path, scen
     assert off.bottleneck.equals(on.bottleneck)
 
 
-def test_sink_streams_typed_batches(tmp_path: Path):
-    """The Parquet path with records, independent of what the engine emits yet."""
+# A run with every column type the core emits (`segments`, a TCP trace, has the i64 ones).
+TRACED = {
+    "duration_s": 6.0,
+    "warmup_s": 1.0,
+    "traffic": [{"kind": "packmime", "rate": 20.0}],
+    "trace": {"tcp": {"connections": [0, 1]}},
+}
+
+
+def test_files_hold_what_a_run_in_memory_holds(tmp_path: Path):
+    """The Parquet files the extension writes from the core's columns read back as the tables
+    a run kept in memory holds (Arrow tables pyarrow built from the same records): the same
+    tables, schema (u64, i64, f64, bool and string columns, nullable), rows and values."""
     import pyarrow.parquet as pq
 
-    from aqmlab.runs.runner import _Sink
-
-    def batch(start: int, n: int):
-        return {
-            "queue": {
-                "t_ns": ("u64", list(range(start, start + n))),
-                "delta": ("i64", [-i for i in range(n)]),
-                "mean": ("f64", [i / 2 for i in range(n)]),
-                "ok": ("bool", [i % 2 == 0 for i in range(n)]),
-                "dir": ("str", ["l2r"] * n),
-            },
-            "empty": {"x": ("f64", [])},
-        }
-
-    disk = _Sink(tmp_path, row_group=2)
-    mem = _Sink(None)
-    for start, n in ((0, 3), (3, 0), (3, 4)):
-        disk.add(batch(start, n))
-        mem.add(batch(start, n))
-    disk.close()
-    t = pq.read_table(tmp_path / "queue.parquet")
-    assert t.num_rows == 7 and disk.rows == {"queue": 7, "empty": 0}
-    assert t.column("t_ns").to_pylist() == list(range(7))
-    assert [str(f.type) for f in t.schema] == ["uint64", "int64", "double", "bool", "string"]
-    assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
-    meta = pq.ParquetFile(tmp_path / "queue.parquet").metadata
-    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [2, 2, 2, 1]
-    assert sum(p.num_rows for p in mem.memory["queue"]) == 7
+    disk = aqmlab.run(TRACED, seed=3, out=tmp_path / "d")
+    mem = aqmlab.run(TRACED, seed=3)
+    assert disk.tables == mem.tables
+    assert disk.summary["tables"] == mem.summary["tables"]
+    kinds = set()
+    for name in mem.tables:
+        schema = pq.read_schema(disk.path(name))
+        assert schema.equals(mem.arrow(name).schema), name
+        kinds |= {str(f.type) for f in schema}
+        assert disk[name].equals(mem[name]), name
+    assert kinds == {"uint64", "int64", "double", "bool", "string"}
+    assert disk.segments.height > 0 and disk.connections.height > 0
 
 
-def test_sink_files_do_not_depend_on_chunking(tmp_path: Path):
-    from aqmlab.runs.runner import _Sink
+def test_files_do_not_depend_on_chunking(tmp_path: Path, monkeypatch):
+    """Row groups of exactly ROW_GROUP rows (the last one shorter), whatever the chunks the
+    run was drained in: the same bytes for any `chunk_s`."""
+    import pyarrow.parquet as pq
 
-    def write(directory: Path, cuts: list[int]) -> bytes:
-        directory.mkdir()
-        sink = _Sink(directory, row_group=4)
-        for a, b in itertools.pairwise(cuts):
-            sink.add({"t": {"x": ("u64", list(range(a, b)))}})
-        sink.close()
-        return (directory / "t.parquet").read_bytes()
+    from aqmlab.runs import runner
 
-    assert write(tmp_path / "a", [0, 10]) == write(tmp_path / "b", [0, 1, 3, 3, 7, 10])
+    monkeypatch.setattr(runner, "ROW_GROUP", 50)
+    a = aqmlab.run(TRACED, seed=3, out=tmp_path / "a", chunk_s=0.25)
+    aqmlab.run(TRACED, seed=3, out=tmp_path / "b", chunk_s=4.0)
+    assert _parquet_digest(tmp_path / "a") == _parquet_digest(tmp_path / "b")
+    rows = a.summary["tables"]["connections"]
+    assert rows > 100  # several row groups
+    meta = pq.ParquetFile(a.path("connections")).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    assert sizes == [50] * (rows // 50) + ([rows % 50] if rows % 50 else [])
+    assert pq.ParquetFile(a.path("loss_runs")).metadata.num_row_groups == 0  # empty: a schema
+
+
+def test_interrupted_run_stops_the_writer_and_leaves_nothing(tmp_path: Path):
+    """Interrupted while the writer thread has files open: no OUT, no temporary directory,
+    and the next run into the same OUT works."""
+    out = tmp_path / "res"
+
+    def boom(p):
+        if p.sim_time_s >= 3.0:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        aqmlab.run(TRACED, out=out, progress=boom, chunk_s=0.5)
+    assert list(tmp_path.iterdir()) == []
+    assert looks_complete(aqmlab.run(TRACED, out=out).directory)
+
+
+ANCHOR = Path(__file__).resolve().parents[2] / "bench" / "packmime_ns2_anchor.toml"
+
+
+def _limit_file_size() -> None:
+    """In the child: files may not grow past 300 kB, and exceeding it is an error (EFBIG),
+    not the SIGXFSZ that would kill the process: a disk that fills up during the run."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_failed_write_is_one_line_and_leaves_nothing(tmp_path: Path):
+    """The writer thread's error (here the file-size limit, as a full disk would) ends the run:
+    one line naming OUT, the file and the cause, status 2, nothing that looks complete."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "aqmlab", "run", ANCHOR, "--out", "r", "--set", "duration_s=90"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_limit_file_size,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: --out r: cannot write ")
+    assert ".parquet (file too large)" in proc.stderr and proc.stderr.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def _peak_mb(duration_s: float, row_group: int, out: Path) -> float:
+    """Peak resident memory (MB) of a fresh process running the ns-2 anchor for
+    `duration_s` into `out` with row groups of `row_group` rows. Its own VmHWM: getrusage's
+    maximum would keep the peak of the process it was forked from (pytest's)."""
+    code = (
+        "import sys\n"
+        "from aqmlab.runs import runner\n"
+        f"runner.ROW_GROUP = {row_group}\n"
+        f"runner.run(sys.argv[1], out=sys.argv[2], overrides=['duration_s={duration_s}'])\n"
+        "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(ANCHOR), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return int(proc.stdout.split()[-1]) / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads Linux's VmHWM")
+def test_memory_of_a_long_run_stays_bounded(tmp_path: Path):
+    """A run holds one row group per table and a few drained chunks, not its tables: 240
+    more simulated seconds (60 000 more rows of connections and as many of exchanges, 48
+    columns between them) cost no more than a few MB. Without the bound (one row group for
+    the whole run) the same comparison grows by tens of MB: the first check shows that this
+    test would see it."""
+    whole_short = _peak_mb(90, 10**9, tmp_path / "a")
+    whole_long = _peak_mb(330, 10**9, tmp_path / "b")
+    assert whole_long - whole_short > 15, (whole_short, whole_long)
+    short = _peak_mb(90, 2048, tmp_path / "c")
+    long = _peak_mb(330, 2048, tmp_path / "d")
+    assert long - short < 8, (short, long)
 
 
 def test_summary_table_reads_the_core_totals():

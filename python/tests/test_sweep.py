@@ -177,6 +177,29 @@ def test_an_extended_sweep_runs_only_the_new_cells(tmp_path):
     assert len(first & set(runs["run_id"])) == 1 and len(done_ids(out)) == 3
 
 
+def test_sweeps_in_a_row_share_one_pool_of_workers(tmp_path):
+    """`aqmlab rfc7928` and `aqmlab reproduce` run one sweep per section on one `Backends`:
+    its workers start once (an interpreter and an import of aqmlab each), not once per
+    sweep, and each sweep still counts and catalogues only its own runs."""
+    from aqmlab.study import sweep
+
+    first = write_sweep(tmp_path, SMALL)
+    second = write_sweep(
+        tmp_path, SMALL.replace("values = [15, 60]", "values = [20, 40]"), name="other.toml"
+    )
+    with sweep.Backends(jobs=2) as backends:
+        a = sweep.run_sweep(first, tmp_path / "a", quiet=True, backends=backends)
+        pool = backends.get()
+        before = sorted(worker_pids(os.getpid()))
+        b = sweep.run_sweep(second, tmp_path / "b", quiet=True, backends=backends)
+        assert backends.get() is pool
+        assert sorted(worker_pids(os.getpid())) == before and len(before) == 2
+    assert worker_pids(os.getpid()) == []  # closed with the block
+    assert (a.total, a.ran, a.done, b.total, b.ran, b.done) == (4, 4, 4, 4, 4, 4)
+    assert set(Study.open(tmp_path / "b").runs()["run_id"]) == done_ids(tmp_path / "b")
+    assert not done_ids(tmp_path / "a") & done_ids(tmp_path / "b")
+
+
 def test_a_failing_cell_is_recorded_and_the_others_run(tmp_path):
     body = SMALL.replace("values = [15, 60]", "values = [15, -3]").replace(
         "repetitions = 2", "repetitions = 1"

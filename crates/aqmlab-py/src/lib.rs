@@ -2,15 +2,21 @@
 //!
 //! Thin on purpose: the Python package owns configuration files, storage and reports. This
 //! module parses a scenario given as JSON, drives a `Simulation` and hands record tables back
-//! as plain Python containers.
+//! as plain Python containers, or encodes them to Parquet files for a run that has a
+//! directory (`ParquetSink`, `sink.rs`: the Python package still decides where and what).
 //!
 //! Errors: a bad scenario raises `ValueError` with one line naming the field path; a Rust
 //! panic never unwinds into Python (it is caught and raised as `RuntimeError`, and the
 //! simulation is then unusable).
 
+mod sink;
+mod table_file;
+
 use std::any::Any;
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::sync::{Mutex, Once};
 
 use aqmlab::config::Scenario;
@@ -18,7 +24,7 @@ use aqmlab::measure::{Column, Table};
 use aqmlab::sim::Simulation;
 use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::{as_secs, secs, Time, MS};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
@@ -28,6 +34,10 @@ thread_local! {
 }
 
 static HOOK: Once = Once::new();
+
+// `measure.columns` names a column the table does not have: args (table, column, [its
+// columns]), for the Python side to word (`aqmlab.runs.runner`).
+pyo3::create_exception!(_core, UnknownColumn, pyo3::exceptions::PyLookupError);
 
 /// Replaces the default panic hook (which prints to stderr) with one that records the message
 /// for the exception; with `AQMLAB_DEBUG` set it also prints it and a backtrace.
@@ -463,6 +473,18 @@ impl PySimulation {
         tables_to_py(py, tables, true)
     }
 
+    /// Moves the records produced since the last drain into `sink` (no Python objects made).
+    fn drain_into(&self, py: Python<'_>, sink: &PyParquetSink) -> PyResult<()> {
+        let tables = py.detach(|| self.with("drain", |s| s.drain()))?;
+        sink.add(py, tables)
+    }
+
+    /// Ends the run and moves the last records into `sink`.
+    fn finish_into(&self, py: Python<'_>, sink: &PyParquetSink) -> PyResult<()> {
+        let tables = py.detach(|| self.with("finish", |s| s.finish()))?;
+        sink.add(py, tables)
+    }
+
     /// The packet captures' pcap bytes encoded since the last call, `[(file name, bytes)]`
     /// (each capture's file header in its first batch); empty without `[[trace.pcap]]`.
     fn drain_captures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -543,6 +565,98 @@ impl PySimulation {
             .with("engine_stats", |s| serde_json::to_string(&s.engine_stats()))?
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         json_to_py(py, &json)
+    }
+}
+
+/// A run's record tables written to Parquet files in `directory`, one per table, in row
+/// groups of `row_group` rows (`sink.rs`). `skip`: tables not written; `columns`: per table,
+/// the columns kept, in that order. Fed by `Simulation.drain_into`/`finish_into`; the files
+/// are complete only when `close` has returned.
+#[pyclass(name = "ParquetSink", module = "aqmlab._core", frozen)]
+struct PyParquetSink {
+    sink: Mutex<sink::Sink>,
+}
+
+impl PyParquetSink {
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, sink::Sink>> {
+        self.sink
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("Parquet sink state poisoned"))
+    }
+
+    fn add(&self, py: Python<'_>, tables: Vec<Table>) -> PyResult<()> {
+        // Without the GIL: the call waits when the writer thread is behind.
+        py.detach(|| self.lock().map(|mut s| s.add(tables)))?
+            .map_err(|e| match e {
+                sink::SinkError::UnknownColumn(table, column, names) => {
+                    UnknownColumn::new_err((table, column, names))
+                },
+                sink::SinkError::Changed(table) => PyRuntimeError::new_err(format!(
+                    "the core changed the columns of table {table} between batches"
+                )),
+                sink::SinkError::Write(e) => write_error(e),
+            })
+    }
+}
+
+/// `OSError(errno, strerror, filename)` as Python raises it for a failed write (the runner
+/// words it), or `OSError(message)` when the cause was not the operating system's.
+fn write_error(e: sink::WriteError) -> PyErr {
+    match e.errno {
+        Some(errno) => {
+            let text = std::io::Error::from_raw_os_error(errno).to_string();
+            // "File too large (os error 27)": the strerror part, as Python's.
+            let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
+            PyOSError::new_err((errno, strerror, e.file))
+        },
+        None if e.file.as_os_str().is_empty() => PyOSError::new_err(e.message),
+        None => PyOSError::new_err(format!("{}: {}", e.file.display(), e.message)),
+    }
+}
+
+#[pymethods]
+impl PyParquetSink {
+    #[new]
+    #[pyo3(signature = (directory, row_group, skip=Vec::new(), columns=HashMap::new()))]
+    fn new(
+        directory: PathBuf,
+        row_group: usize,
+        skip: Vec<String>,
+        columns: HashMap<String, Vec<String>>,
+    ) -> PyResult<Self> {
+        if row_group == 0 {
+            return Err(PyValueError::new_err(
+                "row_group = 0: expected at least 1 row",
+            ));
+        }
+        let skip: HashSet<String> = skip.into_iter().collect();
+        let sink =
+            sink::Sink::new(directory, row_group, skip, columns).map_err(PyOSError::new_err)?;
+        Ok(PyParquetSink {
+            sink: Mutex::new(sink),
+        })
+    }
+
+    /// Rows accepted so far per table, `[(table, rows)]` in the order the tables appeared.
+    fn rows(&self) -> PyResult<Vec<(String, u64)>> {
+        Ok(self
+            .lock()?
+            .rows()
+            .iter()
+            .map(|(n, r)| (n.to_string(), *r))
+            .collect())
+    }
+
+    /// Writes what is left and closes the files (waiting for the writer); `OSError` if any
+    /// write failed.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.lock().map(|mut s| s.close()))?
+            .map_err(write_error)
+    }
+
+    /// Stops writing; the files are left incomplete (for the caller to remove).
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.lock().map(|mut s| s.abort()))
     }
 }
 
@@ -774,6 +888,8 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_class::<PySimulation>()?;
+    m.add_class::<PyParquetSink>()?;
+    m.add("UnknownColumn", m.py().get_type::<UnknownColumn>())?;
     m.add_function(wrap_pyfunction!(tcp_preset, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;

@@ -30,7 +30,6 @@ __version__ = _core.version()
 from aqmlab.runs import Progress, Results, run
 from aqmlab.scenario import ScenarioError, resolve, validate
 from aqmlab.scenario import load as load_scenario
-from aqmlab.study import Study
 
 __all__ = [
     "Progress",
@@ -50,9 +49,15 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # `from aqmlab import study_plots` without importing matplotlib with `import aqmlab`.
+    # `from aqmlab import study_plots` without importing matplotlib with `import aqmlab`, and
+    # `Study` without polars, pyarrow and DuckDB: a run (`aqmlab run`, a sweep's worker)
+    # imports this package and needs none of them.
     if name == "study_plots":
         from aqmlab.report import study_plots
 
         return study_plots
+    if name == "Study":
+        from aqmlab.study.reader import Study
+
+        return Study
     raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")

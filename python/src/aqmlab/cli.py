@@ -479,7 +479,7 @@ def _num(v: Any, unit: str, fmt: str = ".2f") -> str:
 
 
 def format_summary(results) -> str:
-    from aqmlab.analysis import metrics
+    from aqmlab.analysis.kinds import MIX_KINDS
 
     s = results.summary
     core = s.get("summary") or {}
@@ -521,7 +521,9 @@ def format_summary(results) -> str:
         f"{core.get('connections_unfinished', '-')} unfinished"
     )
     kinds = {t.get("kind") for t in s["scenario"].get("traffic") or []}
-    if kinds & set(metrics.MIX_KINDS):
+    if kinds & set(MIX_KINDS):
+        from aqmlab.analysis import metrics  # reads the record tables (polars)
+
         lines.append(metrics.format_mix_metrics(metrics.mix_metrics(results)))
     elif "tcp_goodput_mbps" in core:
         lines.append(f"TCP goodput (after warm-up): {core['tcp_goodput_mbps']:.3f} Mb/s")

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-WEB_KINDS = ("mah", "browsers", "unc", "packmime")
+from aqmlab.analysis.kinds import WEB_KINDS
 
 
 def studied_direction(scenario: Mapping[str, Any]) -> str:

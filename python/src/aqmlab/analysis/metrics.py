@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aqmlab.analysis.directions import WEB_KINDS, studied_direction
+from aqmlab.analysis.directions import studied_direction
+from aqmlab.analysis.kinds import MIX_KINDS, WEB_KINDS
 from aqmlab.analysis.mixes import (
     LOSS_RUN_SCOPES,
     flow_throughputs,
@@ -36,6 +37,7 @@ from aqmlab.analysis.mixes import (
 
 __all__ = [
     "LOSS_RUN_SCOPES",
+    "MIX_KINDS",
     "RESPONSE_BINS",
     "RETX_CLASSES",
     "WEB_KINDS",
@@ -59,8 +61,6 @@ __all__ = [
     "with_retransmission_class",
 ]
 
-# Sources whose runs get the mix metrics in `aqmlab run`'s summary.
-MIX_KINDS = ("udp_cbr", "ftp")
 RETX_CLASSES = ("none", "SYN", "FIN", "data", "combined")
 # (label, lower bound exclusive, upper bound inclusive), seconds.
 RESPONSE_BINS = (

@@ -109,27 +109,28 @@ def reproduce(
     # Every calibration measured by a part is gathered in OUT/calibration.json, which seeds
     # the next parts: a key is measured once per study, whichever part needs it first.
     calibration = out_dir / CALIBRATION_FILE
-    for part, sweep_file in derived.items():
-        part_dir = out_dir / part
-        if report_only:
-            continue
-        say(f"study {key} ({scale}): part {part!r}")
-        done = sweep.run_sweep(
-            sweep_file,
-            part_dir,
-            scheduler=scheduler,
-            jobs=jobs,
-            calibration=calibration if calibration.is_file() else None,
-            stream=stream,
-            quiet=quiet,
-            interval_s=interval_s,
-        )
-        outcome.runs += done.total
-        outcome.failed += done.failed
-        outcome.failures += [(f"{part}/{r}", w, e) for r, w, e in done.failures]
-        measured = cal.load_file(part_dir / CALIBRATION_FILE)
-        if measured:
-            cal.save_file(calibration, measured.values())
+    # One pool of workers for every part (started by the first one with runs to do).
+    with sweep.Backends(scheduler, jobs) as backends:
+        for part, sweep_file in derived.items():
+            part_dir = out_dir / part
+            if report_only:
+                continue
+            say(f"study {key} ({scale}): part {part!r}")
+            done = sweep.run_sweep(
+                sweep_file,
+                part_dir,
+                calibration=calibration if calibration.is_file() else None,
+                stream=stream,
+                quiet=quiet,
+                interval_s=interval_s,
+                backends=backends,
+            )
+            outcome.runs += done.total
+            outcome.failed += done.failed
+            outcome.failures += [(f"{part}/{r}", w, e) for r, w, e in done.failures]
+            measured = cal.load_file(part_dir / CALIBRATION_FILE)
+            if measured:
+                cal.save_file(calibration, measured.values())
     parts = {part: Study.open(out_dir / part) for part in derived}
     heading = getattr(mod, "HEADING", f"Study {key}: {mod.TITLE}")
     doc = HtmlDocument(heading, figure_dir=out_dir / FIGURES_DIR)

@@ -162,22 +162,23 @@ def run_pack(
             encoding="utf-8",
         )
         derived[s.key] = scaling.derive(src, scale, sweeps_dir / f"{s.key}.toml")
-    for s in chosen:
-        if report_only:
-            continue
-        say(f"rfc7928 ({scale}): section {s.rfc} {s.title} ({s.key})")
-        done = sweep.run_sweep(
-            derived[s.key],
-            out_dir / s.key,
-            scheduler=scheduler,
-            jobs=jobs,
-            stream=stream,
-            quiet=quiet,
-            interval_s=interval_s,
-        )
-        outcome.runs += done.total
-        outcome.failed += done.failed
-        outcome.failures += [(f"{s.key}/{r}", w, e) for r, w, e in done.failures]
+    # One pool of workers for every section (started by the first one with runs to do).
+    with sweep.Backends(scheduler, jobs) as backends:
+        for s in chosen:
+            if report_only:
+                continue
+            say(f"rfc7928 ({scale}): section {s.rfc} {s.title} ({s.key})")
+            done = sweep.run_sweep(
+                derived[s.key],
+                out_dir / s.key,
+                stream=stream,
+                quiet=quiet,
+                interval_s=interval_s,
+                backends=backends,
+            )
+            outcome.runs += done.total
+            outcome.failed += done.failed
+            outcome.failures += [(f"{s.key}/{r}", w, e) for r, w, e in done.failures]
     studies = {s.key: Study.open(out_dir / s.key) for s in chosen if (out_dir / s.key).is_dir()}
     outcome.report = report.write(
         out_dir,

@@ -7,12 +7,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from aqmlab.errors import ScenarioError, os_problem
+
+if TYPE_CHECKING:  # imported where a table is read: a run writing its results needs neither
+    import pyarrow as pa
 
 __all__ = ["SUMMARY_FILE", "Results", "read_summary"]
 
@@ -91,6 +91,8 @@ class Results:
 
     def arrow(self, name: str) -> pa.Table:
         if self.directory is not None:
+            import pyarrow.parquet as pq
+
             p = self.path(name)
             if not p.is_file():
                 raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables) or 'none'}")

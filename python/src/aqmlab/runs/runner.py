@@ -7,8 +7,15 @@ Output layout of a run directory::
                           # core summary, row counts; written last
       <table>.parquet     # one file per table the core emits (connections, bottleneck, queue...)
 
+The Parquet files are encoded by the core's extension (`_core.ParquetSink`), on a thread of
+its own, straight from the core's columns: no Python object per value, and no pyarrow (whose
+import alone is about 100 MB of resident memory). This module decides where and what: the
+directory, the tables and columns kept, the row-group size. A run without OUT keeps its
+tables in memory as Arrow tables (`memory_sink`).
+
 The files are written into a hidden temporary directory beside OUT, which is renamed to OUT
-only when the run succeeded: an interrupted or failed run leaves nothing that looks complete.
+only when the run succeeded: an interrupted or failed run leaves nothing that looks complete
+(the writer is stopped and the directory removed).
 A run holds a lock on its temporary directory; one left by a killed run (unlocked) is removed
 by the next run into the same OUT (`remove_stale`).
 """
@@ -16,6 +23,7 @@ by the next run into the same OUT (`remove_stale`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import json
 import os
@@ -29,10 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-from tqdm import tqdm
-
 import aqmlab._core as _core
 from aqmlab import scenario as sc
 from aqmlab.errors import make_dirs, os_problem, show_value
@@ -45,15 +49,12 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: stale directories are told by name only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Progress", "Results", "read_summary", "remove_stale", "run"]
+__all__ = ["ROW_GROUP", "Progress", "Results", "read_summary", "remove_stale", "run"]
 
-_ARROW_TYPES = {
-    "u64": pa.uint64(),
-    "i64": pa.int64(),
-    "f64": pa.float64(),
-    "bool": pa.bool_(),
-    "str": pa.string(),
-}
+# Rows per Parquet row group (the last one of a table shorter), whatever the chunking of the
+# run: files do not depend on how the run was cut into chunks, readers get reasonably sized
+# row groups, and the writer holds at most one row group per table.
+ROW_GROUP = 65536
 
 
 @dataclass(frozen=True)
@@ -74,106 +75,65 @@ def _version() -> str:
     return _core.version()
 
 
-def _to_arrow(columns: Mapping[str, tuple[str, list]]) -> pa.Table:
-    arrays, fields = [], []
-    for name, (dtype, values) in columns.items():
-        t = _ARROW_TYPES.get(dtype)
-        if t is None:
-            raise RuntimeError(f"core returned column {name} of unknown type {dtype}")
-        arrays.append(pa.array(values, type=t))
-        fields.append(pa.field(name, t))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+@functools.cache
+def _platform() -> str:
+    # platform.platform() reads the interpreter's binary to find the C library's version:
+    # milliseconds, once per process rather than once per run of a sweep's worker.
+    return platform.platform()
 
 
-class _Sink:
-    """Where drained batches go: Parquet writers (one per table), or memory.
-
-    Rows are written in row groups of exactly `row_group` rows (the last one shorter), whatever
-    the chunking of the run: files do not depend on how the run was cut into chunks, readers
-    get reasonably sized row groups, and memory stays bounded by one row group per table.
-    """
+class _FileSink:
+    """The run's tables written to Parquet files in `directory` (OUT's temporary twin) by the
+    core's extension (`_core.ParquetSink`: from the core's columns to the encoder, on a thread
+    of its own, no Python objects per value). `skip`: tables not kept; `columns`: the columns
+    kept per table (`measure.columns`). A failed write (disk full) is one line naming OUT."""
 
     def __init__(
         self,
-        directory: Path | None,
-        row_group: int = 65536,
-        skip: Iterable[str] = (),
-        columns: Mapping[str, Sequence[str]] | None = None,
+        directory: Path,
+        out: Path,
+        skip: Iterable[str],
+        columns: Mapping[str, Sequence[str]],
     ) -> None:
-        self.directory = directory
-        self.row_group = row_group
-        self.skip = set(skip)  # tables not kept (`measure.connections = false`)
-        # Columns kept per table (`measure.columns`); other tables keep all theirs.
-        self.columns = {k: list(v) for k, v in (columns or {}).items()}
-        self.writers: dict[str, pq.ParquetWriter] = {}
-        self.pending: dict[str, list[pa.Table]] = {}
-        self.memory: dict[str, list[pa.Table]] = {}
-        self.schemas: dict[str, pa.Schema] = {}
-        self.rows: dict[str, int] = {}
+        self._out = out
+        self._sink = _core.ParquetSink(
+            str(directory), ROW_GROUP, list(skip), {k: list(v) for k, v in columns.items()}
+        )
 
-    def add(self, batches: Mapping[str, Mapping[str, tuple[str, list]]]) -> None:
-        for name, columns in batches.items():
-            if name in self.skip:
-                continue
-            table = _to_arrow(columns)
-            if name in self.columns:
-                table = self._select(name, table)
-            schema = self.schemas.setdefault(name, table.schema)
-            if table.schema != schema:
-                table = table.select(schema.names).cast(schema)
-            self.rows[name] = self.rows.get(name, 0) + table.num_rows
-            if self.directory is None:
-                if table.num_rows or name not in self.memory:
-                    self.memory.setdefault(name, []).append(table)
-                continue
-            if name not in self.writers:
-                self.writers[name] = pq.ParquetWriter(
-                    self.directory / f"{name}.parquet", schema, compression="zstd"
-                )
-            if table.num_rows:
-                self.pending.setdefault(name, []).append(table)
-                self._flush(name, final=False)
+    def drain(self, sim: _core.Simulation) -> None:
+        with self._worded():
+            sim.drain_into(self._sink)
 
-    def _select(self, name: str, table: pa.Table) -> pa.Table:
-        wanted = self.columns[name]
-        unknown = [c for c in wanted if c not in table.column_names]
-        if unknown:
-            raise sc.ScenarioError(
-                f"measure.columns.{name}: no column {show_value(unknown[0])} in the {name} "
-                f"table (its columns: {', '.join(table.column_names)})"
-            )
-        return table.select(wanted)
-
-    def _flush(self, name: str, final: bool) -> None:
-        parts = self.pending.get(name, [])
-        n = sum(t.num_rows for t in parts)
-        if n == 0 or (n < self.row_group and not final):
-            return
-        table = pa.concat_tables(parts)
-        start = 0
-        while n - start >= self.row_group:
-            self.writers[name].write_table(
-                table.slice(start, self.row_group), row_group_size=self.row_group
-            )
-            start += self.row_group
-        rest = table.slice(start)
-        if final and rest.num_rows:
-            self.writers[name].write_table(rest, row_group_size=self.row_group)
-            rest = rest.slice(0, 0)
-        self.pending[name] = [rest] if rest.num_rows else []
+    def finish(self, sim: _core.Simulation) -> None:
+        with self._worded():
+            sim.finish_into(self._sink)
 
     def close(self) -> None:
-        errors = []
-        for name, w in self.writers.items():
-            try:
-                self._flush(name, final=True)
-                w.close()
-            except Exception as e:  # pragma: no cover - disk full and the like
-                errors.append(e)
-        self.writers.clear()
-        self.pending.clear()
-        if errors:
-            raise errors[0]
+        """Waits for the writer; the files are complete when it returns."""
+        with self._worded():
+            self._sink.close()
+
+    @contextlib.contextmanager
+    def _worded(self):
+        try:
+            yield
+        except OSError as e:  # only the writer raises it here
+            what = f"cannot write {Path(e.filename).name}" if e.filename else "cannot write"
+            raise sc.ScenarioError(f"--out {self._out}: {what} ({os_problem(e)})") from None
+
+    def abort(self) -> None:
+        self._sink.abort()
+
+    @property
+    def rows(self) -> dict[str, int]:
+        return dict(self._sink.rows())
+
+
+def _unknown_column(table: str, column: str, columns: Sequence[str]) -> sc.ScenarioError:
+    return sc.ScenarioError(
+        f"measure.columns.{table}: no column {show_value(column)} in the {table} "
+        f"table (its columns: {', '.join(columns)})"
+    )
 
 
 def _lock(directory: Path, wait: bool = False) -> int | None:
@@ -315,15 +275,19 @@ def run(
     tmp, lock = _prepare_out(out_dir) if out_dir is not None else (None, None)
     captures = CaptureFiles(tmp)
     measure = resolved.get("measure") or {}
-    keep_connections = measure.get("connections", True)
-    sink = _Sink(
-        tmp,
-        skip=() if keep_connections else ("connections",),
-        columns=measure.get(sc.PYTHON_MEASURE_KEY),
-    )
+    skip = () if measure.get("connections", True) else ("connections",)
+    columns = measure.get(sc.PYTHON_MEASURE_KEY) or {}
     ok = False
+    sink: Any = None
     t0 = time.perf_counter()
     try:
+        if tmp is not None and out_dir is not None:
+            sink = _FileSink(tmp, out_dir, skip, columns)
+        else:
+            # Only a run kept in memory needs pyarrow (its tables are Arrow tables).
+            from aqmlab.runs.memory_sink import MemorySink
+
+            sink = MemorySink(skip, columns)
         # Chunk boundaries are i·step (no accumulated rounding), so they depend on the scenario
         # and `chunk_s` only.
         i, t = 0, 0.0
@@ -331,14 +295,14 @@ def run(
             i += 1
             t = min(i * step, end)
             sim.run_until(t)
-            sink.add(sim.drain_typed())
+            sink.drain(sim)
             captures.add(sim.drain_captures())
             if progress is not None:
                 stats = sim.engine_stats()
                 progress(
                     Progress(sim.now(), end, time.perf_counter() - t0, int(stats.get("events", 0)))
                 )
-        sink.add(sim.finish_typed())
+        sink.finish(sim)
         captures.add(sim.drain_captures())
         wall = time.perf_counter() - t0
         sink.close()
@@ -349,11 +313,11 @@ def run(
             "seed": resolved["seed"],
             "version": {"aqmlab": _version(), "core": _core.version()},
             "python": platform.python_version(),
-            "platform": platform.platform(),
+            "platform": _platform(),
             "wall_time_s": wall,
             "engine_stats": sim.engine_stats(),
             "summary": sim.summary(),
-            "tables": dict(sink.rows),
+            "tables": sink.rows,
         }
         if trace_bytes > 0:
             summary["traces"] = {
@@ -370,14 +334,18 @@ def run(
             ok = True
             return Results(summary, directory=out_dir)
         ok = True
-        memory = {name: pa.concat_tables(parts) for name, parts in sink.memory.items()}
         return Results(
-            summary, memory=memory, captures={k: bytes(v) for k, v in captures.memory.items()}
+            summary,
+            memory=sink.tables(),
+            captures={k: bytes(v) for k, v in captures.memory.items()},
         )
+    except _core.UnknownColumn as e:
+        raise _unknown_column(*e.args) from None
     finally:
         if not ok:
-            with contextlib.suppress(Exception):
-                sink.close()
+            if sink is not None:
+                with contextlib.suppress(Exception):
+                    sink.abort()
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
         if lock is not None:
@@ -391,46 +359,8 @@ def _make_simulation(scenario_json: str) -> _core.Simulation:
         raise sc.ScenarioError(str(e)) from None
 
 
-class ProgressLine(tqdm):
-    """tqdm's line redrawn in place (the progress displays of a run and of a sweep), cut to
-    the terminal's width at each draw, or whole when the size is unknown (tqdm alone draws
-    nothing on a terminal of 0 columns and rows, as a pseudo-terminal given no size is). No
-    monitor thread."""
-
-    monitor_interval = 0
-
-    def refresh(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            size = os.get_terminal_size(self.fp.fileno())
-        except (AttributeError, OSError, ValueError):
-            size = os.terminal_size((0, 0))
-        # One column short of the width: a line that fills the last one wraps on some terminals.
-        self.ncols = size.columns - 1 if size.columns > 1 else None
-        self.nrows = size.lines if size.lines > 0 else None
-        return super().refresh(*args, **kwargs)
-
-
 def _default_progress(stream: IO[str] = sys.stderr) -> Callable[[Progress], None]:
-    """A bar redrawn in place on `stream` (a terminal): simulated seconds done, simulated
-    seconds per wall second and the time left at that rate; cleared when the run ends."""
-    bar: ProgressLine | None = None
+    """`progress_bar.default_progress` (tqdm is imported only when a terminal is there)."""
+    from aqmlab.runs.progress_bar import default_progress
 
-    def show(p: Progress) -> None:
-        nonlocal bar
-        if bar is None:  # the rate counts from the first chunk's end
-            bar = ProgressLine(
-                total=p.end_time_s,
-                initial=p.sim_time_s,
-                file=stream,
-                unit=" sim s",
-                smoothing=0,  # the rate since the start, not a moving average
-                miniters=0,  # redrawn at most every 0.1 s (tqdm's mininterval), whatever the step
-                leave=False,
-                bar_format="  {n:.1f}/{total:.1f} s simulated {percentage:3.0f}% |{bar}| "
-                "{rate_noinv_fmt}, {remaining} left",
-            )
-        bar.update(p.sim_time_s - bar.n)
-        if p.sim_time_s >= p.end_time_s:
-            bar.close()
-
-    return show
+    return default_progress(stream)

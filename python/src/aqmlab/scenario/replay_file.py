@@ -12,8 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from aqmlab.errors import ScenarioError, os_problem, show_value
 from aqmlab.scenario.files import take_file
 
@@ -60,6 +58,9 @@ def read_connections(path: Path, where: str) -> dict[str, list]:
         raise ScenarioError(f"{where}: cannot read ({os_problem(e, path)})") from None
     if size > MAX_FILE_BYTES:
         raise ScenarioError(f"{where}: {size} bytes, expected a file of at most 1 GiB")
+    # Here, not at the top: every scenario load imports this module, few have replay files.
+    import polars as pl
+
     try:
         df = pl.read_csv(path, comment_prefix="#", infer_schema_length=0)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as e:

@@ -8,6 +8,14 @@
 - `reader`: `Study`, a study directory from Python.
 """
 
-from aqmlab.study.reader import Study
-
 __all__ = ["Study"]
+
+
+def __getattr__(name: str):
+    # `Study` on first use: a sweep's worker imports this package (its task lives in
+    # `execute`) and needs none of the reader's polars, pyarrow and DuckDB.
+    if name == "Study":
+        from aqmlab.study.reader import Study
+
+        return Study
+    raise AttributeError(f"module 'aqmlab.study' has no attribute {name!r}")

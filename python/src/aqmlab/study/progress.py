@@ -1,6 +1,6 @@
 """The live progress display of a sweep, on stderr.
 
-A terminal gets one line redrawn in place (tqdm, through `runs.runner.ProgressLine`: the line
+A terminal gets one line redrawn in place (tqdm, through `runs.progress_bar.ProgressLine`: the line
 cut to the terminal's width, the lines that stay printed above it); anything else (a log
 file, CI) gets a plain line every `interval_s` seconds (by hand: tqdm has no such mode, it
 writes carriage returns). Either way a line is printed for each run that finishes or
@@ -19,9 +19,10 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from aqmlab.runs.runner import ProgressLine
+if TYPE_CHECKING:
+    from aqmlab.runs.progress_bar import ProgressLine
 
 __all__ = ["SweepProgress", "format_duration"]
 
@@ -152,6 +153,8 @@ class SweepProgress:
             self.stream.write(self.line() + "\n")
             self.stream.flush()
         elif self._bar is None:
+            from aqmlab.runs.progress_bar import ProgressLine  # tqdm, for a terminal only
+
             self._bar = ProgressLine(
                 file=self.stream, bar_format="{desc}", desc=self.line(), leave=False
             )

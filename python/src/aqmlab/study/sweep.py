@@ -42,6 +42,7 @@ from aqmlab.study.progress import SweepProgress, format_duration
 __all__ = [
     "PLAN_FILE",
     "SWEEP_FILE",
+    "Backends",
     "SweepInterrupted",
     "SweepOutcome",
     "execute_planned",
@@ -82,6 +83,42 @@ class SweepInterrupted(KeyboardInterrupt):
     def __init__(self, outcome: SweepOutcome) -> None:
         super().__init__("interrupted")
         self.outcome = outcome
+
+
+class Backends:
+    """Where the runs of one or more sweeps execute, started on first need and kept for the
+    next sweep: `aqmlab rfc7928` and `aqmlab reproduce` run a sweep per section or part, and
+    a pool of local processes started per sweep cost each sweep an interpreter start and an
+    import of aqmlab per worker (more than the runs of a short section). `close` at the end."""
+
+    def __init__(self, scheduler: str | None = None, jobs: int | None = None) -> None:
+        if jobs is not None and jobs < 1:
+            raise sc.ScenarioError(f"--jobs {jobs}: expected at least 1")
+        if scheduler is not None:
+            execute.check_address(scheduler)
+        self.scheduler = scheduler
+        self.jobs = jobs
+        self._backend: Any = None
+
+    def get(self) -> Any:
+        if self._backend is None:
+            self._backend = (
+                execute.DaskBackend(self.scheduler)
+                if self.scheduler is not None
+                else execute.LocalBackend(self.jobs)
+            )
+        return self._backend
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def __enter__(self) -> Backends:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _check_study_dir(out: Path) -> None:
@@ -197,13 +234,17 @@ def run_sweep(
     quiet: bool = False,
     interval_s: float = 10.0,
     overrides: Sequence[str] = (),
+    backends: Backends | None = None,
 ) -> SweepOutcome:
     """Runs (or resumes) the sweep in `sweep_file` into the study directory `out` (default
     `results/<sweep name>`), on `jobs` local processes (default: one per core) or on the Dask
     cluster whose scheduler is at `scheduler`. `overrides` (``--set key.path=value``) change
     the base scenario after the file's `set`, before the axes; a study resumes only with the
     ones it was planned with. Progress goes to `stream` (default stderr). Raises
-    `SweepInterrupted` on Ctrl-C; failed runs are in the outcome (and the catalog)."""
+    `SweepInterrupted` on Ctrl-C; failed runs are in the outcome (and the catalog).
+    `backends`: where the runs execute, kept open for the caller's next sweeps (then
+    `scheduler` and `jobs` are the ones it was made with); by default, started and closed
+    here."""
     stream = stream if stream is not None else sys.stderr
     sweep = sweepfile.read(sweep_file, overrides=overrides)
     if out is None:
@@ -215,10 +256,10 @@ def run_sweep(
         out_dir = Path(out)
     _check_study_dir(out_dir)
     _check_same_cli_set(out_dir, sweep)
-    if jobs is not None and jobs < 1:
-        raise sc.ScenarioError(f"--jobs {jobs}: expected at least 1")
-    if scheduler is not None:
-        execute.check_address(scheduler)
+    own = backends is None
+    if backends is None:
+        backends = Backends(scheduler, jobs)
+    scheduler, jobs = backends.scheduler, backends.jobs
 
     def note(msg: str) -> None:
         if not quiet:
@@ -227,7 +268,7 @@ def run_sweep(
 
     backend: Any = None
     if scheduler is not None:  # before calibrating: a bad address fails in seconds
-        backend = execute.DaskBackend(scheduler)
+        backend = backends.get()
     try:
         runs = sweepfile.plan(
             sweep,
@@ -255,11 +296,11 @@ def run_sweep(
                 1 for r in runs if r.error is None and not catalog.is_done(out_dir, r.run_id)
             )
             if todo_count:
-                backend = execute.LocalBackend(jobs)
+                backend = backends.get()
         return _execute(sweep, runs, out_dir, backend, stream, quiet, interval_s, note)
     finally:
-        if backend is not None:
-            backend.close()
+        if own:
+            backends.close()
 
 
 def remove_leftovers(out: Path) -> None:
@@ -375,7 +416,10 @@ def _execute(
         while pending:
             finished = backend.wait(pending.keys(), 0.25)
             for msg in backend.messages():
-                progress.update(msg)
+                # A backend kept between sweeps may still hold a late message of the last
+                # sweep's runs: only this sweep's runs are shown.
+                if msg.get("run_id") in progress.durations:
+                    progress.update(msg)
             for fut in finished:
                 r = pending.pop(fut)
                 res = backend.result(fut)
