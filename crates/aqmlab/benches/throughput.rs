@@ -10,7 +10,9 @@
 //! (`bench/digests.sh`). The digests are XXH64 (`Digest`): the same on every toolchain and
 //! platform, so a reference file made once stays comparable.
 //! Also printed: HTTP exchanges recorded per wall-second and the process's peak resident memory
-//! (Linux `VmHWM`), the figures issue 3's benchmark asks for.
+//! (Linux `VmHWM`), the figures issue 3's benchmark asks for, and the memory per open
+//! connection (issue 34): the bytes the connection slots hold (`EngineStats::connection_bytes`)
+//! over the slots, i.e. over the most connections open at once.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -179,6 +181,14 @@ fn main() {
         "connections/wall-s        {:.0}",
         st.connections_opened as f64 / wall
     );
+    println!("connection slots          {}", st.connection_slots);
+    if st.connection_slots > 0 {
+        println!(
+            "memory per open connection {:.0} B ({:.1} MiB in all)",
+            st.connection_bytes as f64 / st.connection_slots as f64,
+            st.connection_bytes as f64 / (1 << 20) as f64
+        );
+    }
     println!("exchanges recorded        {exchanges}");
     println!("exchanges/wall-s          {:.0}", exchanges as f64 / wall);
     match peak_resident_mib() {

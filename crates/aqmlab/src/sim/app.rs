@@ -13,6 +13,14 @@ pub enum App {
 }
 
 impl App {
+    /// Bytes the application holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            App::Bulk(_) => 0,
+            App::Web(a) => a.heap_bytes(),
+        }
+    }
+
     pub fn on_event(&mut self, side: usize, out: &Outbox, now: Time) -> AppAction {
         match self {
             App::Bulk(a) => a.on_event(side, out),

@@ -21,6 +21,13 @@ pub struct FlowLosses {
     runs: Vec<u64>,
 }
 
+impl FlowLosses {
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.runs.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
 /// The part of a connection that packets and timer events look at first: whether the slot
 /// still holds the connection they belong to, its bottleneck drops and its timers. Kept apart
 /// from `Conn` (over a kilobyte) in a dense array: a packet queued at the bottleneck, a stale

@@ -80,7 +80,6 @@ pub use udp_cbr::UdpSummary;
 
 /// One connection: both endpoints, the application driving them, and its record so far.
 /// Whether the slot is in use and by which generation, and its timers: `Simulation::tags`.
-#[repr(align(64))]
 struct Conn {
     id: u64,
     ep: [Endpoint; 2],

@@ -15,6 +15,16 @@ pub enum OneOrMore<T> {
     More(Vec<T>),
 }
 
+impl<T> OneOrMore<T> {
+    /// Bytes held on the heap (none when inline).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            OneOrMore::One(_) => 0,
+            OneOrMore::More(v) => v.capacity() * std::mem::size_of::<T>(),
+        }
+    }
+}
+
 impl<T> Deref for OneOrMore<T> {
     type Target = [T];
 

@@ -61,6 +61,11 @@ pub struct WebApp {
 impl WebApp {
     /// A connection opened at `connect_time` that will carry `script` (at least one exchange);
     /// its last exchange ends at its last byte or at the close (`end`).
+    /// Bytes the application holds on the heap (a script of more than one exchange).
+    pub fn heap_bytes(&self) -> usize {
+        self.script.heap_bytes() + self.times.heap_bytes()
+    }
+
     pub fn new(script: Script, connect_time: Time, end: ResponseEnd) -> Self {
         assert!(
             !script.is_empty(),

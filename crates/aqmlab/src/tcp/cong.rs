@@ -219,6 +219,17 @@ impl LinuxCong {
         }
     }
 
+    /// Bytes this state holds on the heap besides itself: the record of segments, BBR's
+    /// delivery state, and the boxes of BBR, Prague and the rate estimator.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.sent.heap_bytes()
+            + self.rate_tx.capacity() * size_of::<TxState>()
+            + self.rate.as_ref().map_or(0, |_| size_of::<RateEstimator>())
+            + self.bbr.as_ref().map_or(0, |_| size_of::<Bbr>())
+            + self.prague.as_ref().map_or(0, |_| size_of::<Prague>())
+    }
+
     /// Becomes a copy of `t` (a template's new state) keeping its own buffers' capacity
     /// (`tcp/template.rs`): the same state as `t.clone()`.
     pub fn renew_from(&mut self, t: &LinuxCong) {

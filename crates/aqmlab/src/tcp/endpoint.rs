@@ -264,6 +264,16 @@ impl Endpoint {
         }
     }
 
+    /// Bytes the endpoint holds on the heap: its Linux state (with what that holds) and the
+    /// receiver's and the SACK sender's range lists.
+    pub fn heap_bytes(&self) -> usize {
+        let linux = self
+            .linux
+            .as_deref()
+            .map_or(0, |l| std::mem::size_of::<LinuxCong>() + l.heap_bytes());
+        linux + self.reasm.heap_bytes() + self.board.heap_bytes()
+    }
+
     /// Sets the tick clock's phase of a copy of a new endpoint (`tcp/template.rs`):
     /// connections copy one template instead of deriving the timer constants from the
     /// configuration each time.

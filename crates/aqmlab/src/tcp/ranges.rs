@@ -38,6 +38,11 @@ impl RangeSet {
         &self.spans
     }
 
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.spans.capacity() * std::mem::size_of::<Span>()
+    }
+
     pub fn clear(&mut self) {
         self.spans.clear();
     }

@@ -21,6 +21,11 @@ impl Reassembly {
         self.held.is_empty()
     }
 
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.held.heap_bytes()
+    }
+
     /// The held ranges in sequence order.
     pub fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.held.spans().iter().map(|s| (s.start, s.end))

@@ -58,6 +58,11 @@ impl Scoreboard {
         self.sacked_total = 0;
     }
 
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.sacked.heap_bytes()
+    }
+
     pub fn sacked(&self) -> &[Span] {
         self.sacked.spans()
     }

@@ -156,6 +156,11 @@ impl SentRecord {
         self.segs.len()
     }
 
+    /// Bytes held on the heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.segs.capacity() * std::mem::size_of::<Sent>()
+    }
+
     /// The record's buffer, emptied, for a new record to adopt (`adopt_buffer`): a reused
     /// connection state keeps its capacity, up to `KEPT_CAPACITY` segments (a bulk
     /// transfer's window is not kept for the Web connections that follow it).
