@@ -206,6 +206,10 @@ pub struct Simulation {
     exchanges_done: u64,
     /// Time of the next `TimerSweep`: timer deadlines from then on wait for a sweep.
     next_sweep: Time,
+    /// The run's state outgrows the processor's private caches, so packets, tags and Linux
+    /// state are fetched ahead of the events that need them (`prefetch_pays`, set at every
+    /// timer sweep). Below that size the prefetches cost instructions and save nothing.
+    prefetch_ahead: bool,
     delivered_packets: u64,
     /// End of the serialization in progress on each bottleneck (by direction; `Time::MAX`
     /// when idle). These are the only links with a serialization event, and each has at most
@@ -420,6 +424,7 @@ impl Simulation {
             opens: Vec::new(),
             exchanges_done: 0,
             next_sweep: TIMER_SWEEP,
+            prefetch_ahead: false,
             delivered_packets: 0,
             tx_due: [Time::MAX; 2],
             chain_due: vec![Time::MAX; 2 * (topo.hops as usize - 1)],
@@ -520,14 +525,18 @@ impl Simulation {
             // on a link (half an RTT in a delay box) long enough to leave the caches
             // (`Scheduler::pop_until_hinting`).
             let (pkts, tags) = (&self.pkts, &self.tags);
-            let next = self.sched.pop_until_hinting(until.min(due), |e| {
-                if let Some((id, owner)) = e.arrival() {
-                    pkts.prefetch(id);
-                    if let Some(t) = tags.get((owner as usize).wrapping_sub(1)) {
-                        network::prefetch(t);
+            let next = if self.prefetch_ahead {
+                self.sched.pop_until_hinting(until.min(due), |e| {
+                    if let Some((id, owner)) = e.arrival() {
+                        pkts.prefetch(id);
+                        if let Some(t) = tags.get((owner as usize).wrapping_sub(1)) {
+                            network::prefetch(t);
+                        }
                     }
-                }
-            });
+                })
+            } else {
+                self.sched.pop_until(until.min(due))
+            };
             if let Some(ev) = next {
                 self.dispatch(ev.unpack());
             } else if due <= until {

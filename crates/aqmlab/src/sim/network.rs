@@ -219,11 +219,15 @@ impl Simulation {
                 if let Some(c) = self.conns.get(slot) {
                     prefetch(&c.ep[side]);
                     prefetch(&c.app);
-                    if let Some(t) = self.tags.get(slot) {
-                        prefetch(t);
-                    }
-                    if let Some(lx) = c.ep[side].linux_cong() {
-                        prefetch(lx);
+                    if self.prefetch_ahead {
+                        // Its tag, and its Linux state (a pointer read from a line that may
+                        // stall: worth it only when little of the run stays in cache).
+                        if let Some(t) = self.tags.get(slot) {
+                            prefetch(t);
+                        }
+                        if let Some(lx) = c.ep[side].linux_cong() {
+                            prefetch(lx);
+                        }
                     }
                 }
             }

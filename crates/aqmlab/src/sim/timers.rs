@@ -39,7 +39,19 @@ fn schedule_timer(
     );
 }
 
+/// Bytes of connection and packet state above which prefetching pays: about the private (L2)
+/// cache of one core of the machines measured (docs/performance.md). A choice of speed only:
+/// prefetches have no effect on results.
+const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+
 impl Simulation {
+    /// Whether the connections and packets in use outgrow a core's private cache.
+    fn prefetch_pays(&self) -> bool {
+        let conns = self.conns.len() * std::mem::size_of::<super::Conn>();
+        let pkts = self.pkts.live() * std::mem::size_of::<crate::packet::Packet>();
+        conns + pkts > PREFETCH_ABOVE_BYTES
+    }
+
     pub(super) fn on_timer(&mut self, slot: u32, side: u8, gen: u32) {
         let now = self.sched.now();
         if !self.tags[slot as usize].is(gen) {
@@ -99,6 +111,7 @@ impl Simulation {
     pub(super) fn sweep_timers(&mut self) {
         let now = self.sched.now();
         self.next_sweep = now + TIMER_SWEEP;
+        self.prefetch_ahead = self.prefetch_pays();
         for (slot, t) in self.tags.iter_mut().enumerate() {
             if !t.active {
                 continue;
