@@ -345,6 +345,14 @@ impl LinuxCong {
     /// that made the receiver ACK); such an ACK gives BBR no sample (Karn). The sample is
     /// completed by `RateEstimator::gen`.
     pub fn on_ack(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
+        if self.sent.len() == 0 && blocks.is_empty() && self.rate.is_none() {
+            // Nothing outstanding and nothing SACKed (a receiver's data, mostly): nothing is
+            // delivered and there is no sample; what follows would find the same.
+            self.newest_delivered = None;
+            self.reordered = false;
+            self.rto_rtt = None;
+            return (0, None);
+        }
         let mut rate = self.rate.as_deref_mut();
         if let Some(r) = rate.as_mut() {
             r.start_ack();

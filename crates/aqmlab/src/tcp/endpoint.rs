@@ -1167,12 +1167,8 @@ impl Endpoint {
     #[inline(never)]
     fn linux_on_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet) -> u32 {
         let mss = cfg.mss as u64;
-        let cwnd = segments(self.cwnd, mss);
-        let ssthresh = segments(self.ssthresh, mss);
         let snd_una = pkt.ack.max(self.snd_una);
         let snd_max = self.snd_max;
-        let packets_out = (snd_max - snd_una).div_ceil(mss) as u32;
-        let srtt_us = (self.rto.srtt_s() * 1e6) as u64;
         let n = if self.sack_ok {
             (pkt.sack_n as usize).min(MAX_SACK_BLOCKS)
         } else {
@@ -1202,12 +1198,12 @@ impl Endpoint {
             let exit = lx.on_rtt_sample(
                 now,
                 rtt,
-                cwnd,
-                ssthresh,
+                segments(self.cwnd, mss),
+                segments(self.ssthresh, mss),
                 snd_una,
                 snd_max,
-                packets_out,
-                srtt_us,
+                (snd_max - snd_una).div_ceil(mss) as u32,
+                (self.rto.srtt_s() * 1e6) as u64,
                 mss,
             );
             if let Some(w) = exit {

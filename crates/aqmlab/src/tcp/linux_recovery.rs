@@ -325,6 +325,9 @@ impl Endpoint {
             return;
         }
         let sent_new = self.snd_max > snd_max_before;
+        if !sent_new && self.rack_state().is_none_or(|r| !r.rearm) {
+            return;
+        }
         let mss = cfg.mss as u64;
         let open = !self.in_recovery
             && self.snd_una >= self.recover
