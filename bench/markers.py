@@ -28,13 +28,22 @@ def replace(text: str, body: str) -> str:
     return text[:start] + "\n" + body.strip("\n") + "\n" + text[end:]
 
 
-def write(path: Path, body: str) -> bool:
-    """Rewrites the section of the file at `path`; False when it already said exactly that."""
+def _replaced(path: Path, body: str) -> tuple[str, str]:
     text = path.read_text(encoding="utf-8")
     try:
-        new = replace(text, body)
+        return text, replace(text, body)
     except BenchError as e:
         raise BenchError(f"{path}: {e}") from None
+
+
+def check(path: Path) -> None:
+    """Refuses, as `write` would, a file without its pair of markers; writes nothing."""
+    _replaced(path, "")
+
+
+def write(path: Path, body: str) -> bool:
+    """Rewrites the section of the file at `path`; False when it already said exactly that."""
+    text, new = _replaced(path, body)
     if new == text:
         return False
     path.write_text(new, encoding="utf-8")

@@ -46,6 +46,8 @@ def test_write_names_the_file_and_leaves_it_alone_when_refused(tmp_path: Path):
     page.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(BenchError, match=r"performance\.md: expected one"):
         markers.write(page, "figures")
+    with pytest.raises(BenchError, match=r"performance\.md: expected one"):
+        markers.check(page)
     assert page.read_text(encoding="utf-8") == "no markers\n"
 
 
