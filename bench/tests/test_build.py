@@ -1,0 +1,36 @@
+"""The benchmark binary is found in cargo's JSON messages."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.build import executable
+from bench.errors import BenchError
+
+
+def artifact(name: str, kind: str, exe: str | None) -> str:
+    return json.dumps(
+        {
+            "reason": "compiler-artifact",
+            "target": {"name": name, "kind": [kind]},
+            "executable": exe,
+        }
+    )
+
+
+def test_finds_the_throughput_bench_among_other_messages():
+    messages = "\n".join(
+        [
+            artifact("aqmlab", "lib", None),
+            artifact("throughput", "bench", "/t/release/deps/throughput-1d56"),
+            json.dumps({"reason": "build-finished", "success": True}),
+            "not json: a line cargo's progress may leave",
+        ]
+    )
+    assert executable(messages) == Path("/t/release/deps/throughput-1d56")
+
+
+def test_no_executable_is_an_error():
+    with pytest.raises(BenchError, match="no executable"):
+        executable(artifact("aqmlab", "lib", None))
