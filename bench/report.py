@@ -59,6 +59,10 @@ def num(x: float | None, digits: int = 3) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def count(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.0f}"
+
+
 def times(x: float | None) -> str:
     """A ratio: three decimals near 1 (where ×1.019 and ×1.02 differ), else three figures."""
     if x is None:
@@ -164,12 +168,13 @@ def core_table(run: Run) -> list[str]:
     head += [f"{label} (the benchmark's line)" for label in labels]
     rows = []
     for r in cores:
-        packets = r.median("new", line("bottleneck packets"))
-        if packets is None:
-            packets = r.median("ref", line("bottleneck packets"))
+        # One number when both sides forwarded the same packets (they simulated the same
+        # thing), both when not: per-packet costs then compare different work.
+        a = r.median("ref", line("bottleneck packets"))
+        b = r.median("new", line("bottleneck packets"))
         cells = [
             f"`{r.case.key}`",
-            num(packets, 4),
+            count(a if a is not None else b) if a == b or None in (a, b) else arrow(a, b, ""),
             arrow(r.median("ref", cpu_per_packet), r.median("new", cpu_per_packet), "ns", 1e9),
         ]
         for label in labels:

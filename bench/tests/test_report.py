@@ -93,6 +93,12 @@ def test_section_has_the_tables_and_passes_on_new_lines(run):
     assert text.endswith("\n") and "\n\n\n" not in text
 
 
+def test_packets_shown_once_when_equal_and_both_when_not(run):
+    assert "| `greedy-reno` | 1,000,000 |" in report.render(run)
+    run.results["greedy-reno"].samples["new"] = [core_sample(0.1, 2e6)]
+    assert "| `greedy-reno` | 1,000,000 → 2,000,000 |" in report.render(run)
+
+
 def test_number_format():
     assert report.num(0.171) == "0.171"
     assert report.num(12.34) == "12.3"
