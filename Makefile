@@ -139,9 +139,10 @@ validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs
 	$(BIN)/python -m validation --all --out out/validation --write-docs
 
 # Issue 34's performance table, this tree against the reference commit (bench/cases.py), whole
-# processes alternated, 5 runs each: about 50 minutes on 2 cores (the 1 Gb/s Web case's 300-s
-# form is most of it), plus the reference's builds the first time (kept in .bench/). Only a
-# full run rewrites the page; for a short look: make bench BENCH_ARGS="--quick --cases greedy-reno"
+# processes alternated, 5 runs each: about an hour on 2 cores (the 1 Gb/s Web case's 300-s
+# form is ≈45 minutes of it), plus the reference's builds the first time (kept in .bench/).
+# Only a full run rewrites the page. A short look (printed only):
+#   make bench BENCH_ARGS="--quick --cases greedy-reno"
 bench: bootstrap ## performance: this tree against the reference commit -> docs/performance.md
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
