@@ -68,7 +68,12 @@ def bench_binary(workspace: Path, env: Mapping[str, str], what: str) -> Path:
 def reference_tree(root: Path, commit: str) -> tuple[Path, str]:
     """The reference commit checked out in .bench/ref-<hash> (added as a git worktree, or the
     one already there) and its full hash."""
-    full = git(root, "rev-parse", "--verify", f"{commit}^{{commit}}")
+    try:
+        full = git(root, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
+    except BenchError:
+        raise BenchError(
+            f"--reference {commit}: no such commit here (a shallow clone? git fetch --unshallow)"
+        ) from None
     tree = root / ".bench" / f"ref-{full[:7]}"
     if (tree / ".git").exists():
         if git(tree, "rev-parse", "HEAD") != full:

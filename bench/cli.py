@@ -69,11 +69,12 @@ def make_sides(args: argparse.Namespace, chosen: list[cases.Case]) -> tuple[Side
         exe = args.reference_bench.resolve()
         if not exe.is_file():
             raise BenchError(f"--reference-bench {exe}: no such file")
+    else:  # the reference commit found (and checked out) before anything is built
+        tree, full = build.reference_tree(ROOT, args.reference)
     new_bench = build.bench_binary(ROOT, base_env(), "this tree")
     new = Side("new", "this tree", tree_commit(ROOT), new_bench)
     if args.reference_bench is not None:
         return Side("ref", "reference", f"binary {exe.name}", exe), new
-    tree, full = build.reference_tree(ROOT, args.reference)
     ref_bench = build.bench_binary(tree, build.reference_env(tree), f"reference {full[:7]}")
     package = None
     if whole:
