@@ -4,6 +4,8 @@
 #               installed in a fresh venv, the fast subset of the differential validation
 #               against ns-2.35)
 #   make validate  the whole differential validation; regenerates docs/validation.md
+#   make bench  performance, this tree against a reference commit; rewrites docs/performance.md's
+#               generated section
 # `make help` lists the targets. Bootstrap steps are stamped in .venv/ and redone only when
 # their inputs change.
 
@@ -33,7 +35,7 @@ MAIN_STUDY  := results/main
 DIST        := dist
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
-	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise
+	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise bench test-bench
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -107,7 +109,7 @@ run: bootstrap ## main job: 7 queue managers at 90/98 % load, Web traffic -> res
 	$(BIN)/aqmlab sweep examples/sweeps/main.toml --out $(MAIN_STUDY); status=$$?; \
 	  [ $$status -le 1 ] && $(BIN)/aqmlab report $(MAIN_STUDY) && exit $$status
 
-test: bootstrap lint-rust test-rust lint-py test-py test-wheel test-fuzz test-validation ## every check: Rust fmt/clippy/tests, ruff, pytest, the wheel, fuzzing (slice), validation (fast)
+test: bootstrap lint-rust test-rust lint-py test-py test-wheel test-fuzz test-validation test-bench ## every check: Rust fmt/clippy/tests, ruff, pytest, the wheel, fuzzing (slice), validation (fast), bench driver
 
 lint-rust: ## cargo fmt --check and clippy -D warnings
 	cargo fmt --all --check
@@ -117,8 +119,8 @@ test-rust: | $(STAMP_TSHARK) ## core unit and integration tests (the pcap test w
 	cargo test --release --quiet -p aqmlab
 
 lint-py: $(STAMP_TOOLS) ## ruff check and ruff format --check
-	$(BIN)/ruff check python validation fuzz
-	$(BIN)/ruff format --check python validation fuzz
+	$(BIN)/ruff check python validation fuzz bench
+	$(BIN)/ruff format --check python validation fuzz bench
 
 test-py: bootstrap $(STAMP_CHROMIUM) | $(STAMP_TSHARK) ## pytest (through the real core; the report's in Chromium)
 	cd python && ../$(BIN)/python -m pytest -q
@@ -135,6 +137,19 @@ fuzz: bootstrap ## a long fuzzing campaign (10,000 scenarios) -> docs/reliabilit
 
 validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs/validation.md
 	$(BIN)/python -m validation --all --out out/validation --write-docs
+
+# Issue 34's performance table, this tree against the reference commit (bench/cases.py), whole
+# processes alternated, 5 runs each: about an hour on 2 cores (the 1 Gb/s Web case's 300-s
+# form is ≈45 minutes of it), plus the reference's builds the first time (kept in .bench/).
+# Only a full run rewrites the page. A short look (printed only):
+#   make bench BENCH_ARGS="--quick --cases greedy-reno"
+bench: bootstrap ## performance: this tree against the reference commit -> docs/performance.md
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The driver's own tests: parsing, statistics, the page's markers, and one quick case run with
+# this tree's benchmark binary as both sides (the reference is never built here).
+test-bench: bootstrap ## make bench's driver: its parsing, statistics, markers, a quick run
+	$(BIN)/python -m pytest -q -p no:cacheprovider bench/tests
 
 # Real Linux TCP in network namespaces against the same scenarios in aqmlab (root needed; it
 # says so and exits 0 otherwise): validation/linux/README.md.
@@ -168,9 +183,9 @@ lint: lint-rust lint-py ## all linters
 
 fmt: $(STAMP_TOOLS) ## format Rust and Python sources in place
 	cargo fmt --all
-	$(BIN)/ruff format python validation fuzz
-	$(BIN)/ruff check --fix python validation fuzz
+	$(BIN)/ruff format python validation fuzz bench
+	$(BIN)/ruff check --fix python validation fuzz bench
 
 clean: ## remove .venv, build outputs and results
-	rm -rf $(VENV) results $(DIST) python/src/aqmlab/_core*.so
+	rm -rf $(VENV) results $(DIST) python/src/aqmlab/_core*.so .bench
 	cargo clean
