@@ -177,7 +177,7 @@ impl Endpoint {
         out: &mut Outbox,
     ) -> bool {
         let delivered = self.ack_delivered;
-        let srtt = (self.rto.srtt_s() * 1e9) as Time;
+        let srtt_s = self.rto.srtt_s();
         let tick = cfg.tick().max(1);
         let wheel = cfg.timer_model == TimerModel::Linux;
         let in_recovery = self.in_recovery;
@@ -206,6 +206,7 @@ impl Endpoint {
         let mut reo_set = false;
         if r.advanced {
             r.advanced = false;
+            let srtt = (srtt_s * 1e9) as Time;
             let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
             let (n, wait) = r.detect_loss(now, sent, wnd);
             newly = n;
@@ -334,7 +335,7 @@ impl Endpoint {
             && !self.opening()
             && self.snd_max > self.snd_una;
         let packets_out = (self.snd_max - self.snd_una).div_ceil(mss) as u32;
-        let srtt = (self.rto.srtt_s() * 1e9) as Time;
+        let srtt_s = self.rto.srtt_s();
         let rexmt_at = self.rexmt_at.filter(|&t| t > now);
         let rto_left = self.rexmt_at.map(|t| t.saturating_sub(now));
         let tick = cfg.tick().max(1);
@@ -348,6 +349,7 @@ impl Endpoint {
         r.rearm = false;
         let wheel = cfg.timer_model == TimerModel::Linux;
         r.tlp_at = open.then(|| {
+            let srtt = (srtt_s * 1e9) as Time;
             if wheel {
                 // `tcp_reset_xmit_timer` on the timer wheel, whole jiffies ahead; the probe
                 // takes the retransmission timer's slot in Linux, so it never fires after the

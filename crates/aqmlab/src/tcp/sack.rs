@@ -77,6 +77,9 @@ impl Scoreboard {
     /// forgets what the cumulative ACK now covers. Returns true when a block SACKed bytes not
     /// SACKed before.
     pub fn update(&mut self, ack: u64, snd_max: u64, blocks: &[(u64, u64)]) -> bool {
+        if blocks.is_empty() && self.sacked.is_empty() {
+            return false; // nothing held, nothing new: the common ACK
+        }
         self.sacked_total -= self.sacked.trim_below(ack);
         let mut added = 0;
         for &(s, e) in blocks {
