@@ -119,11 +119,12 @@ impl Packet {
         }
     }
 
-    /// The TCP connection slot + 1, or 0 for a UDP packet (the event list's `owner`).
+    /// `(slot << 1 | receiving side) + 1` of a TCP packet's connection, or 0 for a UDP
+    /// packet (the event list's `owner`).
     #[inline]
     pub fn owner(&self) -> u32 {
         match self.proto {
-            Proto::Tcp => self.conn + 1,
+            Proto::Tcp => (self.conn << 1 | self.to_server as u32) + 1,
             Proto::Udp => 0,
         }
     }

@@ -10,10 +10,15 @@ use crate::packet::PktId;
 /// Simulation events. Components are named by index; payloads stay small and `Copy`.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
-    /// A packet reaches the node at the end of its current link. `owner`: its TCP
-    /// connection's slot + 1, 0 for other packets (read only to fetch the slot's tag ahead,
-    /// `PackedEv::arrival`).
-    Arrive { pkt: PktId, owner: u32 },
+    /// A packet reaches the node at the end of its current link; `to_host`: that node is its
+    /// destination host. `owner`: `(slot << 1 | side) + 1` for a TCP packet (the connection's
+    /// slot and the receiving endpoint), 0 for others; read only to fetch the slot's state
+    /// ahead (`PackedEv::arrival`).
+    Arrive {
+        pkt: PktId,
+        owner: u32,
+        to_host: bool,
+    },
     /// A TCP timer of endpoint `side` (0 client, 1 server) of connection slot `slot`.
     Timer { slot: u32, side: u8, gen: u32 },
     /// A traffic source starts flow `flow` (a bulk flow, a Mah user's page, PackMime's next
@@ -45,8 +50,11 @@ pub(super) enum Ev {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct PackedEv(u64);
 
-pub(super) const MAX_SLOTS: usize = 1 << 27;
+pub(super) const MAX_SLOTS: usize = 1 << 26;
 pub(super) const MAX_SOURCES: usize = 1 << 28;
+
+/// The tag of an `Arrive` event at the packet's destination host (0: at a node on the way).
+const ARRIVE_HOST: u64 = 11;
 
 impl PackedEv {
     #[inline(always)]
@@ -54,10 +62,16 @@ impl PackedEv {
         PackedEv(tag << 60 | (hi as u64) << 32 | lo as u64)
     }
 
-    /// The packet of an `Arrive` event and its owner (`Ev::Arrive`).
+    /// The packet of an `Arrive` event, its owner and whether it reaches its host
+    /// (`Ev::Arrive`).
     #[inline(always)]
-    pub(super) fn arrival(self) -> Option<(PktId, u32)> {
-        (self.0 >> 60 == 0).then_some((self.0 as u32, (self.0 >> 32) as u32))
+    pub(super) fn arrival(self) -> Option<(PktId, u32, bool)> {
+        let tag = self.0 >> 60;
+        (tag == 0 || tag == ARRIVE_HOST).then_some((
+            self.0 as u32,
+            (self.0 >> 32) as u32 & ((1 << 28) - 1),
+            tag == ARRIVE_HOST,
+        ))
     }
 
     #[inline(always)]
@@ -65,7 +79,16 @@ impl PackedEv {
         let lo = self.0 as u32;
         let hi = (self.0 >> 32) as u32 & ((1 << 28) - 1);
         match self.0 >> 60 {
-            0 => Ev::Arrive { pkt: lo, owner: hi },
+            0 => Ev::Arrive {
+                pkt: lo,
+                owner: hi,
+                to_host: false,
+            },
+            ARRIVE_HOST => Ev::Arrive {
+                pkt: lo,
+                owner: hi,
+                to_host: true,
+            },
             1 => Ev::Timer {
                 slot: hi >> 1,
                 side: (hi & 1) as u8,
@@ -95,9 +118,13 @@ impl From<Ev> for PackedEv {
     #[inline(always)]
     fn from(e: Ev) -> Self {
         match e {
-            Ev::Arrive { pkt, owner } => {
-                debug_assert!((owner as usize) <= MAX_SLOTS);
-                PackedEv::new(0, owner, pkt)
+            Ev::Arrive {
+                pkt,
+                owner,
+                to_host,
+            } => {
+                debug_assert!((owner as usize) <= 2 * MAX_SLOTS);
+                PackedEv::new(if to_host { ARRIVE_HOST } else { 0 }, owner, pkt)
             },
             Ev::Timer { slot, side, gen } => {
                 debug_assert!((slot as usize) < MAX_SLOTS && side < 2);
@@ -131,10 +158,15 @@ mod tests {
     fn packed_events_round_trip() {
         let top = (MAX_SLOTS - 1) as u32;
         for e in [
-            Ev::Arrive { pkt: 7, owner: 0 },
+            Ev::Arrive {
+                pkt: 7,
+                owner: 0,
+                to_host: false,
+            },
             Ev::Arrive {
                 pkt: u32::MAX,
-                owner: MAX_SLOTS as u32,
+                owner: 2 * MAX_SLOTS as u32,
+                to_host: true,
             },
             Ev::Timer {
                 slot: top,

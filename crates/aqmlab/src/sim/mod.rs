@@ -524,13 +524,26 @@ impl Simulation {
             // A packet arriving soon is fetched ahead, with its connection's tag: it has waited
             // on a link (half an RTT in a delay box) long enough to leave the caches
             // (`Scheduler::pop_until_hinting`).
-            let (pkts, tags) = (&self.pkts, &self.tags);
+            // At its host, the receiving endpoint's Linux state too: the endpoint's lines
+            // were fetched when the packet went onto its last link (`on_arrive`), so the
+            // pointer to it can now be read without a wait.
+            let (pkts, tags, conns) = (&self.pkts, &self.tags, &self.conns);
             let next = if self.prefetch_ahead {
                 self.sched.pop_until_hinting(until.min(due), |e| {
-                    if let Some((id, owner)) = e.arrival() {
+                    if let Some((id, owner, to_host)) = e.arrival() {
                         pkts.prefetch(id);
-                        if let Some(t) = tags.get((owner as usize).wrapping_sub(1)) {
+                        let Some(o) = (owner as usize).checked_sub(1) else {
+                            return;
+                        };
+                        let slot = o >> 1;
+                        if let Some(t) = tags.get(slot) {
                             network::prefetch(t);
+                        }
+                        if to_host {
+                            if let Some(lx) = conns.get(slot).and_then(|c| c.ep[o & 1].linux_cong())
+                            {
+                                network::prefetch(lx);
+                            }
                         }
                     }
                 })

@@ -115,10 +115,18 @@ impl Simulation {
                 at = clock.exit(link / 2, end + l.delay, p.flow_delay);
             }
             let owner = p.owner();
+            let to_host = p.hop as usize + 1 == self.paths[p.route as usize].len as usize;
             if l.hands_far_box {
                 self.hand_over_far_box(id);
             }
-            self.sched.at(at, Ev::Arrive { pkt: id, owner });
+            self.sched.at(
+                at,
+                Ev::Arrive {
+                    pkt: id,
+                    owner,
+                    to_host,
+                },
+            );
         }
     }
 
@@ -199,7 +207,16 @@ impl Simulation {
                 // saves an event per hop; the order stays deterministic.
                 self.on_arrive(id);
             } else {
-                self.sched.at(at, Ev::Arrive { pkt: id, owner });
+                // A bottleneck never ends a path: the packet reaches a node, not a host.
+                let to_host = false;
+                self.sched.at(
+                    at,
+                    Ev::Arrive {
+                        pkt: id,
+                        owner,
+                        to_host,
+                    },
+                );
             }
         }
     }
@@ -220,13 +237,10 @@ impl Simulation {
                     prefetch(&c.ep[side]);
                     prefetch(&c.app);
                     if self.prefetch_ahead {
-                        // Its tag, and its Linux state (a pointer read from a line that may
-                        // stall: worth it only when little of the run stays in cache).
+                        // Its tag too; its Linux state is fetched from the event list's hint
+                        // (`run_until`), once these lines are in.
                         if let Some(t) = self.tags.get(slot) {
                             prefetch(t);
-                        }
-                        if let Some(lx) = c.ep[side].linux_cong() {
-                            prefetch(lx);
                         }
                     }
                 }
