@@ -24,8 +24,7 @@ use super::sack::{NextSeg, Scoreboard};
 use crate::packet::{flags, Ecn, Packet, MAX_SACK_BLOCKS};
 use crate::units::Time;
 
-// Pacing and BBR's hooks (`tcp/endpoint_paced.rs`).
-#[path = "endpoint_paced.rs"]
+// Pacing and BBR's hooks (`paced.rs`).
 mod paced;
 use paced::prague_params;
 
@@ -1958,5 +1957,4 @@ impl Endpoint {
     }
 }
 
-#[path = "linux_recovery.rs"]
 mod linux_recovery;
