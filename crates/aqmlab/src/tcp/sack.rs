@@ -3,8 +3,9 @@
 //! Sequence numbers are the endpoint's 64-bit offsets; ranges are half-open `[start, end)`.
 //! RFC 6675 names: HighACK = `snd_una`, HighData = `snd_max`, HighRxt here is kept as the
 //! end (exclusive) of the highest retransmitted byte, RecoveryPoint is the endpoint's
-//! `recover`. The endpoint (`endpoint.rs`) drives entry, exit and transmission; this file only
-//! answers "what is lost", "how much is in the pipe" and "what goes next".
+//! `recover`. The endpoint (`endpoint/recovery.rs`, `sack_recovery.rs`) drives entry, exit and
+//! transmission; this file only answers "what is lost", "how much is in the pipe" and "what
+//! goes next".
 
 use super::ranges::{RangeSet, Span};
 

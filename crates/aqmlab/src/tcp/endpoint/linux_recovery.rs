@@ -3,9 +3,13 @@
 //! `tcp_write_timer_handler` and `tcp_write_xmit` call them. A child module of `endpoint`
 //! (it reads the endpoint's fields); the endpoint calls in only when `prr` or `rack_tlp` is on.
 
-use super::*;
+use super::{prr_mut, rack_mut, segments, Endpoint, Outbox, MAX_CWND};
+use crate::packet::Packet;
+use crate::tcp::config::{Recovery, TcpConfig, TimerModel};
 use crate::tcp::cong::LinuxCong;
 use crate::tcp::rack::Rack;
+use crate::tcp::rtt::linux_timer_expiry;
+use crate::units::Time;
 
 impl Endpoint {
     /// An ACK with PRR or RACK-TLP on: the usual processing, then, in Linux's order

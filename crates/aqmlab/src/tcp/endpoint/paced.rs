@@ -1,5 +1,5 @@
 //! The endpoint's hooks for pacing (`tcp/pacing.rs`), delivery-rate estimation
-//! (`tcp/rate.rs`) and BBR (`tcp/bbr.rs`): called from `endpoint.rs` only when the
+//! (`tcp/rate.rs`) and BBR (`tcp/bbr.rs`): called from the endpoint only when the
 //! configuration paces (`TcpConfig::paced`), so the other senders' paths are unchanged.
 
 use super::super::bbr::{Bbr, BbrCtx, CaState, TCP_INFINITE_SSTHRESH};

@@ -1,0 +1,169 @@
+//! The endpoint's hooks for Linux congestion control (`congestion_control` "linux_reno",
+//! "cubic", and DCTCP, BBR and Prague, which run in the same framework; `tcp/cong.rs`,
+//! `tcp/cubic.rs`): an ACK's delivered segments and RTT sample (`tcp_ack`, HyStart, DCTCP's
+//! and AccECN's counts), window growth (the algorithm's `cong_avoid`), the retransmission
+//! timeout (`tcp_enter_loss`), whether the sender is cwnd-limited after output
+//! (`tcp_cwnd_validate`) and each data segment sent. Reached only with a Linux algorithm.
+
+use super::{prr_mut, segments, Endpoint, MAX_CWND};
+use crate::packet::{Packet, MAX_SACK_BLOCKS};
+use crate::tcp::config::{CongestionControl, TcpConfig, TimerModel};
+use crate::units::Time;
+
+impl Endpoint {
+    /// An ACK arrived (not beyond snd_max): counts the segments it delivers, cumulatively or
+    /// by SACK, and gives CUBIC its RTT sample (HyStart may end slow start). Returns the
+    /// segments delivered.
+    #[inline(never)]
+    pub(super) fn linux_on_ack(&mut self, now: Time, cfg: &TcpConfig, pkt: &Packet) -> u32 {
+        let mss = cfg.mss as u64;
+        let snd_una = pkt.ack.max(self.snd_una);
+        let snd_max = self.snd_max;
+        let n = if self.sack_ok {
+            (pkt.sack_n as usize).min(MAX_SACK_BLOCKS)
+        } else {
+            0
+        };
+        // DCTCP counts the ACK unless it is older than snd_una (Linux's `old_ack` path skips
+        // `in_ack_event`).
+        let dctcp_ack = (pkt.ack >= self.snd_una).then(|| self.ecn.echoed(pkt));
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return 0;
+        };
+        let (acked, rtt) = lx.on_ack(now, snd_una, &pkt.sack[..n]);
+        if self.ecn.acc.is_some() {
+            // AccECN: new CE marks from the ACE field, on ACKs that deliver data (Linux
+            // `tcp_accecn_process`: `FLAG_FORWARD_PROGRESS`; not older than snd_una).
+            let progress = pkt.ack >= self.snd_una && (acked > 0 || pkt.ack > self.snd_una);
+            self.ecn.on_ack_acc(pkt, acked, progress);
+        }
+        let rto_rtt = lx.rto_rtt;
+        if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
+            d.on_ack(acked, ece, snd_una, snd_max);
+        }
+        if let (Some(rtt), Some(r)) = (rtt, lx.rack.as_mut()) {
+            r.on_rtt_sample(rtt);
+        }
+        if let Some(rtt) = rtt {
+            let exit = lx.on_rtt_sample(
+                now,
+                rtt,
+                segments(self.cwnd, mss),
+                segments(self.ssthresh, mss),
+                snd_una,
+                snd_max,
+                (snd_max - snd_una).div_ceil(mss) as u32,
+                (self.rto.srtt_s() * 1e6) as u64,
+                mss,
+            );
+            if let Some(w) = exit {
+                self.ssthresh = w as u64 * mss;
+            }
+        }
+        if let (Some(r), TimerModel::Linux) = (rto_rtt, cfg.timer_model) {
+            // snd_una after this ACK: Linux moves it before taking the sample.
+            self.linux_rto_sample(r, snd_una);
+        }
+        acked
+    }
+
+    /// Window growth for `acked` segments ACKed (the algorithm's `cong_avoid`); none in the
+    /// CWR state after an ECE reduction, until the data then outstanding is acknowledged.
+    #[inline(never)]
+    pub(super) fn linux_cong_avoid(&mut self, now: Time, cfg: &TcpConfig, acked: u32) {
+        if cfg.congestion_control == CongestionControl::Bbr {
+            return; // BBR sets cwnd itself (`cong_control`), after every ACK
+        }
+        if self.linux.as_deref().is_some_and(|l| l.prague.is_some()) {
+            return; // so does Prague (`prague_cong_control`, `paced_after_ack`)
+        }
+        if acked == 0 || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
+            return;
+        }
+        let mss = cfg.mss as u64;
+        let before = segments(self.cwnd, mss);
+        let mut cwnd = before;
+        let ssthresh = segments(self.ssthresh, mss);
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        if let Some(w) = lx.cong_avoid(now, &mut cwnd, ssthresh, acked, (MAX_CWND / mss) as u32) {
+            self.ssthresh = w as u64 * mss; // HyStart++ ended slow start
+        }
+        if cwnd != before {
+            self.cwnd = cwnd as u64 * mss;
+        }
+    }
+
+    /// A retransmission timeout under Linux's rules (`tcp_enter_loss`): ssthresh is cut only
+    /// if no reduction was made in the current window of data — not in a fast recovery or ECE
+    /// reduction still under way, nor at a repeated timeout before anything new is ACKed;
+    /// cwnd = 1 segment (`tcp_packets_in_flight + 1` once everything outstanding is marked
+    /// lost); CUBIC's state is reset. During the handshake nothing changes: Linux restores
+    /// ssthresh when the connection is established and sets cwnd then.
+    pub(super) fn linux_on_rto(&mut self, now: Time, cfg: &TcpConfig, opening: bool) {
+        if opening {
+            return;
+        }
+        let mss = cfg.mss as u64;
+        let in_episode = self.snd_una < self.recover
+            || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
+        let cwnd = segments(self.cwnd, mss);
+        let (snd_una, snd_max) = (self.snd_una, self.snd_max);
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        if let Some(p) = lx.prague.as_deref_mut() {
+            // `prague_ssthresh` keeps ssthresh; `CA_EVENT_LOSS` halves the window.
+            p.enter_loss();
+            lx.prague_loss_high = snd_max;
+        } else if !in_episode || lx.loss_una.is_some_and(|u| snd_una > u) {
+            self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
+        }
+        lx.on_rto(now, snd_una, snd_max);
+        if cfg.congestion_control == CongestionControl::Bbr {
+            lx.bbr_on_rto(now, snd_max);
+        }
+        self.ecn_reduced = false;
+        self.cwnd = mss;
+        self.ecn.on_reduction(self.snd_max, false);
+    }
+
+    /// After a transmission attempt: Linux's record of whether the sender is cwnd-limited.
+    #[inline(never)]
+    pub(super) fn linux_after_output(&mut self, cfg: &TcpConfig, snd_max_before: u64) {
+        let mss = cfg.mss as u64;
+        let in_flight = (self.snd_nxt - self.snd_una).div_ceil(mss) as u32;
+        let packets_out = (self.snd_max - self.snd_una).div_ceil(mss) as u32;
+        let cwnd = segments(self.cwnd, mss);
+        let (snd_una, snd_max) = (self.snd_una, self.snd_max);
+        if let Some(lx) = self.linux.as_deref_mut() {
+            let sent_new = snd_max > snd_max_before;
+            lx.cwnd_validate(sent_new, in_flight, cwnd, packets_out, snd_una, snd_max);
+        }
+    }
+
+    /// A data segment of `len` bytes at `seq` is about to go out (Linux senders only).
+    #[inline(never)]
+    pub(super) fn linux_on_send(
+        &mut self,
+        now: Time,
+        cfg: &TcpConfig,
+        seq: u64,
+        len: u64,
+        retransmit: bool,
+    ) {
+        // Nothing in flight before it (Linux `tcp_packets_in_flight() == 0`): outside
+        // recovery, nothing between snd_una and the next byte to send.
+        let idle = self.snd_nxt == self.snd_una && !self.in_recovery;
+        if let Some(lx) = self.linux.as_deref_mut() {
+            lx.on_data_sent(now, seq, len, retransmit, idle);
+        }
+        if let Some(p) = prr_mut(&mut self.linux) {
+            p.on_sent(1);
+        }
+        if cfg.paced() {
+            self.paced_on_send(now, cfg, seq, len, retransmit, idle);
+        }
+    }
+}
