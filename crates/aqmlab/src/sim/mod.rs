@@ -206,10 +206,13 @@ pub struct Simulation {
     exchanges_done: u64,
     /// Time of the next `TimerSweep`: timer deadlines from then on wait for a sweep.
     next_sweep: Time,
-    /// The run's state outgrows the processor's private caches, so packets, tags and Linux
-    /// state are fetched ahead of the events that need them (`prefetch_pays`, set at every
-    /// timer sweep). Below that size the prefetches cost instructions and save nothing.
+    /// The run's state outgrows the processor's private cache, so packets and tags are
+    /// fetched ahead of the events that need them; and outgrows the shared cache too, so the
+    /// receiving connection's other lines and its Linux state are as well (`prefetch_pays`,
+    /// set at every timer sweep). Below those sizes the prefetches cost instructions and save
+    /// nothing.
     prefetch_ahead: bool,
+    prefetch_deep: bool,
     delivered_packets: u64,
     /// End of the serialization in progress on each bottleneck (by direction; `Time::MAX`
     /// when idle). These are the only links with a serialization event, and each has at most
@@ -425,6 +428,7 @@ impl Simulation {
             exchanges_done: 0,
             next_sweep: TIMER_SWEEP,
             prefetch_ahead: false,
+            prefetch_deep: false,
             delivered_packets: 0,
             tx_due: [Time::MAX; 2],
             chain_due: vec![Time::MAX; 2 * (topo.hops as usize - 1)],
@@ -528,6 +532,7 @@ impl Simulation {
             // were fetched when the packet went onto its last link (`on_arrive`), so the
             // pointer to it can now be read without a wait.
             let (pkts, tags, conns) = (&self.pkts, &self.tags, &self.conns);
+            let deep = self.prefetch_deep;
             let next = if self.prefetch_ahead {
                 self.sched.pop_until_hinting(until.min(due), |e| {
                     if let Some((id, owner, to_host)) = e.arrival() {
@@ -539,7 +544,7 @@ impl Simulation {
                         if let Some(t) = tags.get(slot) {
                             network::prefetch(t);
                         }
-                        if to_host {
+                        if to_host && deep {
                             if let Some(lx) = conns.get(slot).and_then(|c| c.ep[o & 1].linux_cong())
                             {
                                 network::prefetch(lx);

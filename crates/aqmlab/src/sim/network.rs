@@ -236,9 +236,15 @@ impl Simulation {
                 if let Some(c) = self.conns.get(slot) {
                     prefetch(&c.ep[side]);
                     prefetch(&c.app);
-                    if self.prefetch_ahead {
-                        // Its tag too; its Linux state is fetched from the event list's hint
-                        // (`run_until`), once these lines are in.
+                    if self.prefetch_deep {
+                        // Beyond the shared cache too: the connection's own fields that
+                        // delivery reads (its configuration, paths and delays for the answer,
+                        // its timestamps), wherever the layout puts them, and its tag. Its
+                        // Linux state is fetched from the event list's hint (`run_until`),
+                        // once these lines are in.
+                        prefetch(&c.tcp);
+                        prefetch(&c.paths);
+                        prefetch(&c.established);
                         if let Some(t) = self.tags.get(slot) {
                             prefetch(t);
                         }
@@ -311,10 +317,14 @@ pub(super) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = x as *const T as *const i8;
-        for off in (0..std::mem::size_of::<T>()).step_by(64) {
-            // SAFETY: a prefetch never faults and has no effect on memory contents; the
-            // addresses lie within `x`.
+        // Every line `x` touches: from the line its first byte is in, so that an object that
+        // does not start on a line boundary has its last line fetched too.
+        let start = x as *const T as usize;
+        let first = start & !63;
+        let end = start + std::mem::size_of::<T>();
+        let p = first as *const i8;
+        for off in (0..end - first).step_by(64) {
+            // SAFETY: a prefetch never faults and has no effect on memory contents.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
         }
     }

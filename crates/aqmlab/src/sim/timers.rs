@@ -10,6 +10,7 @@ use super::events::{Ev, PackedEv};
 use super::flow_losses::{self, NO_TIME};
 use super::Simulation;
 use crate::engine::Scheduler;
+use crate::tcp::config::CongestionControl::Reno;
 use crate::units::Time;
 
 /// Period of the timer sweep (`Simulation::arm_at`): deadlines less than this far ahead (a
@@ -40,16 +41,33 @@ fn schedule_timer(
 }
 
 /// Bytes of connection and packet state above which prefetching pays: about the private (L2)
-/// cache of one core of the machines measured (docs/performance.md). A choice of speed only:
-/// prefetches have no effect on results.
+/// cache of one core, and half the shared (L3) cache, of the machines measured
+/// (docs/performance.md). A choice of speed only: prefetches have no effect on results.
 const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+const PREFETCH_DEEP_ABOVE_BYTES: usize = 16 << 20;
 
 impl Simulation {
-    /// Whether the connections and packets in use outgrow a core's private cache.
-    fn prefetch_pays(&self) -> bool {
-        let conns = self.conns.len() * std::mem::size_of::<super::Conn>();
+    /// Whether the connections and packets in use outgrow a core's private cache, and the
+    /// shared one.
+    fn prefetch_pays(&self) -> (bool, bool) {
+        let conns = self.connection_bytes_estimate();
         let pkts = self.pkts.live() * std::mem::size_of::<crate::packet::Packet>();
-        conns + pkts > PREFETCH_ABOVE_BYTES
+        let state = conns + pkts;
+        (
+            state > PREFETCH_ABOVE_BYTES,
+            state > PREFETCH_DEEP_ABOVE_BYTES,
+        )
+    }
+
+    /// The connection slots' memory, from their sizes (the Linux state counted where the
+    /// configurations have it): cheap, for `prefetch_pays`.
+    fn connection_bytes_estimate(&self) -> usize {
+        let linux = if self.tcps.iter().any(|t| t.congestion_control != Reno) {
+            2 * std::mem::size_of::<crate::tcp::cong::LinuxCong>()
+        } else {
+            0
+        };
+        self.conns.len() * (std::mem::size_of::<super::Conn>() + linux)
     }
 
     pub(super) fn on_timer(&mut self, slot: u32, side: u8, gen: u32) {
@@ -111,7 +129,7 @@ impl Simulation {
     pub(super) fn sweep_timers(&mut self) {
         let now = self.sched.now();
         self.next_sweep = now + TIMER_SWEEP;
-        self.prefetch_ahead = self.prefetch_pays();
+        (self.prefetch_ahead, self.prefetch_deep) = self.prefetch_pays();
         for (slot, t) in self.tags.iter_mut().enumerate() {
             if !t.active {
                 continue;
