@@ -12,7 +12,57 @@ use super::config::{
 };
 use super::config_times::ConfigTimes;
 
+/// A preset's constructor.
+type Build = fn() -> TcpConfig;
+
+/// Every name `[tcp] preset` takes but the deprecated ones, in the order `aqmlab presets`
+/// shows them, with the preset it builds.
+const NAMED: [(&str, Build); 10] = [
+    ("freebsd-2.2.8", TcpConfig::freebsd_228),
+    ("freebsd-4.x", TcpConfig::freebsd_4x),
+    ("ns2-weigle2005", TcpConfig::ns2_fulltcp),
+    ("ns2.35-fulltcp", TcpConfig::ns2_35_fulltcp),
+    ("linux-reno", TcpConfig::linux_reno),
+    ("linux-cubic", TcpConfig::linux_cubic),
+    ("linux-dctcp", TcpConfig::linux_dctcp),
+    ("linux-bbr", TcpConfig::linux_bbr),
+    ("linux-prague", TcpConfig::linux_prague),
+    // Linux's default congestion control, CUBIC.
+    ("linux", TcpConfig::linux_cubic),
+];
+
+/// The names of `named`, in its order: `PRESETS` from `NAMED`, at compile time.
+const fn names<const N: usize>(named: [(&'static str, Build); N]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = named[i].0;
+        i += 1;
+    }
+    out
+}
+
 impl TcpConfig {
+    /// The preset names, in `NAMED`'s order.
+    pub const PRESETS: &'static [&'static str] = &names(NAMED);
+
+    /// Old preset names still accepted, and the names they stand for.
+    pub const DEPRECATED_PRESETS: &'static [(&'static str, &'static str)] =
+        &[("ns2-fulltcp", "ns2-weigle2005")];
+
+    /// A preset by name, as written in scenarios (`[tcp] preset = "..."`). `ns2-fulltcp`, the
+    /// former name of `ns2-weigle2005`, is still accepted (`DEPRECATED_PRESETS`).
+    pub fn preset(name: &str) -> Option<Self> {
+        let name = Self::DEPRECATED_PRESETS
+            .iter()
+            .find(|(old, _)| *old == name)
+            .map_or(name, |&(_, new)| new);
+        NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, build)| build())
+    }
+
     /// FreeBSD 2.2.8 Reno as used in Study A (Christiansen et al. 2001): 16 KB window, delayed
     /// ACKs, Nagle, IW 1, 500 ms ticks, 1 s minimum RTO, SYN first retransmitted after ≈6 s
     /// (`srtt + 2·rttvar` with rttvar = 3 s), 4.4BSD backoff table.
@@ -317,45 +367,34 @@ impl TcpConfig {
             ..Self::linux_reno()
         }
     }
-
-    /// A preset by name, as written in scenarios (`[tcp] preset = "..."`). `ns2-fulltcp`, the
-    /// former name of `ns2-weigle2005`, is still accepted (`DEPRECATED_PRESETS`).
-    pub fn preset(name: &str) -> Option<Self> {
-        match name {
-            "freebsd-2.2.8" => Some(Self::freebsd_228()),
-            "freebsd-4.x" => Some(Self::freebsd_4x()),
-            "ns2-weigle2005" | "ns2-fulltcp" => Some(Self::ns2_fulltcp()),
-            "ns2.35-fulltcp" => Some(Self::ns2_35_fulltcp()),
-            "linux-reno" => Some(Self::linux_reno()),
-            // `linux`: Linux's default congestion control, CUBIC.
-            "linux-cubic" | "linux" => Some(Self::linux_cubic()),
-            "linux-dctcp" => Some(Self::linux_dctcp()),
-            "linux-bbr" => Some(Self::linux_bbr()),
-            "linux-prague" => Some(Self::linux_prague()),
-            _ => None,
-        }
-    }
-
-    pub const PRESETS: &'static [&'static str] = &[
-        "freebsd-2.2.8",
-        "freebsd-4.x",
-        "ns2-weigle2005",
-        "ns2.35-fulltcp",
-        "linux-reno",
-        "linux-cubic",
-        "linux-dctcp",
-        "linux-bbr",
-        "linux-prague",
-        "linux",
-    ];
-
-    /// Old preset names still accepted, and the names they stand for.
-    pub const DEPRECATED_PRESETS: &'static [(&'static str, &'static str)] =
-        &[("ns2-fulltcp", "ns2-weigle2005")];
 }
 
 impl Default for TcpConfig {
     fn default() -> Self {
         Self::freebsd_228()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_builds_its_preset_and_an_old_name_the_new_ones() {
+        assert_eq!(
+            TcpConfig::PRESETS,
+            NAMED.iter().map(|(n, _)| *n).collect::<Vec<_>>()
+        );
+        for &(name, build) in &NAMED {
+            assert_eq!(TcpConfig::preset(name), Some(build()), "{name}");
+            build().validate(name).unwrap();
+        }
+        for &(old, new) in TcpConfig::DEPRECATED_PRESETS {
+            assert!(!TcpConfig::PRESETS.contains(&old));
+            assert_eq!(TcpConfig::preset(old), TcpConfig::preset(new));
+        }
+        assert_eq!(TcpConfig::preset("linux"), Some(TcpConfig::linux_cubic()));
+        assert_eq!(TcpConfig::preset("freebsd"), None);
+        assert_eq!(TcpConfig::default(), TcpConfig::freebsd_228());
     }
 }
