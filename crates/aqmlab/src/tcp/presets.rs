@@ -1,6 +1,13 @@
 //! The presets: the studies' stacks (FreeBSD 2.2.8 and 4.5, ns-2 Full-TCP as Study C configured
 //! it and as ns-2.35 ships it) and today's Linux, by name (`[tcp] preset`, `aqmlab presets`).
 //!
+//! FreeBSD 2.2.8, the model's default (`TcpConfig::default()`), is stated whole. Every other
+//! preset states only how it differs from the preset it is closest to, each difference with
+//! its source: FreeBSD 4.x, ns-2.35's Full-TCP and Linux Reno differ from FreeBSD 2.2.8,
+//! Weigle's ns-2 settings from ns-2.35's, and Linux's other congestion controls from Linux
+//! Reno. What they share (three duplicate ACKs, the RTT sample from the SYN, the model's
+//! extensions off, HyStart's and Prague's defaults) is thus written once.
+//!
 //! Sources: model-facts §7 (shared/reference) summarising 4.4BSD-Lite2 `tcp_timer.c`,
 //! `tcp_input.c`, `tcp_output.c`, FreeBSD 2.x `tcp_timer.h`, ns-2.35 `tcp.cc`/`tcp-full.cc`
 //! and RFC 5681 / 6298 / 3390; for the Linux presets, Linux 6.x `include/net/tcp.h`,
@@ -104,62 +111,8 @@ impl TcpConfig {
             cwr_on_retransmit: false,
             limited_transmit: false,
             congestion_control: CongestionControl::Reno,
-            hystart: true,
-            hystart_plus_plus: false,
-            prr: false,
-            rack_tlp: false,
-            pacing: false,
-            accecn: false,
-            prague_rtt_scaling: true,
-            prague_rtt_target_ms: 25.0,
-            prague_rtt_transition: 4,
-            times: ConfigTimes::default(),
-        }
-    }
-
-    /// ns-2 Full-TCP as Weigle, Jeffay and Smith configured it in Study C (2005, Table 2): IW 2,
-    /// 10 ms tick, min RTO 1 s, initial RTO 6 s, no delayed ACK, segment payload 1420 bytes, a
-    /// 16 KB window, gives up like BSD (12 timeouts, 75 s to connect). Not ns-2.35's defaults
-    /// (`ns2_35_fulltcp`). Preset `ns2-weigle2005` (formerly `ns2-fulltcp`).
-    pub fn ns2_fulltcp() -> Self {
-        TcpConfig {
-            mss: 1420,
-            header_bytes: 40,
-            rwnd: 16 * 1024,
-            initial_window: 2,
-            initial_ssthresh: 1_073_725_440,
-            recovery: Recovery::Reno,
-            dupack_threshold: 3,
-            delayed_ack: false,
-            delack_segments: 2,
-            delack_interval_ms: 100.0,
-            delack_clock: DelackClock::Global,
-            nagle: true,
-            timer_model: TimerModel::Ns2,
-            tick_ms: 10.0,
-            min_rto_s: 1.0,
-            max_rto_s: 60.0,
-            initial_rto_s: 6.0,
-            initial_timer: InitialTimer::APlus2d,
-            backoff: vec![1, 2, 4, 8, 16, 32, 64],
-            syn_backoff: vec![],
-            max_retries: 12,
-            connect_timeout_s: 75.0,
-            // Full-TCP's `foutput` times a SYN or SYN-ACK like new data (`rtt_active_`), and
-            // `newack`, reached through `process_ACK` from SYN_SENT and SYN_RECEIVED, samples
-            // it; only the BSD-style copy in SYN_SENT is `#ifdef notdef`.
-            rtt_sample_from_syn: true,
-            ack_of_syn_opens_cwnd: false,
-            ecn: false,
-            // `Agent/TCP/FullTcp/Sack`: max_sack_blocks_ 3 (model-facts §7.3).
-            sack_variant: SackVariant::Ns2,
-            sack_max_blocks: 3,
-            fin_when_idle: true,
-            newreno_variant: NewRenoVariant::Ns2,
-            exact_halving: false,
-            cwr_on_retransmit: true,
-            limited_transmit: false,
-            congestion_control: CongestionControl::Reno,
+            // The Linux congestion controls' options, which Reno ignores, at their defaults
+            // (the serde defaults of `TcpConfig`); every preset has these unless it says.
             hystart: true,
             hystart_plus_plus: false,
             prr: false,
@@ -205,49 +158,66 @@ impl TcpConfig {
     /// `FullTcp/Newreno` or `FullTcp/Sack` (3 SACK blocks).
     pub fn ns2_35_fulltcp() -> Self {
         TcpConfig {
-            mss: 536,
-            header_bytes: 40,
-            rwnd: 20 * 536,
-            initial_window: 2,
-            initial_ssthresh: 20 * 536,
-            recovery: Recovery::Reno,
-            dupack_threshold: 3,
-            delayed_ack: true,
-            delack_segments: 1,
-            delack_interval_ms: 100.0,
-            delack_clock: DelackClock::Global,
-            nagle: true,
+            mss: 536,                   // `segsize_`; 40 bytes of header, as BSD
+            rwnd: 20 * 536,             // `window_` 20 segments
+            initial_window: 2,          // `windowInit_`
+            initial_ssthresh: 20 * 536, // `window_` again
+            delack_segments: 1,         // `segsperack_`
+            delack_interval_ms: 100.0,  // `interval_`, a free-running clock (`Global`, as BSD)
             timer_model: TimerModel::Ns2,
-            tick_ms: 10.0,
-            min_rto_s: 0.2,
-            max_rto_s: 60.0,
-            initial_rto_s: 3.0,
+            tick_ms: 10.0,      // `tcpTick_`
+            min_rto_s: 0.2,     // `minrto_`
+            max_rto_s: 60.0,    // `maxrto_`
+            initial_rto_s: 3.0, // `rtxcur_init_`, the SYN's first timer too
             initial_timer: InitialTimer::Base,
-            backoff: vec![1, 2, 4, 8, 16, 32, 64],
-            syn_backoff: vec![],
+            // No retry counter and no connection-establishment timer: it retransmits forever.
             max_retries: NEVER,
             connect_timeout_s: f64::INFINITY,
-            rtt_sample_from_syn: true,
+            // `rtt_sample_from_syn` as BSD: Full-TCP's `foutput` times a SYN or SYN-ACK like
+            // new data (`rtt_active_`), and `newack`, reached through `process_ACK` from
+            // SYN_SENT and SYN_RECEIVED, samples it; only the BSD-style copy in SYN_SENT is
+            // `#ifdef notdef`.
+
+            // cwnd opens only on ACKs received in ESTABLISHED (`last_state_`).
             ack_of_syn_opens_cwnd: false,
-            ecn: false,
+            // `Agent/TCP/FullTcp/Sack`: max_sack_blocks_ 3 (model-facts §7.3).
             sack_variant: SackVariant::Ns2,
             sack_max_blocks: 3,
+            // Full-TCP's own rules, 2.1b9 and 2.35 alike (docs/tcp.md; the fields' comments).
             fin_when_idle: true,
             newreno_variant: NewRenoVariant::Ns2,
-            exact_halving: true,
             cwr_on_retransmit: true,
-            limited_transmit: false,
-            congestion_control: CongestionControl::Reno,
-            hystart: true,
-            hystart_plus_plus: false,
-            prr: false,
-            rack_tlp: false,
-            pacing: false,
-            accecn: false,
-            prague_rtt_scaling: true,
-            prague_rtt_target_ms: 25.0,
-            prague_rtt_transition: 4,
-            times: ConfigTimes::default(),
+            // `precisionReduce_`, true since 2006.
+            exact_halving: true,
+            ..Self::freebsd_228()
+        }
+    }
+
+    /// ns-2 Full-TCP as Weigle, Jeffay and Smith configured it in Study C (2005, Table 2): IW 2,
+    /// 10 ms tick, min RTO 1 s, initial RTO 6 s, no delayed ACK, segment payload 1420 bytes, a
+    /// 16 KB window, gives up like BSD (12 timeouts, 75 s to connect). Not ns-2.35's defaults
+    /// (`ns2_35_fulltcp`). Preset `ns2-weigle2005` (formerly `ns2-fulltcp`).
+    pub fn ns2_fulltcp() -> Self {
+        let bsd = Self::freebsd_228();
+        TcpConfig {
+            // Table 2.
+            mss: 1420,
+            rwnd: 16 * 1024,
+            delayed_ack: false,
+            min_rto_s: 1.0,
+            initial_rto_s: 6.0,
+            // BSD's where ns-2.35's defaults differ: the initial ssthresh, the SYN's timer
+            // (A + 2D from the initial RTO), and giving up (12 timeouts, 75 s to connect),
+            // which ns-2 itself never does. `delack_segments` has no effect without delayed ACKs.
+            initial_ssthresh: bsd.initial_ssthresh,
+            initial_timer: bsd.initial_timer,
+            max_retries: bsd.max_retries,
+            connect_timeout_s: bsd.connect_timeout_s,
+            delack_segments: bsd.delack_segments,
+            // ns-2.1b9's, which Study C's authors modified (docs/studies.md): no
+            // `precisionReduce_` (whole segments on an ECN reduction).
+            exact_halving: false,
+            ..Self::ns2_35_fulltcp()
         }
     }
 
@@ -278,50 +248,33 @@ impl TcpConfig {
         TcpConfig {
             mss: 1448,
             header_bytes: 52,
-            rwnd: 6 * 1024 * 1024,
-            initial_window: 10,
-            initial_ssthresh: 1_073_725_440,
+            rwnd: 6 * 1024 * 1024, // the `tcp_rmem` maximum
+            initial_window: 10,    // `TCP_INIT_CWND`
             recovery: Recovery::Sack,
-            dupack_threshold: 3,
-            delayed_ack: true,
-            delack_segments: 2,
-            delack_interval_ms: 40.0,
+            delack_interval_ms: 40.0, // `TCP_ATO_MIN`
             delack_clock: DelackClock::Connection,
             nagle: false,
             timer_model: TimerModel::Linux,
-            tick_ms: 4.0,
-            min_rto_s: 0.2,
-            max_rto_s: 120.0,
-            initial_rto_s: 1.0,
+            tick_ms: 4.0,       // `CONFIG_HZ` = 250
+            min_rto_s: 0.2,     // `TCP_RTO_MIN`
+            max_rto_s: 120.0,   // `TCP_RTO_MAX`
+            initial_rto_s: 1.0, // `TCP_TIMEOUT_INIT`
             initial_timer: InitialTimer::Base,
             backoff: vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
+            // `tcp_syn_linear_timeouts`, then doubling (`tcp_syn_retries`).
             syn_backoff: vec![1, 1, 1, 1, 1, 2, 4, 8, 16, 32, 64],
-            max_retries: 15,
+            max_retries: 15, // `tcp_retries2`
             // 5·1 + 2 + 4 + ... + 64 s: the 11th SYN timer, which the timer wheel fires at or
             // after the nominal 131 s (the 10th near 67 s); a millisecond less so that the
             // comparison never depends on rounding.
             connect_timeout_s: 130.999,
-            rtt_sample_from_syn: true,
             ack_of_syn_opens_cwnd: false,
-            ecn: false,
-            sack_variant: SackVariant::Rfc6675,
-            sack_max_blocks: 3,
-            fin_when_idle: false,
-            newreno_variant: NewRenoVariant::Rfc6582,
-            exact_halving: false,
-            cwr_on_retransmit: false,
+            sack_max_blocks: 3, // the timestamp option leaves room for 3
             limited_transmit: true,
             congestion_control: CongestionControl::LinuxReno,
-            hystart: true,
-            hystart_plus_plus: false,
             prr: true,
             rack_tlp: true,
-            pacing: false,
-            accecn: false,
-            prague_rtt_scaling: true,
-            prague_rtt_target_ms: 25.0,
-            prague_rtt_transition: 4,
-            times: ConfigTimes::default(),
+            ..Self::freebsd_228()
         }
     }
 
