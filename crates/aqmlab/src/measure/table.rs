@@ -31,6 +31,28 @@ impl Column {
     }
 }
 
+/// A column from the vector of its values (`Column::from(v)`): a record table names each
+/// column's type once and the variant follows from it (`sim::row_buffer`).
+macro_rules! column_from_values {
+    ($($ty:ty => $variant:ident),* $(,)?) => {
+        $(
+            impl From<Vec<$ty>> for Column {
+                fn from(values: Vec<$ty>) -> Self {
+                    Column::$variant(values)
+                }
+            }
+        )*
+    };
+}
+
+column_from_values! {
+    u64 => U64,
+    i64 => I64,
+    f64 => F64,
+    bool => Bool,
+    &'static str => Str,
+}
+
 /// A batch of rows of one table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {

@@ -32,6 +32,7 @@ pub mod packmime_draws;
 mod qdisc;
 mod records;
 mod replay;
+mod row_buffer;
 mod source_delay;
 mod source_events;
 mod sources;

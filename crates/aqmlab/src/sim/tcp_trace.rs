@@ -9,10 +9,11 @@
 //! call at or after each multiple of the interval (the state as of that call; an idle
 //! connection writes nothing until it wakes).
 
+use super::row_buffer::row_buffer;
 use super::trace::TraceEntry;
 use super::trace_select::Selector;
 use crate::config::trace::TcpTraceConfig;
-use crate::measure::{Column, Table};
+use crate::measure::Table;
 use crate::tcp::snapshot::TcpSnapshot;
 use crate::units::{secs, Time};
 
@@ -106,21 +107,22 @@ impl TcpTracer {
     }
 }
 
-/// The `tcp_state` table.
-#[derive(Default)]
-struct TcpStateRows {
-    t_s: Vec<f64>,
-    conn_id: Vec<u64>,
-    side: Vec<&'static str>,
-    ca_state: Vec<&'static str>,
-    cwnd: Vec<u64>,
-    ssthresh: Vec<u64>,
-    srtt_ms: Vec<f64>,
-    rttvar_ms: Vec<f64>,
-    rto_ms: Vec<f64>,
-    in_flight: Vec<u64>,
-    snd_una: Vec<u64>,
-    snd_nxt: Vec<u64>,
+row_buffer! {
+    /// The `tcp_state` table.
+    struct TcpStateRows => "tcp_state" {
+        t_s: f64,
+        conn_id: u64,
+        side: &'static str,
+        ca_state: &'static str,
+        cwnd: u64,
+        ssthresh: u64,
+        srtt_ms: f64,
+        rttvar_ms: f64,
+        rto_ms: f64,
+        in_flight: u64,
+        snd_una: u64,
+        snd_nxt: u64,
+    }
 }
 
 impl TcpStateRows {
@@ -137,26 +139,5 @@ impl TcpStateRows {
         self.in_flight.push(s.in_flight);
         self.snd_una.push(s.snd_una);
         self.snd_nxt.push(s.snd_nxt);
-    }
-
-    fn take(&mut self) -> Table {
-        let t = std::mem::take(self);
-        Table {
-            name: "tcp_state",
-            columns: vec![
-                ("t_s", Column::F64(t.t_s)),
-                ("conn_id", Column::U64(t.conn_id)),
-                ("side", Column::Str(t.side)),
-                ("ca_state", Column::Str(t.ca_state)),
-                ("cwnd", Column::U64(t.cwnd)),
-                ("ssthresh", Column::U64(t.ssthresh)),
-                ("srtt_ms", Column::F64(t.srtt_ms)),
-                ("rttvar_ms", Column::F64(t.rttvar_ms)),
-                ("rto_ms", Column::F64(t.rto_ms)),
-                ("in_flight", Column::U64(t.in_flight)),
-                ("snd_una", Column::U64(t.snd_una)),
-                ("snd_nxt", Column::U64(t.snd_nxt)),
-            ],
-        }
     }
 }

@@ -12,6 +12,7 @@ pub mod endpoint;
 pub mod hystart_pp;
 pub mod pacing;
 pub mod prague;
+mod presets;
 pub mod prr;
 pub mod rack;
 pub mod ranges;
