@@ -29,9 +29,11 @@ const DIGIT: u32 = 4;
 /// where it has the value v (> last's digit, so v ≥ 1 and index 0 is never used).
 const BUCKETS: usize = 1 << (2 * DIGIT);
 const WORDS: usize = BUCKETS / 64;
-/// Buckets of digit position q span 16^q ns; spreading one of at most 2^16 ns (65 µs) hands
-/// its events to `pop_until_hinting`'s hint: they will run within that much simulated time.
-const HINT_BITS: u32 = 16;
+/// Buckets of digit position q span 16^q ns; spreading one of 2^12 to 2^16 ns (4 to 65 µs)
+/// hands its events to `pop_until_hinting`'s hint: they will run within that much simulated
+/// time, and not so soon that a prefetch could not arrive first (the events of smaller
+/// buckets run within the next few events).
+const HINT_BITS: (u32, u32) = (12, 16);
 
 /// The event list. `E` is the simulation's event type (small and `Copy`: an entry is `E` and
 /// its time).
@@ -140,9 +142,9 @@ impl<E: Copy> Scheduler<E> {
         self.pop_until_hinting(until, |_| {})
     }
 
-    /// `pop_until`, handing `hint` every event of a bucket being spread whose span is at most
-    /// `2^HINT_BITS` ns: events that will run within that much simulated time, so that the
-    /// caller can ask for their data in advance (a prefetch; no effect on the order).
+    /// `pop_until`, handing `hint` every event of a bucket being spread whose span is within
+    /// `HINT_BITS`: events that will run within that much simulated time, so that the caller
+    /// can ask for their data in advance (a prefetch; no effect on the order).
     #[inline]
     pub fn pop_until_hinting(&mut self, until: Time, mut hint: impl FnMut(&E)) -> Option<E> {
         if let Some(&(t, e)) = self.current.get(self.head) {
@@ -168,7 +170,8 @@ impl<E: Copy> Scheduler<E> {
         }
         // Spread the bucket over lower ones: its events at `m` become `current`, in order.
         let mut bucket = std::mem::take(&mut self.buckets[i]);
-        if (i >> 4) as u32 * DIGIT <= HINT_BITS {
+        let span_bits = (i >> 4) as u32 * DIGIT;
+        if (HINT_BITS.0..=HINT_BITS.1).contains(&span_bits) {
             for &(t, e) in &bucket {
                 hint(&e);
                 self.file(t, e);

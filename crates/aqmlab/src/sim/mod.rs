@@ -536,20 +536,21 @@ impl Simulation {
             let deep = self.prefetch_deep;
             let next = if self.prefetch_ahead {
                 self.sched.pop_until_hinting(until.min(due), |e| {
-                    if let Some((id, owner, to_host)) = e.arrival() {
-                        pkts.prefetch(id);
-                        let Some(o) = (owner as usize).checked_sub(1) else {
-                            return;
-                        };
-                        let slot = o >> 1;
-                        if let Some(t) = tags.get(slot) {
-                            network::prefetch(t);
-                        }
-                        if to_host && deep {
-                            if let Some(lx) = conns.get(slot).and_then(|c| c.ep[o & 1].linux_cong())
-                            {
-                                network::prefetch(lx);
-                            }
+                    let Some((id, owner, to_host)) = e.arrival() else {
+                        return;
+                    };
+                    pkts.prefetch(id);
+                    // The tags (a few MiB) stay in the shared cache until the state is larger.
+                    let Some(o) = (owner as usize).checked_sub(1).filter(|_| deep) else {
+                        return;
+                    };
+                    let slot = o >> 1;
+                    if let Some(t) = tags.get(slot) {
+                        network::prefetch(t);
+                    }
+                    if to_host {
+                        if let Some(lx) = conns.get(slot).and_then(|c| c.ep[o & 1].linux_cong()) {
+                            network::prefetch(lx);
                         }
                     }
                 })

@@ -115,7 +115,9 @@ impl Simulation {
                 at = clock.exit(link / 2, end + l.delay, p.flow_delay);
             }
             let owner = p.owner();
-            let to_host = p.hop as usize + 1 == self.paths[p.route as usize].len as usize;
+            // Read only by the deep prefetch (`run_until`): not looked up otherwise.
+            let to_host = self.prefetch_deep
+                && p.hop as usize + 1 == self.paths[p.route as usize].len as usize;
             if l.hands_far_box {
                 self.hand_over_far_box(id);
             }
@@ -318,14 +320,19 @@ pub(super) fn prefetch<T>(x: &T) {
     {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // Every line `x` touches: from the line its first byte is in, so that an object that
-        // does not start on a line boundary has its last line fetched too.
+        // does not start on a line boundary has its last line fetched too. The count of whole
+        // lines is a constant (the loop unrolls); one more line only when `x` straddles it.
+        let size = std::mem::size_of::<T>();
+        let lines = size.div_ceil(64);
         let start = x as *const T as usize;
-        let first = start & !63;
-        let end = start + std::mem::size_of::<T>();
-        let p = first as *const i8;
-        for off in (0..end - first).step_by(64) {
+        let first = (start & !63) as *const i8;
+        for i in 0..lines {
             // SAFETY: a prefetch never faults and has no effect on memory contents.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(64 * i)) };
+        }
+        if start % 64 + size > 64 * lines {
+            // SAFETY: as above.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(64 * lines)) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
