@@ -6,8 +6,9 @@
 //! thousands of connections a second; allocating and freeing two of these for each cost about
 //! 5 % of a gigabit run, and scattered them over the heap. When a connection slot is reused,
 //! its old endpoints' allocations go back to a pool (`LinuxPool`) and the new ones take them,
-//! last in first out (so the memory is usually still in cache), with their buffers' capacity
-//! (the record grows to the connection's window once, not for every connection).
+//! last in first out (so the memory is usually still in cache), with their record's buffer
+//! when it is small (`SentRecord::take_buffer`: the short transfers that follow need not
+//! grow one again, and a large window's buffer is not kept for ever).
 
 use super::config::TcpConfig;
 use super::cong::LinuxCong;
