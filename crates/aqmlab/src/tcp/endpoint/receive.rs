@@ -5,7 +5,7 @@
 //! `tcp_send_delayed_ack`; the engine in `tcp/delack.rs`), and DCTCP's receiver (RFC 8257
 //! §3.2).
 
-use super::{ack_clock, Endpoint, Outbox, State};
+use super::{ack_clock, Endpoint, Outbox, State, NO_FIN};
 use crate::packet::{flags, Ecn, Packet};
 use crate::tcp::config::{DelackClock, TcpConfig, TimerModel};
 use crate::tcp::delack::MAX_QUICKACKS;
@@ -70,12 +70,12 @@ impl Endpoint {
             if fin_seq < self.rcv_nxt {
                 self.ack_now = true; // retransmitted FIN
             } else {
-                self.peer_fin_seq = Some(fin_seq);
+                self.peer_fin_seq = fin_seq;
             }
         }
-        if let Some(fs) = self.peer_fin_seq {
-            if fs == self.rcv_nxt {
-                self.peer_fin_seq = None;
+        if self.peer_fin_seq != NO_FIN {
+            if self.peer_fin_seq == self.rcv_nxt {
+                self.peer_fin_seq = NO_FIN;
                 self.rcv_nxt += 1;
                 self.ack_now = true;
                 out.peer_closed = true;
