@@ -73,25 +73,24 @@ impl Endpoint {
                 self.peer_fin_seq = fin_seq;
             }
         }
-        if self.peer_fin_seq != NO_FIN {
-            if self.peer_fin_seq == self.rcv_nxt {
-                self.peer_fin_seq = NO_FIN;
-                self.rcv_nxt += 1;
-                self.ack_now = true;
-                out.peer_closed = true;
-                self.state = match self.state {
-                    State::Established | State::SynRcvd => State::CloseWait,
-                    State::FinWait1 => {
-                        if self.snd_una > self.app_end {
-                            State::TimeWait
-                        } else {
-                            State::Closing
-                        }
-                    },
-                    State::FinWait2 => State::TimeWait,
-                    s => s,
-                };
-            }
+        // The FIN in order (`NO_FIN` never equals a sequence number in use).
+        if self.peer_fin_seq == self.rcv_nxt {
+            self.peer_fin_seq = NO_FIN;
+            self.rcv_nxt += 1;
+            self.ack_now = true;
+            out.peer_closed = true;
+            self.state = match self.state {
+                State::Established | State::SynRcvd => State::CloseWait,
+                State::FinWait1 => {
+                    if self.snd_una > self.app_end {
+                        State::TimeWait
+                    } else {
+                        State::Closing
+                    }
+                },
+                State::FinWait2 => State::TimeWait,
+                s => s,
+            };
         }
     }
 
