@@ -9,6 +9,7 @@
 //! panic never unwinds into Python (it is caught and raised as `RuntimeError`, and the
 //! simulation is then unusable).
 
+mod json_errors;
 mod sink;
 mod table_file;
 
@@ -24,6 +25,7 @@ use aqmlab::measure::{Column, Table};
 use aqmlab::sim::Simulation;
 use aqmlab::tcp::config::TcpConfig;
 use aqmlab::units::{as_secs, secs, Time, MS};
+use json_errors::parse_json;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -84,193 +86,9 @@ fn guard<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
     })
 }
 
-/// Removes serde_json's " at line L column C" suffix (the JSON is machine-made; the path says
-/// where the problem is).
-fn strip_position(msg: &str) -> &str {
-    match msg.rfind(" at line ") {
-        Some(i) if msg[i..].contains(" column ") => &msg[..i],
-        _ => msg,
-    }
-}
-
-/// Text between the first pair of backticks.
-fn backticked(msg: &str) -> Option<&str> {
-    let start = msg.find('`')? + 1;
-    let len = msg[start..].find('`')?;
-    Some(&msg[start..start + len])
-}
-
-/// Appends a field or an index to a dotted path.
-fn join_path(path: &str, seg: &str) -> String {
-    if seg.is_empty() {
-        path.to_string()
-    } else if seg.starts_with('[') || path.is_empty() {
-        format!("{path}{seg}")
-    } else {
-        format!("{path}.{seg}")
-    }
-}
-
-/// The value at a serde_path_to_error path, if the JSON is well formed.
-fn value_at<'a>(
-    root: &'a serde_json::Value,
-    path: &serde_path_to_error::Path,
-) -> Option<&'a serde_json::Value> {
-    use serde_path_to_error::Segment;
-    let mut v = root;
-    for seg in path.iter() {
-        v = match seg {
-            Segment::Seq { index } => v.get(*index)?,
-            Segment::Map { key } => v.get(key)?,
-            Segment::Enum { .. } => v,
-            Segment::Unknown => return None,
-        };
-    }
-    Some(v)
-}
-
-/// Whether `msg` ("invalid type/value: ...", "unknown variant ...") describes the value `v`.
-fn leaf_matches(v: &serde_json::Value, msg: &str) -> bool {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => {
-            msg.contains(&format!("string {s:?}")) || msg.contains(&format!("variant `{s}`"))
-        },
-        Value::Number(n) => {
-            if n.is_f64() {
-                msg.contains("floating point `")
-                    && n.as_f64().is_some_and(|f| msg.contains(&format!("`{f}")))
-            } else {
-                msg.contains(&format!("integer `{n}`"))
-            }
-        },
-        Value::Bool(b) => msg.contains(&format!("boolean `{b}`")),
-        Value::Array(_) => msg.contains("invalid type: sequence"),
-        Value::Object(_) => msg.contains("invalid type: map"),
-        Value::Null => msg.contains("invalid type: null") || msg.contains("invalid type: unit"),
-    }
-}
-
-/// Relative path ("" for `v` itself) of the first value under `v`, depth first (at most 7
-/// levels), for which `hit` holds.
-fn find_path(
-    v: &serde_json::Value,
-    hit: &dyn Fn(&serde_json::Value) -> bool,
-    rel: &str,
-    depth: u32,
-) -> Option<String> {
-    use serde_json::Value;
-    if hit(v) {
-        return Some(rel.to_string());
-    }
-    if depth > 6 {
-        return None;
-    }
-    match v {
-        Value::Object(m) => m
-            .iter()
-            .find_map(|(k, x)| find_path(x, hit, &join_path(rel, k), depth + 1)),
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| find_path(x, hit, &join_path(rel, &format!("[{i}]")), depth + 1)),
-        _ => None,
-    }
-}
-
-/// Relative path of the first value under `v` that `msg` describes ("" for `v` itself).
-fn find_culprit(v: &serde_json::Value, msg: &str) -> Option<String> {
-    find_path(v, &|x| leaf_matches(x, msg), "", 0)
-}
-
-/// Relative path of an object under `v` that has the key `key`: `v` itself ("") if it has it,
-/// else the first one found depth first.
-fn find_key(v: &serde_json::Value, key: &str) -> Option<String> {
-    find_path(v, &|x| x.get(key).is_some(), "", 0)
-}
-
-/// One line naming the field path of a deserialization error.
-///
-/// serde_path_to_error tracks the path through structs, sequences and maps; inside an
-/// internally tagged enum (`queue`, `rtt`, `traffic[i]`) the path stops at the enum. There
-/// the field named by "unknown field `x`" / "missing field `x`" is appended, and for a value of
-/// the wrong type or an unknown variant the offending value is looked up in the JSON under
-/// that path to name its field.
-fn describe_json_error(json: &str, err: &serde_path_to_error::Error<serde_json::Error>) -> String {
-    let mut path = err.path().to_string();
-    if path == "." {
-        path.clear();
-    }
-    let msg = strip_position(&err.inner().to_string()).to_string();
-    if err.inner().is_syntax() || err.inner().is_eof() {
-        return format!("scenario is not valid JSON: {msg}");
-    }
-    let join = |p: &str, f: &str| {
-        if p == f || p.ends_with(&format!(".{f}")) {
-            p.to_string()
-        } else {
-            join_path(p, f)
-        }
-    };
-    if let Some(rest) = msg.strip_prefix("unknown field ") {
-        if let Some(field) = backticked(rest) {
-            let expected = rest
-                .split_once(", expected ")
-                .map(|(_, e)| format!("allowed: {e}"))
-                .unwrap_or_else(|| "no fields allowed here".to_string());
-            // A table nested in a tagged one (an ftp source's `size`): name the table that
-            // holds the key.
-            let root: Option<serde_json::Value> = serde_json::from_str(json).ok();
-            let inner = root
-                .as_ref()
-                .and_then(|r| value_at(r, err.path()))
-                .and_then(|v| find_key(v, field));
-            let at = match inner {
-                Some(rel) if !rel.is_empty() => join_path(&path, &rel),
-                _ => path,
-            };
-            return format!("{}: unknown field, {expected}", join(&at, field));
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("missing field ") {
-        if let Some(field) = backticked(rest) {
-            return format!("{}: missing (required)", join(&path, field));
-        }
-    }
-    let root: Option<serde_json::Value> = serde_json::from_str(json).ok();
-    let culprit = root
-        .as_ref()
-        .and_then(|r| value_at(r, err.path()))
-        .and_then(|v| find_culprit(v, &msg));
-    if let Some(rel) = &culprit {
-        path = join_path(&path, rel);
-    }
-    if let Some(rest) = msg.strip_prefix("unknown variant ") {
-        if let Some(variant) = backticked(rest) {
-            let expected = rest
-                .split_once(", expected ")
-                .map(|(_, e)| e.to_string())
-                .unwrap_or_default();
-            let field = if culprit.is_some() {
-                path
-            } else {
-                join(&path, "kind")
-            };
-            return format!("{field} = \"{variant}\": expected {expected}");
-        }
-    }
-    if path.is_empty() {
-        format!("scenario: {msg}")
-    } else {
-        format!("{path}: {msg}")
-    }
-}
-
 /// Parses and validates a scenario; every error is one line.
 fn parse_scenario(json: &str) -> Result<Scenario, String> {
-    let de = &mut serde_json::Deserializer::from_str(json);
-    let scenario: Scenario =
-        serde_path_to_error::deserialize(de).map_err(|e| describe_json_error(json, &e))?;
+    let scenario: Scenario = parse_json(json)?;
     scenario.validate().map_err(|e| e.to_string())?;
     Scenario::check_units(json)?;
     Ok(scenario)
@@ -705,9 +523,7 @@ fn replay_aqm(
     link_delay_s: f64,
 ) -> PyResult<(aqmlab::aqm::Aqm, aqmlab::units::BitsPerSec)> {
     use aqmlab::aqm::config::AqmConfig;
-    let de = &mut serde_json::Deserializer::from_str(queue_json);
-    let cfg: AqmConfig = serde_path_to_error::deserialize(de)
-        .map_err(|e| PyValueError::new_err(describe_json_error(queue_json, &e)))?;
+    let cfg: AqmConfig = parse_json(queue_json).map_err(PyValueError::new_err)?;
     cfg.validate("queue")
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     if !(rate_bps.is_finite() && rate_bps >= 1.0) {
