@@ -250,10 +250,18 @@ def test_end_to_end_calibration_and_load(tmp_path):
     # PackMime's sizes and arrivals are long-range dependent: a load measured over a run
     # converges slowly. Responses are capped at 100 kB and runs last 1000 s (about a second of
     # wall time each at 1 Mb/s); across seeds the run at load 0.5 lands within about ±0.03.
-    f = write(tmp_path, "load = 0.5\nresponse_cap_bytes = 100000")
-    proc = cli("calibrate", f, "--points", "5", "--duration", "1000", "--warmup", "5", "-q")
+    (tmp_path / "scenarios").mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    f = write(tmp_path / "scenarios", "load = 0.5\nresponse_cap_bytes = 100000")
+    proc = cli(
+        "calibrate", f, "--points", "5", "--duration", "1000", "--warmup", "5", "-q", cwd=work
+    )
     assert proc.returncode == 0, proc.stderr
-    stored = cal.load_file(cal.default_path(f))
+    # Written in the current directory, never beside the scenario (issue 36).
+    written = work / "web.calibration.json"
+    assert not cal.default_path(f).exists() and sorted(work.iterdir()) == [written]
+    stored = cal.load_file(written)
     (c,) = stored.values()
     assert c.kind == "packmime" and c.population == "rate" and len(c.points) == 6
     assert max(p["load_fraction"] for p in c.points) > 0.9
@@ -261,9 +269,9 @@ def test_end_to_end_calibration_and_load(tmp_path):
     # Requests and ACKs on the other direction: some traffic, far less than the responses.
     assert 0 < c.other_slope_mbps < 0.5 * c.slope_mbps, c
     assert all(p["other_load_mbps"] > 0 for p in c.points)
-    assert "R²" in proc.stdout and str(cal.default_path(f)) in proc.stdout
+    assert "R²" in proc.stdout and "web.calibration.json" in proc.stdout
     # A run at load 0.5 on the uncongested network measures 0.5 ± 0.03 of the capacity.
-    resolved = sc.load(f)
+    resolved = sc.load(f, calibration=written)
     rate = resolved["traffic"][0]["rate"]
     assert rate == pytest.approx(0.5 / c.slope_mbps)
     u = making.uncongested(resolved, 0, rate, duration_s=1000.0, warmup_s=5.0)
@@ -271,7 +279,7 @@ def test_end_to_end_calibration_and_load(tmp_path):
     assert abs(load / 1.0 - 0.5) <= 0.03, (load, c)
     # The run records what it used.
     out = tmp_path / "res"
-    res = aqmlab.run(f, out=out, overrides=["duration_s=10.0"])
+    res = aqmlab.run(f, out=out, overrides=["duration_s=10.0"], calibration=written)
     assert res.summary["scenario"]["traffic"][0]["rate"] == pytest.approx(rate)
     (info,) = res.summary["calibration"]
     assert info["slope_mbps"] == c.slope_mbps and math.isfinite(info["r2"])

@@ -119,7 +119,12 @@ CASES = [
         ["--set", 'topology.bottleneck_framing="atm"'],
         ['topology.bottleneck_framing = "atm"', '"ethernet"', "overhead_bytes"],
     ),
-    ("float-given-a-boolean", BASE, ["--set", "duration_s=true"], ["duration_s = true", "a number"]),
+    (
+        "float-given-a-boolean",
+        BASE,
+        ["--set", "duration_s=true"],
+        ["duration_s = true", "a number"],
+    ),
     (
         "unknown-queue-kind",
         edit(BASE, 'kind = "droptail"', 'kind = "fancy"'),

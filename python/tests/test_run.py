@@ -52,10 +52,10 @@ def test_cli_run_writes_results(tmp_path: Path, scenario_file: Path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def test_rerun_replaces_previous_results(tmp_path: Path, scenario_file: Path):
+def test_rerun_with_force_replaces_previous_results(tmp_path: Path, scenario_file: Path):
     out = tmp_path / "res"
     assert cli("run", scenario_file, "--out", out, "--seed", "1").returncode == 0
-    assert cli("run", scenario_file, "--out", out, "--seed", "2").returncode == 0
+    assert cli("run", scenario_file, "--out", out, "--seed", "2", "--force").returncode == 0
     assert json.loads((out / "summary.json").read_text())["seed"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "scenario.toml"]
 

@@ -137,7 +137,7 @@ fn describe_json_error(
         if let Some(field) = backticked(rest) {
             let expected = rest
                 .split_once(", expected ")
-                .map(|(_, e)| format!("allowed: {e}"))
+                .map(|(_, e)| format!("allowed: {}", without_internal(e)))
                 .unwrap_or_else(|| "no fields allowed here".to_string());
             // A table nested in a tagged one (an ftp source's `size`): name the table that
             // holds the key.
@@ -240,6 +240,21 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T
         };
         describe_json_error(json, &e, &reparse)
     })
+}
+
+/// Keys the Python layer writes for the core (from `[[traffic]]` entries' own `tcp`, `rtt`,
+/// `hop`): never offered to a user as allowed keys.
+const INTERNAL_KEYS: &[&str] = &["traffic_tcp", "traffic_rtt", "traffic_hop"];
+
+/// serde's "one of `a`, `b`, …" without the internal keys.
+fn without_internal(expected: &str) -> String {
+    let mut out = expected.to_string();
+    for k in INTERNAL_KEYS {
+        for pattern in [format!(", `{k}`"), format!("`{k}`, ")] {
+            out = out.replace(&pattern, "");
+        }
+    }
+    out
 }
 
 /// An untagged enum of the scenario: serde can only say that no variant matched, so the

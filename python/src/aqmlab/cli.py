@@ -1,7 +1,7 @@
 """The ``aqmlab`` command.
 
     aqmlab run SCENARIO.toml [--out DIR] [--seed N] [--set key.path=value ...]
-               [--plots] [--calibrate] [--calibration FILE]
+               [--plots] [--calibrate] [--calibration FILE] [--force]
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
     aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
     aqmlab flent RESULTS_DIR [--out FILE.flent.gz] [--step S] [--max-flows N] [--aggregate]
@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
             "--calibration",
             default=None,
             metavar="FILE",
-            help="calibration file for `load` entries (default: <scenario stem>.calibration.json)",
+            help="calibration file for `load` entries (default: <scenario stem>.calibration.json "
+            "in the current directory, else beside the scenario)",
         )
 
     def set_arg(s: argparse.ArgumentParser, what: str = "") -> None:
@@ -135,7 +136,13 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--calibrate",
         action="store_true",
-        help="first calibrate the traffic entries that give a `load` and have no calibration",
+        help="first calibrate the traffic entries that give a `load` and have no calibration "
+        "(kept in OUT/calibration.json unless --calibration FILE is given)",
+    )
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the results of an earlier run in --out (refused otherwise)",
     )
     r.add_argument(
         "--pcap",
@@ -173,7 +180,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--out",
         default=None,
-        help="calibration file (default: <scenario stem>.calibration.json beside the scenario)",
+        help="calibration file (default: <scenario stem>.calibration.json in the current "
+        "directory)",
     )
     c.add_argument(
         "--workers", type=int, default=2, help="parallel simulation processes (default 2)"
@@ -557,8 +565,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     progress = None
     if not args.quiet and sys.stderr.isatty():
         progress = runner._default_progress(sys.stderr)
-    if args.calibrate:
-        _calibrate_missing(args)
+    calibration = _calibrate_missing(args) if args.calibrate else args.calibration
     results = runner.run(
         args.scenario,
         seed=args.seed,
@@ -566,8 +573,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         progress=progress,
         overrides=[*args.overrides, *_trace_overrides(args)],
         chunk_s=args.chunk_s,
-        calibration=args.calibration,
+        calibration=calibration,
         announce=None if args.quiet else lambda m: print(m, file=sys.stderr),
+        replace=args.force,
     )
     if not args.quiet:
         print(format_summary(results))
@@ -610,18 +618,32 @@ def _trace_overrides(args: argparse.Namespace) -> list[str]:
     return sets
 
 
-def _calibrate_missing(args: argparse.Namespace) -> None:
+def _calibrate_missing(args: argparse.Namespace) -> Any:
+    """`run --calibrate`: the calibrations the run's `load` entries lack, measured. With
+    `--calibration FILE` they are added to FILE; otherwise the found ones and the new ones are
+    kept in memory and the run stores them in its own directory (never beside the scenario)."""
     from aqmlab import scenario as sc
     from aqmlab.runs.calibrate import calibrate
     from aqmlab.scenario import calibration as cal
 
     resolved = sc.load(args.scenario, overrides=args.overrides, seed=args.seed, loads=False)
-    path = Path(args.calibration) if args.calibration else cal.default_path(args.scenario)
+    path = Path(args.calibration) if args.calibration else cal.lookup_path(args.scenario)
     todo = cal.missing(resolved, path)
     if not todo:
-        return
+        return path
     log = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr))
-    calibrate(args.scenario, out=path, overrides=args.overrides, seed=args.seed, only=todo, log=log)
+    _, done = calibrate(
+        args.scenario,
+        out=path,
+        overrides=args.overrides,
+        seed=args.seed,
+        only=todo,
+        log=log,
+        save=args.calibration is not None,
+    )
+    if args.calibration is not None:
+        return path
+    return {**cal.stored_in(path), **{c.key: c for c in done}}
 
 
 def _write_plots(results, out: Path, direction: str | None, quiet: bool = False) -> None:

@@ -31,12 +31,14 @@ from aqmlab.scenario.calibration import (
     CAPACITY_FACTOR,
     LOAD_KEYS,
     MAX_LOAD,
+    PER_SOURCE_KEYS,
     POPULATION,
     USER_KINDS,
     Calibration,
     calibration_fields,
     calibration_key,
-    default_path,
+    output_path,
+    own_per_source,
     response_direction,
     save_file,
     web_entries,
@@ -116,6 +118,12 @@ def uncongested(
         entry.pop(k, None)
     entry[POPULATION[kind]] = round(population) if kind in USER_KINDS else float(population)
     s["traffic"] = [entry]
+    # The entry's own TCP, RTT law and hop go with it; the other entries' are dropped.
+    own = own_per_source(scenario, index)
+    for listed, field in PER_SOURCE_KEYS.items():
+        s.pop(listed, None)
+        if field in own:
+            s[listed] = [own[field]]
     topo = dict(s["topology"])
     topo["bottleneck_mbps"] = float(topo["bottleneck_mbps"]) * factor
     topo["access_queue_packets"] = max(int(topo.get("access_queue_packets", 0)), BIG_QUEUE)
@@ -274,10 +282,12 @@ def calibrate(
     workers: int = 2,
     only: Iterable[int] | None = None,
     log: Callable[[str], None] | None = None,
+    save: bool = True,
 ) -> tuple[Path | None, list[Calibration]]:
     """Calibrates every Web traffic entry of a scenario (or the entries in `only`) and stores
-    the results in `out` (default: `default_path(scenario file)`; a scenario given as a dict
-    without `out` stores nothing). Returns (file, calibrations)."""
+    the results in `out` (default: `output_path(scenario file)`, in the current directory; a
+    scenario given as a dict without `out`, or `save` false, stores nothing). Returns (file,
+    calibrations)."""
     if isinstance(scenario, str | os.PathLike):
         source: str | None = os.fspath(scenario)
         resolved = sc.load(scenario, overrides=overrides, seed=seed, loads=False)
@@ -291,7 +301,7 @@ def calibrate(
         calibrate_entry(resolved, i, points, duration_s, warmup_s, workers, source, log)
         for i in indices
     ]
-    path = Path(out) if out is not None else (default_path(source) if source else None)
-    if path is not None:
+    path = Path(out) if out is not None else (output_path(source) if source else None)
+    if path is not None and save:
         save_file(path, done)
     return path, done

@@ -43,6 +43,7 @@ from aqmlab.errors import make_dirs, os_problem, show_value
 from aqmlab.runs import budget
 from aqmlab.runs.captures import CaptureFiles, check_room, describe
 from aqmlab.runs.results import SUMMARY_FILE, Results, read_summary
+from aqmlab.scenario.calibration import IN_RUN_FILE, Calibration, save_file
 
 try:
     import fcntl
@@ -174,12 +175,18 @@ def remove_stale(parent: Path, name: str | None = None) -> None:
                 os.close(fd)
 
 
-def _prepare_out(out: Path) -> tuple[Path, int | None]:
-    """Checks that OUT may be (re)placed, removes what killed runs into OUT left beside it,
-    and makes (and locks) a temporary directory beside it."""
+def _prepare_out(out: Path, replace: bool = True) -> tuple[Path, int | None]:
+    """Checks that OUT may be (re)placed (an earlier run's results only with `replace`),
+    removes what killed runs into OUT left beside it, and makes (and locks) a temporary
+    directory beside it."""
     if out.exists():
         if not out.is_dir():
             raise sc.ScenarioError(f"--out {out}: exists and is not a directory")
+        if not replace and (out / SUMMARY_FILE).is_file():
+            raise sc.ScenarioError(
+                f"--out {out}: holds the results of an earlier run; give --force to replace "
+                "them, or another --out"
+            )
         if any(out.iterdir()) and not (out / SUMMARY_FILE).is_file():
             raise sc.ScenarioError(
                 f"--out {out}: exists, is not empty and is not an aqmlab results directory"
@@ -215,7 +222,7 @@ def _scenario_from(
     scenario: str | os.PathLike | Mapping[str, Any],
     seed: int | None,
     overrides: Iterable[str],
-    calibration: str | os.PathLike | None = None,
+    calibration: str | os.PathLike | Mapping[str, Calibration] | None = None,
 ) -> tuple[dict[str, Any], str | None, list[dict[str, Any]]]:
     if isinstance(scenario, str | os.PathLike):
         resolved, used = sc.load_with_calibration(
@@ -236,9 +243,10 @@ def run(
     *,
     overrides: Iterable[str] = (),
     chunk_s: float | None = None,
-    calibration: str | os.PathLike | None = None,
+    calibration: str | os.PathLike | Mapping[str, Calibration] | None = None,
     max_memory_gb: float | None = None,
     announce: Callable[[str], None] | None = None,
+    replace: bool = True,
 ) -> Results:
     """Runs a scenario and returns its results.
 
@@ -246,8 +254,11 @@ def run(
     resolved). `seed` overrides the scenario's. With `out`, tables are streamed to Parquet files
     in that directory (memory stays bounded) and `summary.json` is written; without, they are
     kept in memory. `progress` is called after each chunk of simulated time. A traffic
-    entry's `load` is resolved with the calibration file `calibration` (default: beside the
-    scenario file); the calibrations used are recorded in the summary (`calibration`).
+    entry's `load` is resolved with the calibration file `calibration` (default:
+    `calibration.lookup_path`), or with calibrations kept in memory (a mapping by key, as
+    `aqmlab run --calibrate` measures them), which the run then stores in OUT as
+    `calibration.json`; the calibrations used are recorded in the summary (`calibration`).
+    With `replace` false, an OUT that holds an earlier run's results is refused.
     A run whose estimated peak memory exceeds `max_memory_gb` (default: `AQMLAB_MAX_MEMORY_GB`,
     else the machine's available memory) is refused before it starts (`aqmlab.runs.budget`).
     """
@@ -272,7 +283,9 @@ def run(
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         check_room(trace_bytes, next((p for p in [out_dir, *out_dir.parents] if p.exists()), None))
-    tmp, lock = _prepare_out(out_dir) if out_dir is not None else (None, None)
+    tmp, lock = _prepare_out(out_dir, replace) if out_dir is not None else (None, None)
+    if tmp is not None and isinstance(calibration, Mapping) and used:
+        save_file(tmp / IN_RUN_FILE, calibration.values())
     captures = CaptureFiles(tmp)
     measure = resolved.get("measure") or {}
     skip = () if measure.get("connections", True) else ("connections",)

@@ -17,15 +17,19 @@ clients sit on its server side (Le et al. 2003, section 3.2), and the population
 small linear system (`resolve_loads`). The default basis, `"responses"`, counts the entry's own
 response-direction traffic only.
 
-Calibration files are JSON (`<scenario stem>.calibration.json` beside the scenario by
-default), keyed by `calibration_key`: a hash of the fields that determine the load per unit of
-population (the traffic entry without its population, `[tcp]` with ECN normalised to off,
-`[rtt]`, `[topology]` without the bottleneck capacity and the queue sizes). The seed is not
-part of the key.
+Calibration files are JSON, keyed by `calibration_key`: a hash of the fields that determine
+the load per unit of population (the traffic entry without its population, `[tcp]` with ECN
+normalised to off, `[rtt]`, `[topology]` without the bottleneck capacity and the queue sizes;
+an entry's own `tcp`, `rtt` and `hop` in place of the scenario's). The seed is not part of
+the key. `aqmlab calibrate` writes `<scenario stem>.calibration.json` in the current
+directory (or `--out FILE`); a `load` is looked up there, then beside the scenario (where a
+study ships its own), and `aqmlab run --calibrate` keeps what it measures in the run's own
+directory (`calibration.json`): nothing is written beside a scenario.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -69,6 +73,11 @@ MAX_LOAD = 1.1
 LOAD_BASES = ("responses", "two_way")
 # Keys of a traffic entry that only the Python layer reads (removed before the core sees it).
 LOAD_KEYS = ("load", "load_basis")
+# Where a run keeps the calibrations it measured (`aqmlab run --calibrate`): in its own directory.
+IN_RUN_FILE = "calibration.json"
+# The core's per-source lists (`[[traffic]]` entries' own `tcp`, `rtt`, `hop`, moved there by
+# `aqmlab.scenario.load`), and the field of the calibration key each replaces.
+PER_SOURCE_KEYS = {"traffic_tcp": "tcp", "traffic_rtt": "rtt", "traffic_hop": "hop"}
 # Topology keys left out of the key: the capacity that scenarios vary and queue sizes.
 _TOPOLOGY_IGNORED = ("bottleneck_mbps", "access_queue_packets")
 
@@ -147,8 +156,11 @@ def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any
         for k, v in (scenario.get("topology") or {}).items()
         if k not in _TOPOLOGY_IGNORED and _TOPOLOGY_NEUTRAL.get(k, object()) != v
     }
+    own = own_per_source(scenario, index)
     tcp = {
-        k: v for k, v in (scenario.get("tcp") or {}).items() if _TCP_NEUTRAL.get(k, object()) != v
+        k: v
+        for k, v in (own.get("tcp") or scenario.get("tcp") or {}).items()
+        if _TCP_NEUTRAL.get(k, object()) != v
     }
     if tcp.get("ecn"):
         # The calibration network is drop-tail and never marks: ECN changes no packet, so an
@@ -157,15 +169,42 @@ def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any
     fields = {
         "traffic": entry,
         "tcp": tcp,
-        "rtt": scenario.get("rtt") or {"kind": "none"},
+        "rtt": own.get("rtt") or scenario.get("rtt") or {"kind": "none"},
         "topology": topo,
     }
+    if "hop" in own:
+        fields["hop"] = own["hop"]
     # The delay emulator shapes the traffic; absent (or at its defaults) it leaves the key of
     # the calibrations made before it existed.
     box = {k: v for k, v in (scenario.get("delay_box") or {}).items() if _BOX_NEUTRAL.get(k) != v}
     if box:
         fields["delay_box"] = box
     return fields
+
+
+def own_per_source(scenario: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """Traffic entry `index`'s own TCP, RTT law and hop (`tcp`, `rtt`, `hop`), where it has
+    them: a calibration depends on them, not on the other entries'."""
+    own = {}
+    for listed, name in PER_SOURCE_KEYS.items():
+        values = scenario.get(listed) or []
+        if index < len(values) and values[index] is not None:
+            own[name] = values[index]
+    return own
+
+
+def with_placeholder_populations(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy where each `load` is replaced by a population of 1, so that the core can check
+    everything else before any calibration runs or is looked up."""
+    s = copy.deepcopy(dict(scenario))
+    for i in needs_calibration(s):
+        entry = s["traffic"][i]
+        pop = POPULATION.get(entry.get("kind"))
+        if pop is not None:
+            for k in LOAD_KEYS:
+                entry.pop(k, None)
+            entry.setdefault(pop, 1 if pop == "users" else 1.0)
+    return s
 
 
 def calibration_key(scenario: Mapping[str, Any], index: int) -> str:
@@ -175,9 +214,22 @@ def calibration_key(scenario: Mapping[str, Any], index: int) -> str:
 
 
 def default_path(scenario_file: str | os.PathLike) -> Path:
-    """`<dir>/<stem>.calibration.json` for `<dir>/<stem>.toml`."""
+    """`<dir>/<stem>.calibration.json` for `<dir>/<stem>.toml`: where a study ships its
+    calibration (read only)."""
     p = Path(scenario_file)
     return p.with_name(f"{p.stem}.calibration.json")
+
+
+def output_path(scenario_file: str | os.PathLike) -> Path:
+    """`<stem>.calibration.json` in the current directory: where `aqmlab calibrate` writes."""
+    return Path(f"{Path(scenario_file).stem}.calibration.json")
+
+
+def lookup_path(scenario_file: str | os.PathLike) -> Path:
+    """The calibration file a scenario's `load` entries are resolved with when none is given:
+    `output_path` if it exists, else `default_path`."""
+    mine = output_path(scenario_file)
+    return mine if mine.is_file() else default_path(scenario_file)
 
 
 @dataclass
@@ -345,14 +397,29 @@ def needs_calibration(scenario: Mapping[str, Any]) -> list[int]:
     ]
 
 
-def missing(scenario: Mapping[str, Any], path: str | os.PathLike | None) -> list[int]:
+def stored_in(
+    source: str | os.PathLike | Mapping[str, Calibration] | None,
+) -> dict[str, Calibration]:
+    """The calibrations of a file (none if it does not exist), or of a mapping kept in memory."""
+    if source is None:
+        return {}
+    if isinstance(source, Mapping):
+        return dict(source)
+    return load_file(source)
+
+
+def missing(
+    scenario: Mapping[str, Any], path: str | os.PathLike | Mapping[str, Calibration] | None
+) -> list[int]:
     """The `load` entries with no matching calibration in `path`."""
-    have = load_file(path) if path is not None else {}
+    have = stored_in(path)
     return [i for i in needs_calibration(scenario) if calibration_key(scenario, i) not in have]
 
 
 def resolve_loads(
-    scenario: dict[str, Any], path: str | os.PathLike | None, shown: str | None = None
+    scenario: dict[str, Any],
+    path: str | os.PathLike | Mapping[str, Calibration] | None,
+    shown: str | None = None,
 ) -> list[dict[str, Any]]:
     """Replaces, in place, every traffic entry's `load` by its population (`users`, rounded
     and at least 1, or `rate`) = load × bottleneck capacity / calibrated slope. Returns what
@@ -369,7 +436,9 @@ def resolve_loads(
     todo = needs_calibration(scenario)
     if not todo:
         return []
-    stored = load_file(path) if path is not None else {}
+    stored = stored_in(path)
+    if isinstance(path, Mapping):
+        shown, path = shown or IN_RUN_FILE, IN_RUN_FILE
     capacity = float((scenario.get("topology") or {}).get("bottleneck_mbps") or 0)
     found = {i: _entry_calibration(scenario, i, stored, path, shown) for i in todo}
     pops = _populations(scenario, found, capacity)

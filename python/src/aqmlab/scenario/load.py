@@ -111,11 +111,12 @@ def load(
     overrides: Iterable[str] = (),
     seed: int | None = None,
     *,
-    calibration: str | Path | None = None,
+    calibration: str | Path | Mapping[str, cal.Calibration] | None = None,
     loads: bool = True,
 ) -> dict[str, Any]:
     """Reads and resolves a scenario file (see the module doc). A traffic `load` is resolved
-    with `calibration` (default: `<stem>.calibration.json` beside the file)."""
+    with `calibration` (default: `<stem>.calibration.json` in the current directory, else
+    beside the file: `calibration.lookup_path`)."""
     return load_with_calibration(path, overrides, seed, calibration=calibration, loads=loads)[0]
 
 
@@ -124,14 +125,13 @@ def load_with_calibration(
     overrides: Iterable[str] = (),
     seed: int | None = None,
     *,
-    calibration: str | Path | None = None,
+    calibration: str | Path | Mapping[str, cal.Calibration] | None = None,
     loads: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """`load`, also returning the calibrations used to resolve `load` entries."""
     doc = read_toml(path)
     if calibration is None:
-        p = Path(path)
-        calibration = p.with_name(f"{p.stem}.calibration.json")
+        calibration = cal.lookup_path(path)
     return resolve_with_calibration(
         doc,
         overrides=overrides,
@@ -348,7 +348,7 @@ def resolve(
     seed: int | None = None,
     base_dir: str | Path | None = None,
     *,
-    calibration: str | Path | None = None,
+    calibration: str | Path | Mapping[str, cal.Calibration] | None = None,
     loads: bool = True,
 ) -> dict[str, Any]:
     """Turns a parsed scenario document into the core's scenario (a plain dict).
@@ -368,7 +368,7 @@ def resolve_with_calibration(
     seed: int | None = None,
     base_dir: str | Path | None = None,
     *,
-    calibration: str | Path | None = None,
+    calibration: str | Path | Mapping[str, cal.Calibration] | None = None,
     loads: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """`resolve`, also returning the calibrations used (one dict per `load` entry)."""
@@ -390,6 +390,11 @@ def resolve_with_calibration(
     _check_finite(out, [])
     used: list[dict[str, Any]] = []
     if loads:
+        if cal.needs_calibration(out):
+            # Every field is checked before `load` is turned into a population, so that a
+            # mistake names the key the user wrote (not a missing calibration or a derived
+            # population).
+            validate(cal.with_placeholder_populations(out))
         used = cal.resolve_loads(out, calibration)
     return out, used
 

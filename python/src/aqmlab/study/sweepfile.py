@@ -446,20 +446,6 @@ def _is_unknown_field(message: str) -> bool:
     return ": unknown field," in message
 
 
-def _with_placeholder_populations(scenario: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy where each `load` is replaced by a population of 1, so that the core can check
-    everything else before any calibration runs."""
-    s = copy.deepcopy(dict(scenario))
-    for i in cal.needs_calibration(s):
-        entry = s["traffic"][i]
-        pop = cal.POPULATION.get(entry.get("kind"))
-        if pop is not None and pop not in entry:
-            for k in cal.LOAD_KEYS:
-                entry.pop(k, None)
-            entry[pop] = 1 if pop == "users" else 1.0
-    return s
-
-
 @dataclass
 class _Cell:
     rep: int
@@ -493,7 +479,7 @@ def _expand(sweep: Sweep) -> list[_Cell]:
             seed = run_seed(sweep.seed, rep)
             try:
                 resolved = sc.resolve(doc, seed=seed, base_dir=sweep.base_dir, loads=False)
-                sc.validate(_with_placeholder_populations(resolved))
+                sc.validate(cal.with_placeholder_populations(resolved))
                 error = None
             except sc.ScenarioError as e:
                 if _is_unknown_field(str(e)):

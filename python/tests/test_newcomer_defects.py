@@ -1,0 +1,125 @@
+"""Defects a newcomer met (issue 36), each with the command that showed it: a `load =`
+scenario is checked before its load is resolved, calibration with other entries' own TCP,
+calibrations never written beside a scenario, and `run --out` never replacing an earlier
+run's results silently."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import cli
+
+from aqmlab import scenario as sc
+from aqmlab.runs import calibrate as making
+from aqmlab.scenario import calibration as cal
+
+# Web users at a load plus two bulk flows with their own TCP (the newcomer's scenario).
+MIX = """\
+name = "mix"
+duration_s = 4.0
+warmup_s = 1.0
+[topology]
+bottleneck_mbps = 10.0
+left_hosts = 4
+right_hosts = 4
+[queue]
+kind = "fq_codel"
+[[traffic]]
+kind = "packmime"
+load = 0.5
+[[traffic]]
+kind = "bulk"
+flows = 2
+tcp = {preset = "linux-cubic", ecn = true}
+"""
+
+
+def _write(dir_, text=MIX, name="mix.toml"):
+    dir_.mkdir(parents=True, exist_ok=True)
+    p = dir_ / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize(
+    ("override", "must"),
+    [
+        ("topology.bottleneck_mbps=20Mbit", 'topology.bottleneck_mbps = "20Mbit"'),
+        ("topology.bottlenek_mbps=20", "topology.bottlenek_mbps: unknown field"),
+        ("topology.bottleneck_mbps=20000000", "topology.bottleneck_mbps = 20000000"),
+    ],
+)
+def test_load_scenario_is_checked_before_its_load(tmp_path, override, must):
+    """Before: a calibration error, a float conversion or a derived `traffic[0].rate`."""
+    f = _write(tmp_path)
+    with pytest.raises(sc.ScenarioError) as e:
+        sc.load(f, overrides=[override])
+    assert str(e.value).startswith(must), str(e.value)
+    assert not isinstance(e.value, cal.CalibrationMissing)
+
+
+def test_internal_lists_are_not_offered_as_keys(tmp_path):
+    f = _write(tmp_path)
+    with pytest.raises(sc.ScenarioError) as e:
+        sc.load(f, overrides=["bogus=1"])
+    assert "unknown field" in str(e.value) and "traffic_tcp" not in str(e.value)
+
+
+def test_calibration_keeps_only_its_entrys_own_tcp(tmp_path):
+    f = _write(tmp_path)
+    resolved = sc.load(f, loads=False)
+    assert len(resolved["traffic_tcp"]) == 2  # the bulk entry's own TCP, listed by the loader
+    u = making.uncongested(resolved, 0, 10.0)
+    assert len(u["traffic"]) == 1 and "traffic_tcp" not in u
+    sc.validate(u)  # before: "traffic_tcp = 2 entries: expected at most one per entry (1)"
+    # The Web entry with a TCP of its own: its calibration runs and key follow it.
+    own = sc.load(
+        _write(tmp_path / "own", MIX.replace("load = 0.5", 'load = 0.5\ntcp = "linux-reno"')),
+        loads=False,
+    )
+    u = making.uncongested(own, 0, 10.0)
+    assert u["traffic_tcp"] == [own["traffic_tcp"][0]] and own["traffic_tcp"][0] is not None
+    assert cal.calibration_key(own, 0) != cal.calibration_key(resolved, 0)
+
+
+def test_calibrate_writes_in_the_current_directory(tmp_path):
+    f = _write(tmp_path / "examples")
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = cli("calibrate", f, "--points", "2", "--duration", "20", "--warmup", "2", "-q", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "examples").iterdir()) == ["mix.toml"]
+    assert (work / "mix.calibration.json").is_file()
+    # ... and `validate` from there finds it.
+    assert cli("validate", f, cwd=work).returncode == 0
+
+
+def test_run_calibrate_keeps_its_calibration_in_the_run(tmp_path):
+    f = _write(tmp_path / "examples")
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = cli("run", f, "--calibrate", "--out", "res", "-q", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "examples").iterdir()) == ["mix.toml"]
+    assert sorted(p.name for p in work.iterdir()) == ["res"]
+    stored = cal.load_file(work / "res" / "calibration.json")
+    summary = json.loads((work / "res" / "summary.json").read_text())
+    (used,) = summary["calibration"]
+    assert used["key"] in stored and used["file"] == "calibration.json"
+
+
+def test_run_refuses_to_replace_an_earlier_run(tmp_path):
+    f = _write(tmp_path, MIX.replace("load = 0.5", "rate = 1.0"))
+    out = tmp_path / "res"
+    assert cli("run", f, "--out", out, "-q").returncode == 0
+    before = (out / "summary.json").read_bytes()
+    proc = cli("run", f, "--out", out, "-q", "--seed", "2")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"error: --out {out}: holds the results of an earlier run; give --force to replace "
+        "them, or another --out"
+    ]
+    assert (out / "summary.json").read_bytes() == before
+    assert cli("run", f, "--out", out, "-q", "--seed", "2", "--force").returncode == 0
+    assert (out / "summary.json").read_bytes() != before
