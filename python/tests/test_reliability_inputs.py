@@ -461,6 +461,35 @@ def test_an_interrupt_during_the_catalog_write_waits_for_it(tmp_path: Path, monk
     assert catalog.read_runs(out)["status"].to_list() == ["pending", "pending"]
 
 
+@pytest.mark.parametrize("where", ["plan", "backend"])
+def test_an_interrupt_before_any_run_is_the_sweeps_own(tmp_path: Path, monkeypatch, where):
+    """Ctrl-C while the sweep plans (calibrates) or starts its workers (issue 36: the single
+    run's "no results written" line, no resume line, leftovers): the sweep's interrupt, with
+    nothing run and nothing left in the study directory."""
+    from aqmlab.study import sweepfile
+
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    target, name = (sweepfile, "plan") if where == "plan" else (sweep.Backends, "get")
+    real = getattr(target, name)
+
+    def with_a_signal(*args, **kwargs):
+        result = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the signal arrives here
+        return result
+
+    monkeypatch.setattr(target, name, with_a_signal)
+    with pytest.raises(sweep.SweepInterrupted) as info:
+        sweep.run_sweep(p, out, jobs=1, quiet=True)
+    assert info.value.outcome.done == 0
+    leftovers = [q for q in out.rglob(".*")] if out.exists() else []
+    assert leftovers == []
+    # And it resumes to the end.
+    monkeypatch.undo()
+    assert sweep.run_sweep(p, out, jobs=1, quiet=True).done == 2
+
+
 # --- 8: docs and help say what the code does -----------------------------------------------------
 
 

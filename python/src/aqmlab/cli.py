@@ -788,10 +788,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         )
     except sweep.SweepInterrupted as e:
         o = e.outcome
-        sys.stderr.write(
-            f"\ninterrupted: {o.done} of {o.total} runs done, {o.failed} failed, "
-            f"{o.pending} not run (no partial run is kept); resume with: {resume}\n"
-        )
+        if o.total == 0:
+            sys.stderr.write(f"\ninterrupted before any run started; resume with: {resume}\n")
+        else:
+            sys.stderr.write(
+                f"\ninterrupted: {o.done} of {o.total} runs done, {o.failed} failed, "
+                f"{o.pending} not run (no partial run is kept); resume with: {resume}\n"
+            )
         return EXIT_INTERRUPTED
     for run_id, where, error in outcome.failures:
         print(f"failed: {run_id} ({where}): {error}")

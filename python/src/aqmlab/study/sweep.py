@@ -267,6 +267,7 @@ def run_sweep(
             stream.flush()
 
     backend: Any = None
+    interrupted = False
     if scheduler is not None:  # before calibrating: a bad address fails in seconds
         backend = backends.get()
     try:
@@ -298,9 +299,21 @@ def run_sweep(
             if todo_count:
                 backend = backends.get()
         return _execute(sweep, runs, out_dir, backend, stream, quiet, interval_s, note)
+    except SweepInterrupted:
+        interrupted = True
+        raise
+    except KeyboardInterrupt:
+        # Before any run started (planning, calibrating, starting the workers): nothing of
+        # the study is lost, and it resumes like any other interrupted sweep.
+        interrupted = True
+        raise SweepInterrupted(SweepOutcome(out_dir)) from None
     finally:
         if own:
             backends.close()
+        if interrupted and out_dir.is_dir():
+            # The workers are stopped now: what their runs left (held while they lived) goes.
+            with contextlib.suppress(KeyboardInterrupt):
+                _remove_leftovers(out_dir)
 
 
 def remove_leftovers(out: Path) -> None:
