@@ -1,6 +1,6 @@
 //! What the integer representation can hold: every physical quantity of a scenario, by the
-//! unit its key names (`_s`, `_ms`, `_us`: a time; `_mbps`: a rate), checked in one walk of
-//! the document before anything runs.
+//! unit its key names (`_s`, `_ms`, `_us`: a time; `_mbps`: a rate; `_hz`: a frequency, the
+//! inverse of a period), checked in one walk of the document before anything runs.
 //!
 //! Why a walk by unit and not a check per field: times become integer nanoseconds (`Time`,
 //! a u64: at most ≈ 1.8·10¹⁰ s) and rates integer bits per second, so a value that is valid as
@@ -92,6 +92,19 @@ fn check_scalar(path: &str, key: &str, x: Option<f64>) -> Result<(), ConfigError
                 format!("0 or a time in [{lo:e}, {hi:e}] {unit} (1 µs to 10^7 s)"),
             ));
         }
+    } else if key.ends_with("_hz") && x > 0.0 && !(1.0 / MAX_TIME_S..=1.0 / MIN_TIME_S).contains(&x)
+    {
+        // A frequency is a period's inverse: the same 1 µs to 10^7 s (PI's `sample_hz = 1e9`
+        // scheduled an update every nanosecond and never ended).
+        return Err(ConfigError::new(
+            path,
+            x,
+            format!(
+                "0 or a frequency in [{:e}, {:e}] Hz (a period of 1 µs to 10^7 s)",
+                1.0 / MAX_TIME_S,
+                1.0 / MIN_TIME_S
+            ),
+        ));
     } else if (key.ends_with("_mbps") || key == "mbps")
         && x > 0.0
         && !(MIN_RATE_MBPS..=MAX_RATE_MBPS).contains(&x)
@@ -163,6 +176,19 @@ mod tests {
         );
         let e = err(json!({"traffic": [{"kind": "udp_cbr", "rate_mbps": 1e8}]}));
         assert!(e.starts_with("traffic[0].rate_mbps = 100000000"), "{e}");
+    }
+
+    #[test]
+    fn frequencies_are_periods_of_a_microsecond_to_ten_million_seconds() {
+        assert!(check_units(&json!({"queue": {"sample_hz": 1e6}})).is_ok());
+        assert!(check_units(&json!({"queue": {"sample_hz": 160.0}})).is_ok());
+        let e = err(json!({"queue": {"sample_hz": 1e9}}));
+        assert!(
+            e.starts_with(
+                "queue.sample_hz = 1000000000: expected 0 or a frequency in [1e-7, 1e6] Hz"
+            ),
+            "{e}"
+        );
     }
 
     /// Arrays carry probabilities beside times (empirical laws): only the maximum applies.
