@@ -18,7 +18,7 @@ use crate::units::millis;
 pub struct CakeConfig {
     /// tc `bandwidth`: "unlimited" (default) or a rate such as "10Mbit", "500kbit", "1gbit",
     /// "125kbps" (bytes per second, as tc reads `bps`), or a plain number of bit/s.
-    #[serde(default = "d_unlimited")]
+    #[serde(default = "d_unlimited", deserialize_with = "rate_text")]
     pub bandwidth: String,
     /// besteffort, precedence, diffserv8, diffserv4, diffserv3 (default).
     #[serde(default = "d_diffserv3")]
@@ -127,6 +127,29 @@ fn d_1500() -> u32 {
 /// A tc rate (`tc(8)` units: bit, kbit, mbit, gbit, tbit in bits per second, decimal
 /// prefixes; bps, kbps, mbps, gbps, tbps in bytes per second; case-insensitive; a bare
 /// number is bit/s) in bytes per second; `unlimited` is 0.
+/// `bandwidth` as tc takes it: text, or a bare number of bit/s (TOML `bandwidth = 10000000`),
+/// kept as its text so that both read the same way (`parse_rate`).
+fn rate_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum V {
+        Text(String),
+        Whole(u64),
+        Number(f64),
+    }
+    Ok(
+        match V::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "expected a tc rate such as \"10Mbit\", a number of bit/s, or \"unlimited\"",
+            )
+        })? {
+            V::Text(t) => t,
+            V::Whole(n) => n.to_string(),
+            V::Number(x) => x.to_string(),
+        },
+    )
+}
+
 pub fn parse_rate(s: &str) -> Option<u64> {
     let t = s.trim().to_ascii_lowercase();
     if t == "unlimited" {
@@ -235,5 +258,16 @@ mod tests {
         for bad in ["", "fast", "10 furlongs", "-5mbit", "0mbit", "4bit"] {
             assert_eq!(parse_rate(bad), None, "{bad}");
         }
+    }
+
+    /// docs/queues.md: "bare number = bit/s", as a TOML number too (it was refused).
+    #[test]
+    fn bandwidth_as_a_bare_number_of_bits() {
+        let cfg: CakeConfig = serde_json::from_str(r#"{"bandwidth": 10000000}"#).unwrap();
+        assert_eq!(parse_rate(&cfg.bandwidth), Some(1_250_000));
+        let text: CakeConfig = serde_json::from_str(r#"{"bandwidth": "10Mbit"}"#).unwrap();
+        assert_eq!(parse_rate(&text.bandwidth), parse_rate(&cfg.bandwidth));
+        let e = serde_json::from_str::<CakeConfig>(r#"{"bandwidth": true}"#).unwrap_err();
+        assert!(e.to_string().contains("expected a tc rate"), "{e}");
     }
 }
