@@ -30,7 +30,9 @@ use crate::units::{millis, secs, BitsPerSec, Time};
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmConfig {
-    /// FIFO with a finite buffer.
+    /// FIFO with a finite buffer. (Aliases: the spellings `aqmlab rfc7928 --aqm` takes, so a
+    /// name works the same in a scenario and on that command line.)
+    #[serde(alias = "drop-tail", alias = "fifo")]
     Droptail {
         /// Buffer size, in `unit`s.
         limit: u64,
@@ -52,12 +54,14 @@ pub enum AqmConfig {
     /// PIE.
     Pie(PieConfig),
     /// FQ-CoDel.
+    #[serde(alias = "fq-codel")]
     FqCodel(FqCodelConfig),
     /// DualPI2 (RFC 9332, Linux sch_dualpi2).
     Dualpi2(DualPi2Config),
     /// CAKE (Linux sch_cake, tc-cake keywords).
     Cake(CakeConfig),
     /// FQ-PIE (Linux sch_fq_pie).
+    #[serde(alias = "fq-pie")]
     FqPie(FqPieConfig),
 }
 
@@ -1280,6 +1284,30 @@ mod tests {
 
     fn parse(s: &str) -> Result<AqmConfig, serde_json::Error> {
         serde_json::from_str(s)
+    }
+
+    /// The names `aqmlab rfc7928 --aqm` takes are the scenario's too (issue 36).
+    #[test]
+    fn rfc7928_spellings_are_kinds() {
+        for (alias, canonical) in [
+            ("fq-codel", r#"{"kind":"fq_codel"}"#),
+            ("fq-pie", r#"{"kind":"fq_pie"}"#),
+            ("fifo", r#"{"kind":"droptail","limit":5}"#),
+            ("drop-tail", r#"{"kind":"droptail","limit":5}"#),
+        ] {
+            let want: AqmConfig = serde_json::from_str(canonical).unwrap();
+            let text = canonical.replace(
+                &format!("\"{}\"", want_kind(canonical)),
+                &format!("\"{alias}\""),
+            );
+            let got: AqmConfig = serde_json::from_str(&text).unwrap();
+            assert_eq!(got, want, "{alias}");
+        }
+    }
+
+    fn want_kind(json: &str) -> String {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        v["kind"].as_str().unwrap().to_string()
     }
 
     #[test]
