@@ -197,6 +197,25 @@ def test_a_damaged_summary_is_reported_and_its_run_done_again(tmp_path: Path):
     assert set(done["run_id"]) == set(ids)
 
 
+def test_a_damaged_table_is_reported_and_its_run_done_again(tmp_path: Path):
+    """The fuzzer's resume with one damaged Parquet file (issue 36): DuckDB's 'magic bytes'
+    text naming neither file nor run, and a catalog temporary file left behind."""
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    assert cli("sweep", p, "--out", out, "-j", "1").returncode == 0
+    ids = sorted(done_ids(out))
+    damaged = sorted(catalog.run_dir(out, ids[1]).glob("*.parquet"))[0]
+    damaged.write_bytes(damaged.read_bytes()[:-100])  # cut short
+    r = cli("sweep", p, "--out", out, "-j", "1")
+    assert r.returncode == 0, r.stderr
+    warning = next(x for x in r.stderr.splitlines() if "warning" in x)
+    assert str(damaged) in warning and ids[1] in warning and "again" in warning, warning
+    assert "magic" not in r.stderr
+    assert "1 run now, 1 already done" in r.stdout
+    assert list(out.glob(".catalog.duckdb.tmp-*")) == []
+    assert set(catalog.read_runs(out)["status"]) == {"done"}
+
+
 def test_plots_of_a_damaged_results_directory(tmp_path: Path, scenario_file: Path):
     res = tmp_path / "res"
     assert cli("run", scenario_file, "--out", res, "-q").returncode == 0

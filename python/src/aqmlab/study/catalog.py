@@ -68,22 +68,41 @@ def run_dir(study_dir: Path, run_id: str) -> Path:
 def is_done(study_dir: Path, run_id: str) -> bool:
     """A run is finished when its directory holds a readable summary.json: the runner writes
     it last, into a hidden temporary directory that is renamed only on success. A damaged
-    one (`summary_problem`) makes the run unfinished: it is run again."""
+    run (`run_problem`) is unfinished: it is run again."""
     return (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file() and (
-        summary_problem(study_dir, run_id) is None
+        run_problem(study_dir, run_id) is None
     )
 
 
-def summary_problem(study_dir: Path, run_id: str) -> str | None:
-    """Why the run's summary.json cannot be read (one line naming the file), or None when it
-    can or when there is none."""
+# Parquet files begin and end with these four bytes (the format's magic number).
+_PARQUET_MAGIC = b"PAR1"
+
+
+def run_problem(study_dir: Path, run_id: str) -> str | None:
+    """Why a finished run's files cannot be read (one line naming the file and the run), or
+    None when they can or when the run has no summary.json: the summary must parse, and each
+    table it lists must be a Parquet file with its magic number at both ends (a file cut
+    short or overwritten fails here, before DuckDB meets it)."""
     d = run_dir(study_dir, run_id)
     if not (d / runner.SUMMARY_FILE).is_file():
         return None
     try:
-        runner.read_summary(d)
+        summary = runner.read_summary(d)
     except ScenarioError as e:
         return str(e)
+    for name in summary.get("tables") or {}:
+        p = d / f"{name}.parquet"
+        try:
+            with p.open("rb") as f:
+                head = f.read(4)
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - 4))
+                tail = f.read(4)
+        except OSError as e:
+            return f"{p}: cannot read a table of run {run_id} ({e.strerror or e})"
+        if size < 12 or head != _PARQUET_MAGIC or tail != _PARQUET_MAGIC:
+            return f"{p}: a table of run {run_id} is damaged (not a whole Parquet file)"
     return None
 
 
@@ -276,8 +295,13 @@ def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> P
         for statement in _views(study_dir, done, axes):
             con.execute(statement)
         con.execute("CHECKPOINT")
-    finally:
+    except BaseException:
+        # A catalog that could not be built leaves nothing behind (its last good one stays).
         con.close()
+        for part in (tmp, tmp.with_name(tmp.name + ".wal")):
+            part.unlink(missing_ok=True)
+        raise
+    con.close()
     os.replace(tmp, final)
     return final
 

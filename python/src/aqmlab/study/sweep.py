@@ -371,7 +371,7 @@ def _execute(
     rows: dict[str, dict[str, Any]] = {}
     todo: list[sweepfile.PlannedRun] = []
     for r in runs:
-        damaged = catalog.summary_problem(out_dir, r.run_id)
+        damaged = catalog.run_problem(out_dir, r.run_id)
         if damaged is not None and r.error is None:
             # Not finished after all: run again (the runner replaces the directory).
             stream.write(f"  warning: {damaged}; running {r.run_id} again\n")
