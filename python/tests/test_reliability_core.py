@@ -121,6 +121,32 @@ def test_the_memory_budget_is_a_flag_and_an_environment_variable(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+def test_the_estimate_counts_hosts_and_the_chunk(tmp_path):
+    """The fuzzer's two misses (issue 36): a million hosts per side (3.6 GB, estimated at
+    0.2 GB: aborted by the allocator) and records of a 1,000-s chunk (estimated at the
+    default chunk: MemoryError). Both are now refused before the run, with one line."""
+    f = write_scenario(tmp_path)
+    r = cli(
+        "run", f, "--out", tmp_path / "o", "--max-memory-gb", "2",
+        "--set", "topology.left_hosts=1000000", "--set", "topology.right_hosts=1000000",
+    )  # fmt: skip
+    assert r.returncode == 2 and "hosts" in r.stderr and "more than the budget" in r.stderr
+    assert not (tmp_path / "o").exists()
+    from aqmlab import scenario as sc
+    from aqmlab.runs import budget
+
+    text = sc.to_json(sc.load(f, overrides=["duration_s=2000.0", "measure.burst_bin_ms=0.001"]))
+    plain = budget.check(text, 1e9)
+    long = budget.check(text, 1e9, chunk_s=1000.0)
+    grown = (1000.0 - plain["chunk_s"]) * plain["record_bytes_per_s"]
+    assert long["peak_bytes"] == pytest.approx(plain["peak_bytes"] + grown)
+    r = cli(
+        "run", f, "--out", tmp_path / "o", "--max-memory-gb", "2", "--chunk-s", "1000",
+        "--set", "duration_s=2000.0", "--set", "measure.burst_bin_ms=0.001",
+    )  # fmt: skip
+    assert r.returncode == 2 and "more than the budget" in r.stderr, r.stderr
+
+
 def test_a_billion_repetitions_are_refused_before_planning(tmp_path):
     f = write_scenario(tmp_path)
     sweep = tmp_path / "s.toml"

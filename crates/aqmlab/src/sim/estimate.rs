@@ -37,6 +37,11 @@ const EVENTS_PER_SECOND: f64 = 4e6;
 const ROW_BYTES: f64 = 600.0;
 /// Per-user state of the browsing models (pages, think timers, parallel slots), bytes.
 const USER_BYTES: f64 = 256.0;
+/// What each host holds (its access links both ways with their queues, delay box, host
+/// record and streams), bytes, upper side: measured 1,703 B per host from the peak memory of
+/// two runs of `examples/quickstart.toml` (2 s) with 10,000 and 100,000 hosts per side (59 and
+/// 358 MiB), the difference over the 180,000 hosts between them.
+const HOST_BYTES: f64 = 1_800.0;
 /// The process before any run (interpreter, libraries, core tables), bytes.
 const BASE_BYTES: f64 = 200e6;
 /// How long a PackMime or Poisson connection stays open on average, upper side (s): its
@@ -57,6 +62,13 @@ pub struct Estimate {
     pub connections_open: f64,
     pub users: f64,
     pub rows_per_chunk: f64,
+    /// The chunk of simulated time `rows_per_chunk` assumes (the runner's default), and the
+    /// bytes of records per simulated second: a run with another chunk (`--chunk-s`) holds
+    /// `record_bytes_per_s × chunk` instead.
+    pub chunk_s: f64,
+    pub record_bytes_per_s: f64,
+    /// Hosts of the topology (both sides and the cross hosts), each `HOST_BYTES`.
+    pub hosts: f64,
     pub connections_total: f64,
     /// Bytes the run's traces will write (`[trace]`: captures, TCP state, segments), upper
     /// side; 0 without traces.
@@ -273,7 +285,10 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + udp_overloaded_hosts * t.access_queue_packets as f64;
     let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
     let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate);
+    let all_hosts =
+        hosts[0] + hosts[1] + 2.0 * t.cross_hosts as f64 * hop_links.len().max(1) as f64;
     let peak_bytes = BASE_BYTES
+        + all_hosts * HOST_BYTES
         + packets_in_flight * size_of::<Packet>() as f64
         + open * (size_of::<Conn>() + 64) as f64
         + users * USER_BYTES
@@ -287,6 +302,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         connections_open: open,
         users,
         rows_per_chunk,
+        chunk_s,
+        record_bytes_per_s: (per_s + 3.0 * conn_rate) * ROW_BYTES,
+        hosts: all_hosts,
         connections_total,
     }
 }
@@ -384,6 +402,17 @@ mod tests {
         let huge = estimate(&scenario(r#"{"kind": "mah", "users": 10000000}"#, ""));
         assert!(small.peak_bytes < 300e6, "{small:?}");
         assert!(huge.peak_bytes > 10e9, "{huge:?}");
+    }
+
+    /// The fuzzer's 10^6 hosts per side needed 3.6 GB and were estimated at 0.2 GB (issue 36).
+    #[test]
+    fn memory_grows_with_the_hosts() {
+        let few = estimate(&scenario(r#"{"kind": "bulk", "flows": 2}"#, ""));
+        let mut sc = scenario(r#"{"kind": "bulk", "flows": 2}"#, "");
+        sc.topology.left_hosts = 1_000_000;
+        sc.topology.right_hosts = 1_000_000;
+        let many = estimate(&sc);
+        assert!(many.peak_bytes - few.peak_bytes >= 3.4e9, "{many:?}");
     }
 
     /// A UDP flood faster than its hosts' links fills their access queues: the estimate counts

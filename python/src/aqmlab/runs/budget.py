@@ -61,18 +61,27 @@ def _gb(b: float) -> str:
     return f"{b / 1e9:.3g} GB"
 
 
-def check(scenario_json: str, max_memory_gb: float | None = None) -> Mapping[str, Any]:
+def check(
+    scenario_json: str, max_memory_gb: float | None = None, chunk_s: float | None = None
+) -> Mapping[str, Any]:
     """Refuses (ScenarioError) a run whose estimated peak memory exceeds the budget; warns on
-    stderr above an hour of estimated wall time. Returns the estimate."""
+    stderr above an hour of estimated wall time. `chunk_s`: the simulated time between two
+    drains of the records (`--chunk-s`; default the core's assumption), whose records are
+    held at once. Returns the estimate (its `peak_bytes` for that chunk)."""
     try:
-        est = _core.estimate(scenario_json)
+        est = dict(_core.estimate(scenario_json))
     except ValueError as e:
         raise ScenarioError(str(e)) from None
+    if chunk_s is not None and chunk_s > est["chunk_s"]:
+        extra = est["record_bytes_per_s"] * (chunk_s - est["chunk_s"])
+        est["peak_bytes"] += extra
+        est["rows_per_chunk"] *= chunk_s / est["chunk_s"]
     budget, source = memory_budget(max_memory_gb)
     peak = est["peak_bytes"]
     if budget is not None and peak > budget:
         raise ScenarioError(
             f"this run needs about {_gb(peak)} of memory (estimate: "
+            f"{est['hosts']:.3g} hosts, "
             f"{est['connections_open']:.3g} connections open, {est['users']:.3g} users, "
             f"{est['packets_in_flight']:.3g} packets in flight, {est['rows_per_chunk']:.3g} "
             f"record rows per chunk), more than the budget of {_gb(budget)} ({source}); "

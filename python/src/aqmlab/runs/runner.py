@@ -265,7 +265,7 @@ def run(
     resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
     sc.check_python_keys(resolved)
     text = sc.to_json(resolved)
-    est = budget.check(text, max_memory_gb)
+    est = budget.check(text, max_memory_gb, chunk_s)
     trace_bytes = float(est.get("trace_bytes", 0.0))
     if trace_bytes > 0 and announce is not None:
         announce(describe(trace_bytes))
