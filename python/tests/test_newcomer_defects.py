@@ -123,3 +123,28 @@ def test_run_refuses_to_replace_an_earlier_run(tmp_path):
     assert (out / "summary.json").read_bytes() == before
     assert cli("run", f, "--out", out, "-q", "--seed", "2", "--force").returncode == 0
     assert (out / "summary.json").read_bytes() != before
+
+
+def test_run_takes_overrides_as_a_dict(tmp_path):
+    """`aqmlab.run(overrides=...)` wanted CLI strings; a dict of Python values is taken too,
+    with the same outcome as the strings."""
+    import aqmlab
+
+    f = _write(tmp_path, MIX.replace("load = 0.5", "rate = 1.0"))
+    as_dict = aqmlab.run(f, overrides={"duration_s": 2.0, "queue": {"kind": "pie"}})
+    as_text = aqmlab.run(f, overrides=["duration_s=2.0", 'queue={kind="pie"}'])
+    assert as_dict.summary["scenario"] == as_text.summary["scenario"]
+    assert as_dict.summary["scenario"]["queue"]["kind"] == "pie"
+    assert as_dict.summary["summary"] == as_text.summary["summary"]
+    with pytest.raises(sc.ScenarioError, match=r"overrides\['seed'\] = None"):
+        aqmlab.run(f, overrides={"seed": None})
+
+
+def test_opening_a_missing_study_is_file_not_found(tmp_path):
+    from aqmlab import Study
+
+    with pytest.raises(FileNotFoundError):
+        Study.open(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(sc.ScenarioError, match="not an aqmlab study directory"):
+        Study.open(tmp_path / "empty")

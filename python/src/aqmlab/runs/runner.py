@@ -241,7 +241,7 @@ def run(
     out: str | os.PathLike | None = None,
     progress: Callable[[Progress], None] | None = None,
     *,
-    overrides: Iterable[str] = (),
+    overrides: Iterable[str] | Mapping[str, Any] = (),
     chunk_s: float | None = None,
     calibration: str | os.PathLike | Mapping[str, Calibration] | None = None,
     max_memory_gb: float | None = None,
@@ -251,17 +251,20 @@ def run(
     """Runs a scenario and returns its results.
 
     `scenario` is a TOML file path or a scenario document (a dict as in the TOML file, or as
-    resolved). `seed` overrides the scenario's. With `out`, tables are streamed to Parquet files
-    in that directory (memory stays bounded) and `summary.json` is written; without, they are
-    kept in memory. `progress` is called after each chunk of simulated time. A traffic
-    entry's `load` is resolved with the calibration file `calibration` (default:
-    `calibration.lookup_path`), or with calibrations kept in memory (a mapping by key, as
-    `aqmlab run --calibrate` measures them), which the run then stores in OUT as
-    `calibration.json`; the calibrations used are recorded in the summary (`calibration`).
+    resolved). `seed` overrides the scenario's. `overrides`: ``["key.path=value", ...]`` as
+    on the command line, or a dict ``{"key.path": value}`` of Python values. With `out`,
+    tables are streamed to Parquet files in that directory (memory stays bounded) and
+    `summary.json` is written; without, they are kept in memory. `progress` is called after
+    each chunk of simulated time. A traffic entry's `load` is resolved with the calibration
+    file `calibration` (default: `calibration.lookup_path`), or with calibrations kept in
+    memory (a mapping by key, as `aqmlab run --calibrate` measures them), which the run then
+    stores in OUT as `calibration.json`; the calibrations used are recorded in the summary
+    (`calibration`).
     With `replace` false, an OUT that holds an earlier run's results is refused.
     A run whose estimated peak memory exceeds `max_memory_gb` (default: `AQMLAB_MAX_MEMORY_GB`,
     else the machine's available memory) is refused before it starts (`aqmlab.runs.budget`).
     """
+    overrides = sc.override_list(overrides)  # a dict of Python values is taken too
     resolved, source, used = _scenario_from(scenario, seed, overrides, calibration)
     sc.check_python_keys(resolved)
     text = sc.to_json(resolved)

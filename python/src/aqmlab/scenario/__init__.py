@@ -29,7 +29,7 @@ from aqmlab.scenario.load import (
     validate,
     with_defaults,
 )
-from aqmlab.scenario.overrides import apply_overrides, assign, set_value
+from aqmlab.scenario.overrides import apply_overrides, assign, override_list, set_value
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -47,6 +47,7 @@ __all__ = [
     "load_rtt_cdf",
     "load_with_calibration",
     "one_line",
+    "override_list",
     "read_toml",
     "resolve",
     "resolve_with_calibration",

@@ -13,9 +13,10 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import aqmlab._core as _core
@@ -84,12 +85,43 @@ def parse_override(item: str) -> tuple[str, Any]:
     return key, _parse_value(raw.strip())
 
 
-def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
-    """Applies ``key.path=value`` assignments to a copy of `doc` (see `assign`). Intermediate
-    tables are created as needed; a key that the scenario format does not know is reported
-    later, with its full path, by validation."""
+def toml_value(v: Any, where: str) -> str:
+    """A Python value as TOML text (an inline value), for `override_list`."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(toml_value(x, where) for x in v) + "]"
+    if isinstance(v, Mapping):
+        items = (f"{json.dumps(str(k))} = {toml_value(x, where)}" for k, x in v.items())
+        return "{" + ", ".join(items) + "}"
+    raise ScenarioError(
+        f"{where} = {v!r}: expected a number, string, boolean, list or table (a dict)"
+    )
+
+
+def override_list(overrides: Iterable[str] | Mapping[str, Any] | str) -> list[str]:
+    """Overrides as the command line gives them (``["key.path=value", ...]``), from that or
+    from a dict ``{"key.path": value}`` of Python values (the Python API takes both); a
+    single string is one override."""
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, Mapping):
+        return [f"{k}={toml_value(v, f'overrides[{k!r}]')}" for k, v in overrides.items()]
+    return list(overrides)
+
+
+def apply_overrides(
+    doc: dict[str, Any], overrides: Iterable[str] | Mapping[str, Any] | str
+) -> dict[str, Any]:
+    """Applies ``key.path=value`` assignments (or a dict of them, `override_list`) to a copy
+    of `doc` (see `assign`). Intermediate tables are created as needed; a key that the
+    scenario format does not know is reported later, with its full path, by validation."""
     doc = copy.deepcopy(doc)
-    assign(doc, [(*parse_override(item), None) for item in overrides])
+    assign(doc, [(*parse_override(item), None) for item in override_list(overrides)])
     return doc
 
 

@@ -14,6 +14,7 @@ read-only and closed at once, so a study can be read while its sweep is still ru
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -45,6 +46,9 @@ class Study:
 
         d = Path(directory)
         path = d / catalog.CATALOG_FILE
+        if not d.exists():
+            # What Python raises for a path that is not there (and still one line).
+            raise FileNotFoundError(errno.ENOENT, "no such study directory", str(d))
         if not path.is_file():
             raise sc.ScenarioError(
                 f"{d}: not an aqmlab study directory (no {catalog.CATALOG_FILE}; "
