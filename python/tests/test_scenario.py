@@ -217,7 +217,16 @@ def test_defaults_change_nothing_in_a_scenario_that_gives_every_section():
 # --- switching a `kind` by an override ------------------------------------------------------
 
 
-def test_switching_the_queue_kind_drops_the_keys_the_new_kind_does_not_take():
+def test_switching_the_queue_kind_gives_the_new_kinds_defaults():
+    """`--set queue.kind=fq_codel` kept drop-tail's `limit = 100` (issue 36): FQ-CoDel ran
+    with a limit that was never its own."""
+    s = sc.load(QUICKSTART, overrides=["queue.kind=fq_codel"])
+    assert s["queue"] == {"kind": "fq_codel"}
+    s = sc.load(QUICKSTART, overrides=["queue.kind=fq_codel", "queue.limit=100"])
+    assert s["queue"] == {"kind": "fq_codel", "limit": 100}
+
+
+def test_switching_the_queue_kind_keeps_what_the_new_kind_requires():
     s = sc.load(QUICKSTART, overrides=["queue.kind=red"])
     assert s["queue"] == {"kind": "red", "limit": 100}  # `unit` dropped, `limit` kept
     sc.validate(s)
@@ -238,13 +247,8 @@ def test_switching_other_kinds():
     s = sc.load(QUICKSTART, overrides=["rtt.kind=none"])
     assert s["rtt"] == {"kind": "none"}
     s = sc.load(QUICKSTART, overrides=["traffic[0].kind=udp_cbr", "traffic[0].share=0.5"])
-    assert s["traffic"][0] == {
-        "kind": "udp_cbr",
-        "flows": 40,
-        "direction": "download",
-        "start_jitter_s": 1.0,
-        "share": 0.5,
-    }
+    # The new kind's own defaults (issue 36): only what it requires (`flows`) is kept.
+    assert s["traffic"][0] == {"kind": "udp_cbr", "flows": 40, "share": 0.5}
     sc.validate(s)
     # A Web source keeps `load` (resolved by the calibration, not by the core).
     s = sc.load(

@@ -2,10 +2,11 @@
 ``traffic.0.load``), values parsed as TOML (bare words as strings), applied to a scenario
 document before it is resolved.
 
-Switching the `kind` of a table (``--set queue.kind=red``) drops the keys of the previous
-kind that the new one does not take, except keys named by the same command: those stay, and
-validation reports them if the new kind refuses them. Which keys a kind takes is asked of the
-core's own deserialiser (`kind_keys`), so the list never drifts from what validation accepts.
+Switching the `kind` of a table (``--set queue.kind=fq_codel``) gives the new kind its own
+defaults: the keys of the previous kind go, except those the new kind requires and keys named
+by the same command (those stay, and validation reports them if the new kind refuses them).
+Which keys a kind takes and requires is asked of the core's own deserialiser (`kind_keys`,
+`_required_keys`), so the lists never drift from what validation accepts.
 """
 
 from __future__ import annotations
@@ -157,10 +158,11 @@ def assign(
 ) -> None:
     """Sets each ``(key, value, where)`` of `assignments`, in order and in place (errors name
     `where`, default ``--set KEY``). Then each table whose `kind` they changed keeps only the
-    keys its new kind takes (`kind_keys`) and the keys named by a path among the assignments
-    or in `typed` (paths set earlier by the same command): a key the user typed is never
-    dropped, and validation reports it if the new kind refuses it."""
+    keys its new kind requires and the keys named by a path among the assignments or in
+    `typed` (paths set earlier by the same command): a key the user typed is never dropped,
+    and validation reports it if the new kind refuses it (`_drop_other_kinds_keys`)."""
     named: list[KeyPath] = [parse_key_path(k, f"--set {k}") for k in typed]
+    within: list[KeyPath] = []  # keys typed inside a table assigned whole
     switched: list[KeyPath] = []
     for key, value, where in assignments:
         where = where or f"--set {key}"
@@ -168,13 +170,30 @@ def assign(
         before = _get(doc, parts) if parts[-1] == "kind" else _MISSING
         _set(doc, parts, value, where)
         named.append(parts)
+        within.extend(_paths_within(parts, value))
         if before is not _MISSING and before != value:
             switched.append(parts[:-1])
     for table in switched:
-        _drop_other_kinds_keys(doc, table, named)
+        _drop_other_kinds_keys(doc, table, named, within)
 
 
-def _drop_other_kinds_keys(doc: dict[str, Any], table: KeyPath, named: list[KeyPath]) -> None:
+def _paths_within(parts: KeyPath, value: Any) -> list[KeyPath]:
+    """For a table assigned whole, the path of every key typed inside it."""
+    out: list[KeyPath] = []
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            out += [[*parts, k], *_paths_within([*parts, k], v)]
+    return out
+
+
+def _drop_other_kinds_keys(
+    doc: dict[str, Any], table: KeyPath, named: list[KeyPath], within: list[KeyPath]
+) -> None:
+    """After a table's `kind` switched: the new kind gets its own defaults (FQ-CoDel its
+    10,240-packet limit, not drop-tail's 100). Kept are the keys named by the same command
+    (`--set queue.limit=…`; inside a table assigned whole, those the new kind takes) and the
+    keys the new kind requires (it has no default for them) that the old table had; every
+    other key of the old kind goes."""
     node = _get(doc, table)
     if not isinstance(node, dict) or not isinstance(node.get("kind"), str):
         return
@@ -183,8 +202,43 @@ def _drop_other_kinds_keys(doc: dict[str, Any], table: KeyPath, named: list[KeyP
         return  # an unknown kind: validation lists the kinds
     n = len(table)
     keep = {p[n] for p in named if len(p) > n and p[:n] == table}
-    for k in [k for k in node if k != "kind" and k not in accepted and k not in keep]:
+    keep |= {p[n] for p in within if len(p) > n and p[:n] == table} & accepted
+    keep |= _required_keys(table, node, accepted & set(node), doc)
+    for k in [k for k in node if k != "kind" and k not in keep]:
         del node[k]
+
+
+def _required_keys(
+    table: KeyPath, node: Mapping[str, Any], candidates: set[str], doc: Any
+) -> set[str]:
+    """Those of `candidates` (keys the table has and its kind takes) that the kind requires:
+    the core, given the table without one of them, names it as missing."""
+    required = set()
+    for k in sorted(candidates):
+        without = {"kind": node["kind"], **{c: node[c] for c in candidates if c != k}}
+        if _missing_key(table, without, doc) == k:
+            required.add(k)
+    return required
+
+
+def _missing_key(table: KeyPath, node: Mapping[str, Any], doc: Any) -> str | None:
+    """The key the core reports missing first in `node` (at path `table`), if any."""
+    probe: Any = dict(node)
+    for i in range(len(table) - 1, -1, -1):
+        if isinstance(table[i], int):
+            probe = [probe]
+            continue
+        probe = {table[i]: probe}
+        outer = _get(doc, table[:i]) if doc is not None and i > 0 else None
+        if isinstance(outer, dict) and isinstance(outer.get("kind"), str):
+            probe["kind"] = outer["kind"]
+    shown = show_path([0 if isinstance(p, int) else p for p in table])
+    try:
+        _core.validate_scenario(json.dumps(probe))
+    except ValueError as e:
+        m = re.match(re.escape(shown) + r"\.([A-Za-z0-9_]+): missing \(required\)", str(e))
+        return m.group(1) if m else None
+    return None
 
 
 # Keys that the Python layer resolves before the core sees the scenario, by table and kind
