@@ -148,3 +148,19 @@ def test_opening_a_missing_study_is_file_not_found(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(sc.ScenarioError, match="not an aqmlab study directory"):
         Study.open(tmp_path / "empty")
+
+
+def test_queues_lists_every_kind_with_its_defaults():
+    """`aqmlab queues`, as `presets` lists TCP (issue 36)."""
+    proc = cli("queues")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    kinds = [x for x in lines if x and not x.startswith(" ")]
+    assert {"droptail", "red", "codel", "pie", "fq_codel", "fq_pie", "cake", "dualpi2"} <= set(
+        kinds
+    )
+    fq = lines[lines.index("fq_codel") + 1 :]
+    fq = fq[: next(i for i, x in enumerate(fq) if not x.startswith(" "))]
+    assert any(x.split() == ["limit", "10240"] for x in fq), fq
+    dt = lines[lines.index("droptail") + 1 : lines.index("droptail") + 3]
+    assert any(x.split()[:2] == ["limit", "(required)"] for x in dt), dt

@@ -10,6 +10,7 @@
 //! simulation is then unusable).
 
 mod json_errors;
+mod queue_kinds;
 mod sink;
 mod table_file;
 
@@ -491,6 +492,18 @@ fn tcp_preset<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     json_to_py(py, &json)
 }
 
+/// Every queue kind with its defaults (`aqmlab queues`): a list of (kind, table, required
+/// keys), the table with every default filled in and `None` for a required key.
+#[pyfunction(name = "queue_kinds")]
+fn queue_kinds_py<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let mut out = Vec::new();
+    for kind in queue_kinds::kinds() {
+        let (table, required) = queue_kinds::defaults(&kind).map_err(PyRuntimeError::new_err)?;
+        out.push(serde_json::json!([kind, table, required]));
+    }
+    json_to_py(py, &serde_json::Value::Array(out).to_string())
+}
+
 /// Names of the TCP presets.
 #[pyfunction]
 fn tcp_presets<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -708,6 +721,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnknownColumn", m.py().get_type::<UnknownColumn>())?;
     m.add_function(wrap_pyfunction!(tcp_preset, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(queue_kinds_py, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

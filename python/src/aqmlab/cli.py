@@ -17,6 +17,7 @@
     aqmlab tune TUNE.toml --out DIR [--scale quick|full|smoke] [--workers N | --dask ADDR]
     aqmlab validate SCENARIO.toml|SWEEP.toml [--seed N] [--set ...] [--print]
     aqmlab presets
+    aqmlab queues
 
 Every error is one line on stderr, ``error: ...``, and exit status 2 (130 when interrupted).
 ``aqmlab sweep`` exits with 1 when some runs failed (the others are done and catalogued),
@@ -424,6 +425,7 @@ def _parser() -> argparse.ArgumentParser:
     calibration_arg(v)
 
     sub.add_parser("presets", help="list the TCP presets and their parameters")
+    sub.add_parser("queues", help="list the queue kinds and their defaults")
     return p
 
 
@@ -1023,6 +1025,26 @@ def _cmd_presets(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_queues(_args: argparse.Namespace) -> int:
+    """Each queue kind with its defaults as the core fills them (docs/queues.md): what a
+    `[queue] kind = "..."` table gets for every key it leaves out."""
+    from aqmlab import _core
+
+    for kind, table, required in _core.queue_kinds():
+        print(kind)
+        keys = [k for k in table if k != "kind"]
+        width = max((len(k) for k in keys), default=0)
+        for k in keys:
+            if k in required:
+                shown = "(required)"
+            elif table[k] is None:
+                shown = "(derived: docs/queues.md)"  # set from other keys or the link
+            else:
+                shown = json.dumps(table[k])
+            print(f"  {k.ljust(width)}  {shown}")
+    return 0
+
+
 def _on_sigterm(signum, frame):  # pragma: no cover - exercised by hand
     raise KeyboardInterrupt
 
@@ -1039,6 +1061,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "run": _cmd_run,
         "validate": _cmd_validate,
         "presets": _cmd_presets,
+        "queues": _cmd_queues,
         "calibrate": _cmd_calibrate,
         "plots": _cmd_plots,
         "plot-conn": _cmd_plot_conn,
