@@ -488,6 +488,19 @@ def _num(v: Any, unit: str, fmt: str = ".2f") -> str:
     return f"{v:{fmt}} {unit}" if isinstance(v, int | float) else "-"
 
 
+def _what_ran(scenario: dict) -> list[str]:
+    """The stack and queue lines of a run summary (`aqmlab.scenario.stack`)."""
+    from aqmlab.scenario import stack
+
+    queue = stack.describe_queue(scenario.get("queue") or {})
+    reverse = scenario.get("queue_reverse")
+    if reverse:
+        queue += f"; reverse: {stack.describe_queue(reverse)}"
+    lines = [f"TCP: {'; '.join(stack.describe_stacks(scenario))}", f"queue: {queue}"]
+    note = stack.ecn_note(scenario)
+    return [*lines, f"note: {note}"] if note else lines
+
+
 def format_summary(results) -> str:
     from aqmlab.analysis.kinds import MIX_KINDS
 
@@ -501,6 +514,7 @@ def format_summary(results) -> str:
         f"aqmlab {s['version']['aqmlab']} · {name} · seed {s['seed']} · "
         f"{sim_t:g} s simulated in {wall:.2f} s wall"
     ]
+    lines += _what_ran(s["scenario"])
     rows = [("bottleneck", "throughput", "utilization", "loss", "mean queue")]
     for direction, d in _hop_directions(core):
         rows.append(

@@ -141,6 +141,22 @@ def _overview(doc: HtmlDocument, study: Study, runs: pl.DataFrame) -> None:
             f"{first.get('duration_s', 0):g}-s runs. Simulated with {shown}.",
             note=True,
         )
+        _what_ran(doc, [study.scenario(r) for r in runs["run_id"]])
+
+
+def _what_ran(doc: HtmlDocument, scenarios: Sequence[dict]) -> None:
+    """Which TCP stacks and queue settings ran (`aqmlab.scenario.stack`), and a note where a
+    marking queue met senders without ECN."""
+    from aqmlab.scenario import stack
+
+    stacks = dict.fromkeys(s for sc_ in scenarios for s in stack.describe_stacks(sc_))
+    queues = dict.fromkeys(stack.describe_queue(sc_.get("queue") or {}) for sc_ in scenarios)
+    doc.paragraph(
+        f"TCP: {'; '.join(stacks)}. Queues: {'; '.join(queues)}.",
+        note=True,
+    )
+    for note in dict.fromkeys(n for sc_ in scenarios if (n := stack.ecn_note(sc_))):
+        doc.paragraph(f"Note: {note}.", note=True)
 
 
 def _grouped(doc, study, layout, plot, data, name) -> None:
