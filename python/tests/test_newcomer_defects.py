@@ -164,3 +164,21 @@ def test_queues_lists_every_kind_with_its_defaults():
     assert any(x.split() == ["limit", "10240"] for x in fq), fq
     dt = lines[lines.index("droptail") + 1 : lines.index("droptail") + 3]
     assert any(x.split()[:2] == ["limit", "(required)"] for x in dt), dt
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce", "rfc7928", "tune", "calibrate"])
+def test_parallelism_is_spelled_one_way_with_the_old_names_as_aliases(command):
+    """`--workers`, `-j/--jobs`, `--scheduler` or `--dask` depending on the command (issue
+    36): every command takes -j/--jobs (and --workers); those that run studies --scheduler
+    (and --dask)."""
+    import argparse
+
+    from aqmlab import cli as aqcli
+
+    subparsers = aqcli._parser()._subparsers._group_actions[0]
+    assert isinstance(subparsers, argparse._SubParsersAction)
+    sub = subparsers.choices[command]
+    flags = {o for a in sub._actions for o in a.option_strings}
+    assert {"-j", "--jobs", "--workers"} <= flags, flags
+    if command != "calibrate":
+        assert {"--scheduler", "--dask"} <= flags, flags

@@ -13,8 +13,8 @@
     aqmlab reproduce A|B|C|D [--scale quick|full|smoke] [--out DIR] [--jobs N | --scheduler ADDR]
                      [--report-only]
     aqmlab rfc7928 [--aqm LIST | --queues FILE] [--sections LIST] [--scale full|quick|smoke]
-                   [--out DIR] [--workers N | --dask ADDR] [--repetitions N]
-    aqmlab tune TUNE.toml --out DIR [--scale quick|full|smoke] [--workers N | --dask ADDR]
+                   [--out DIR] [--jobs N | --scheduler ADDR] [--repetitions N]
+    aqmlab tune TUNE.toml --out DIR [--scale quick|full|smoke] [--jobs N | --scheduler ADDR]
     aqmlab validate SCENARIO.toml|SWEEP.toml [--seed N] [--set ...] [--print]
     aqmlab presets
     aqmlab queues
@@ -56,17 +56,23 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def execution_args(s: argparse.ArgumentParser) -> None:
-        """Where a study's runs execute (`sweep`, `reproduce`)."""
+        """Where a study's runs execute (`sweep`, `reproduce`, `rfc7928`, `tune`): one
+        spelling everywhere, `-j/--jobs N` or `--scheduler ADDRESS`; `--workers` and `--dask`
+        (the names some commands used) are kept as aliases."""
         where = s.add_mutually_exclusive_group()
         where.add_argument(
             "-j",
             "--jobs",
+            "--workers",
+            dest="jobs",
             type=int,
             default=None,
             help="local worker processes (default: one per core)",
         )
         where.add_argument(
             "--scheduler",
+            "--dask",
+            dest="scheduler",
             default=None,
             metavar="ADDRESS",
             help="run on the Dask cluster of this scheduler, e.g. tcp://HOST:8786 "
@@ -185,7 +191,13 @@ def _parser() -> argparse.ArgumentParser:
         "directory)",
     )
     c.add_argument(
-        "--workers", type=int, default=2, help="parallel simulation processes (default 2)"
+        "-j",
+        "--jobs",
+        "--workers",
+        dest="workers",
+        type=int,
+        default=2,
+        help="parallel simulation processes (default 2)",
     )
     c.add_argument("-q", "--quiet", action="store_true", help="print only the result")
 
@@ -366,11 +378,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     rf.add_argument("--scale", default="quick", help="full, quick (default) or smoke")
     rf.add_argument("--out", default=None, help="directory (default: results/rfc7928-<scale>)")
-    rf_where = rf.add_mutually_exclusive_group()
-    rf_where.add_argument("--workers", type=int, default=None, help="local worker processes")
-    rf_where.add_argument(
-        "--dask", default=None, metavar="ADDRESS", help="Dask scheduler, e.g. tcp://HOST:8786"
-    )
+    execution_args(rf)
     rf.add_argument(
         "--repetitions", type=int, default=None, help="repetitions per cell (default: the scale's)"
     )
@@ -392,24 +400,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a [scale.NAME] of the tune file (quick, full, smoke in the packaged ones; "
         "default: the [tune] table as it is)",
     )
-    where = tu.add_mutually_exclusive_group()
-    where.add_argument(
-        "-j",
-        "--workers",
-        "--jobs",
-        dest="jobs",
-        type=int,
-        default=None,
-        help="local worker processes (default: one per core)",
-    )
-    where.add_argument(
-        "--dask",
-        "--scheduler",
-        dest="scheduler",
-        default=None,
-        metavar="ADDRESS",
-        help="run on the Dask cluster of this scheduler, e.g. tcp://HOST:8786",
-    )
+    execution_args(tu)
     tu.add_argument("--no-report", action="store_true", help="write tune.json only")
     progress_args(tu)
 
@@ -869,8 +860,8 @@ def _cmd_rfc7928(args: argparse.Namespace) -> int:
 
     if args.aqm is not None and args.queues is not None:
         raise ScenarioError("--aqm and --queues: give one of the two")
-    if args.workers is not None and args.workers < 1:
-        raise ScenarioError(f"--workers {args.workers}: expected at least 1")
+    if args.jobs is not None and args.jobs < 1:
+        raise ScenarioError(f"--jobs {args.jobs}: expected at least 1")
     if args.queues is not None:
         schemes = queues.read_queue_file(args.queues)
     else:
@@ -881,8 +872,8 @@ def _cmd_rfc7928(args: argparse.Namespace) -> int:
             args.sections,
             args.scale,
             args.out,
-            jobs=args.workers,
-            scheduler=args.dask,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
             repetitions=args.repetitions,
             quiet=args.quiet,
             interval_s=args.progress_every,
