@@ -182,3 +182,20 @@ def test_parallelism_is_spelled_one_way_with_the_old_names_as_aliases(command):
     assert {"-j", "--jobs", "--workers"} <= flags, flags
     if command != "calibrate":
         assert {"--scheduler", "--dask"} <= flags, flags
+
+
+def test_directions_are_download_and_upload_where_a_user_reads_them(tmp_path):
+    """Every download was `reverse`, and the README's `--pcap forward` captured ACKs (issue
+    36): the summary says download/upload, and --pcap takes them."""
+    f = tmp_path / "s.toml"
+    f.write_text("duration_s = 2.0\n", encoding="utf-8")
+    out = tmp_path / "r"
+    proc = cli("run", f, "--out", out, "--pcap", "download")
+    assert proc.returncode == 0, proc.stderr
+    assert "  download (right → left)" in proc.stdout and "  upload (left → right)" in proc.stdout
+    assert (out / "capture-reverse.pcap").is_file()
+    from aqmlab.scenario import directions
+
+    assert directions.canonical("Download") == "reverse"
+    with pytest.raises(sc.ScenarioError, match="expected download, upload"):
+        directions.canonical("sideways")

@@ -3,7 +3,7 @@
     aqmlab run SCENARIO.toml [--out DIR] [--seed N] [--set key.path=value ...]
                [--plots] [--calibrate] [--calibration FILE] [--force]
     aqmlab calibrate SCENARIO.toml [--points 5] [--duration S] [--warmup S] [--out FILE]
-    aqmlab plots RESULTS_DIR [--out DIR] [--direction forward|reverse]
+    aqmlab plots RESULTS_DIR [--out DIR] [--direction download|upload]
     aqmlab flent RESULTS_DIR [--out FILE.flent.gz] [--step S] [--max-flows N] [--aggregate]
                  [--time ISO]
     aqmlab stats RESULTS_DIR [--json | --over-time [--out FILE.csv]]
@@ -156,8 +156,9 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="POINT",
-        help="capture packets to OUT/capture-POINT.pcap: forward, reverse (bottleneck egress), "
-        "forward_in, reverse_in (its queue's arrivals) or host:N; repeatable "
+        help="capture packets to OUT/capture-POINT.pcap: download, upload (bottleneck egress; "
+        "aliases reverse, forward), download_in, upload_in (its queue's arrivals) or host:N; "
+        "repeatable "
         "(selections and snap length: [[trace.pcap]], docs/tracing.md)",
     )
     r.add_argument(
@@ -208,9 +209,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     pl_.add_argument(
         "--direction",
-        choices=("forward", "reverse"),
+        choices=("download", "upload", "forward", "reverse"),
         default=None,
-        help="studied bottleneck direction (default: that of the Web responses)",
+        help="studied bottleneck direction: download (right -> left; alias reverse) or upload "
+        "(alias forward); default: that of the Web responses",
     )
 
     pc = sub.add_parser(
@@ -428,6 +430,14 @@ def _directions(core: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     return [(d, core[d]) for d in ("forward", "reverse") if isinstance(core.get(d), Mapping)]
 
 
+def _direction_label(row: str) -> str:
+    """`reverse` -> `download (right → left)`; a chain's `hop 1 forward` likewise."""
+    from aqmlab.scenario.directions import label
+
+    head, _, last = row.rpartition(" ")
+    return f"{head} {label(last)}".strip()
+
+
 def _hop_directions(core: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """A chain's per-hop blocks (`summary.hops`, absent for the dumbbell) as
     (`hop k forward`, block) rows; the dumbbell's two directions otherwise."""
@@ -510,7 +520,7 @@ def format_summary(results) -> str:
     for direction, d in _hop_directions(core):
         rows.append(
             (
-                direction,
+                _direction_label(direction),
                 _num(d.get("throughput_mbps"), "Mb/s"),
                 _pct(d.get("utilization")),
                 _pct(d.get("loss_rate")),
@@ -610,7 +620,9 @@ def _trace_overrides(args: argparse.Namespace) -> list[str]:
                     raise ScenarioError(f"--pcap {point}: expected host:N, N a host number")
                 caps.append(f'{{point = "host", host = {host}}}')
             else:
-                caps.append(f"{{point = {json.dumps(name)}}}")
+                from aqmlab.scenario.directions import capture_point
+
+                caps.append(f"{{point = {json.dumps(capture_point(name))}}}")
         sets.append(f"trace.pcap=[{', '.join(caps)}]")
     if args.trace_tcp is not None:
         if args.trace_tcp == "all":
@@ -681,7 +693,9 @@ def _cmd_plots(args: argparse.Namespace) -> int:
 
     results = runner.Results.open(args.results)
     out = Path(args.out) if args.out else Path(args.results) / "plots"
-    _write_plots(results, out, args.direction)
+    from aqmlab.scenario.directions import canonical
+
+    _write_plots(results, out, canonical(args.direction) if args.direction else None)
     return 0
 
 

@@ -131,13 +131,16 @@ def _overview(doc: HtmlDocument, study: Study, runs: pl.DataFrame) -> None:
     )
     doc.paragraph(text)
     if runs.height:
+        from aqmlab.scenario.directions import label
+
         first = study.scenario(runs["run_id"][0])
         direction = runs["direction"][0]
         versions = sorted(set(zip(runs["aqmlab_version"], runs["core_version"], strict=True)))
         shown = ", ".join(f"aqmlab {a} (core {c})" for a, c in versions)
         doc.paragraph(
-            f"Metrics are those of the {direction} bottleneck direction (the one carrying the "
-            f"responses), measured after a {first.get('warmup_s', 0):g}-s warm-up of "
+            f"Metrics are those of the {label(direction)} bottleneck direction (the one "
+            f"carrying the responses; `{direction}` in the tables), measured after a "
+            f"{first.get('warmup_s', 0):g}-s warm-up of "
             f"{first.get('duration_s', 0):g}-s runs. Simulated with {shown}.",
             note=True,
         )
