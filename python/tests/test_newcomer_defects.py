@@ -194,7 +194,7 @@ def test_directions_are_download_and_upload_where_a_user_reads_them(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "  download (right → left)" in proc.stdout and "  upload (left → right)" in proc.stdout
     assert (out / "capture-reverse.pcap").is_file()
-    from aqmlab.scenario import directions
+    from aqmlab.scenario import direction_names as directions
 
     assert directions.canonical("Download") == "reverse"
     with pytest.raises(sc.ScenarioError, match="expected download, upload"):

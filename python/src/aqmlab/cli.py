@@ -432,7 +432,7 @@ def _directions(core: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 def _direction_label(row: str) -> str:
     """`reverse` -> `download (right → left)`; a chain's `hop 1 forward` likewise."""
-    from aqmlab.scenario.directions import label
+    from aqmlab.scenario.direction_names import label
 
     head, _, last = row.rpartition(" ")
     return f"{head} {label(last)}".strip()
@@ -620,7 +620,7 @@ def _trace_overrides(args: argparse.Namespace) -> list[str]:
                     raise ScenarioError(f"--pcap {point}: expected host:N, N a host number")
                 caps.append(f'{{point = "host", host = {host}}}')
             else:
-                from aqmlab.scenario.directions import capture_point
+                from aqmlab.scenario.direction_names import capture_point
 
                 caps.append(f"{{point = {json.dumps(capture_point(name))}}}")
         sets.append(f"trace.pcap=[{', '.join(caps)}]")
@@ -693,7 +693,7 @@ def _cmd_plots(args: argparse.Namespace) -> int:
 
     results = runner.Results.open(args.results)
     out = Path(args.out) if args.out else Path(args.results) / "plots"
-    from aqmlab.scenario.directions import canonical
+    from aqmlab.scenario.direction_names import canonical
 
     _write_plots(results, out, canonical(args.direction) if args.direction else None)
     return 0

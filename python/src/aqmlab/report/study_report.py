@@ -131,7 +131,7 @@ def _overview(doc: HtmlDocument, study: Study, runs: pl.DataFrame) -> None:
     )
     doc.paragraph(text)
     if runs.height:
-        from aqmlab.scenario.directions import label
+        from aqmlab.scenario.direction_names import label
 
         first = study.scenario(runs["run_id"][0])
         direction = runs["direction"][0]
