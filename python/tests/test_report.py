@@ -138,6 +138,18 @@ def test_the_ranking_then_the_cdfs_come_first_then_the_summary(web, web_report):
     assert order == sorted(order)
 
 
+def test_the_ranking_gives_paired_differences(web, web_report):
+    """Issue 36: every scheme ran the same seeds; the report pairs them by repetition."""
+    assert "Paired differences of the median response time" in web_report
+    rows = _summary(web_report, "− baseline")
+    header = rows[0]
+    assert header[-3:] == ["scheme", "− baseline", "− the one ranked above"]
+    assert all(
+        r[-2].endswith(("lower", "higher", "cannot be told apart", "no interval)"))
+        for r in rows[1:]
+    )
+
+
 def test_the_ranking_sorts_schemes_by_median_response_time_with_intervals(web, web_report):
     rows = _summary(web_report, "p90 response (s)")
     header, body = rows[0], rows[1:]

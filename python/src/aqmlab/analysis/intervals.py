@@ -6,6 +6,8 @@
 - `half_width(sd, n)`: the half-width of the two-sided interval of a mean of n values of
   sample standard deviation sd: t(1 − α/2, n − 1) × sd / √n (None when n < 2).
 - `mean_interval(values)`: the mean, n and that interval (NaN and None values left out).
+- `paired_interval(a, b)`: mean(a − b) over repetitions run with the same seed, and the
+  Student t interval of those differences (the paired-t comparison).
 - `welch_interval(a, b)`: mean(a) − mean(b) for two independent samples and Welch's interval
   (Law & Kelton, "Simulation Modeling and Analysis", 3rd ed., §10.2.2; degrees of freedom by
   Welch–Satterthwaite, rounded down, which widens the interval, never narrows it).
@@ -35,6 +37,7 @@ __all__ = [
     "adjusted_difference",
     "half_width",
     "mean_interval",
+    "paired_interval",
     "t_quantile",
     "welch_interval",
 ]
@@ -114,6 +117,21 @@ def mean_interval(values: Iterable[float | None], level: float = LEVEL) -> Inter
     mean = math.fsum(xs) / n
     sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else None
     return Interval(mean, n, half_width(sd, n, level))
+
+
+def paired_interval(
+    a: dict[int, float | None], b: dict[int, float | None], level: float = LEVEL
+) -> Interval:
+    """mean(a − b) over the repetitions both have (keys: repetition), with the Student t
+    interval of the per-repetition differences: the two schemes ran with the same seed in
+    each repetition (common random numbers), so the differences are the independent draws
+    and the seed's own variation cancels (Law & Kelton, 3rd ed., §10.2.1, paired-t)."""
+    diffs = [
+        float(a[r]) - float(b[r])
+        for r in sorted(a.keys() & b.keys())
+        if a[r] is not None and b[r] is not None
+    ]
+    return mean_interval(diffs, level)
 
 
 def welch_interval(

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import polars as pl
 
+from aqmlab.analysis import intervals as iv
+from aqmlab.report import paired
 from aqmlab.report import study_layout as lay
 from aqmlab.report import study_plots as sp
 from aqmlab.report import study_summary as ss
@@ -190,9 +192,17 @@ def _ranking(doc: HtmlDocument, study: Study, layout: lay.Layout, data: pl.DataF
     curves = [a for a in layout.curves if a in table.columns]
     median = ss.QUANTILES[0][0]
     rows = []
+    group_list, ranked = [], []
     for where in lay.groups(table, groups):
         cells = table.filter(*(pl.col(k) == v for k, v in where.items())).to_dicts()
         cells.sort(key=lambda r: (r[median], _plan_order(study, curves)(r)))
+        group_list.append(where)
+        ranked.append(
+            [
+                {"labels": {a: r[a] for a in curves}, "plan": _plan_order(study, curves)(r)}
+                for r in cells
+            ]
+        )
         for rank, r in enumerate(cells, 1):
             row = {**where, "rank": rank, **{a: r[a] for a in curves}, "runs": r["runs"]}
             for column, header, _ in ss.QUANTILES:
@@ -207,9 +217,30 @@ def _ranking(doc: HtmlDocument, study: Study, layout: lay.Layout, data: pl.DataF
         align={header: "num" for _, header, _ in ss.QUANTILES},
     )
     doc.paragraph(_RANKING_NOTE, note=True)
+    _paired(doc, study, data, group_list, ranked)
     for where in lay.groups(table, groups):
         fig = sp.response_time_ranking(study, where, curves=layout.curves, table=table)
         doc.figure(fig, _figure_name("response_time_ranking", where), dpi=_GROUP_DPI)
+
+
+def _paired(doc: HtmlDocument, study: Study, data: pl.DataFrame, groups, ranked) -> None:
+    """The ranking's paired differences (`report.paired`): every scheme ran the same seeds."""
+    axes = [a.name for a in lay.study_axes(study)]
+    per_run = (
+        data.group_by(["run_id", *axes], maintain_order=True)
+        .agg(pl.col("response_time_s").median().alias("median_s"))
+        .join(study.runs().select("run_id", "rep"), on="run_id")
+    )
+    rows = paired.paired_rows(per_run, groups, ranked, "median_s")
+    if not rows:
+        return
+    doc.table(
+        rows,
+        caption="Paired differences of the median response time (s), this scheme minus the "
+        "other, repetition by repetition (the same seed: common random numbers), with the "
+        f"{iv.LEVEL:.0%} Student interval of the differences; where the interval contains 0 "
+        "the two cannot be told apart",
+    )
 
 
 def _summary(doc: HtmlDocument, study: Study, runs: pl.DataFrame, layout: lay.Layout) -> None:
