@@ -22,6 +22,8 @@ pub mod red;
 pub mod red_params;
 pub mod rem;
 pub mod replay;
+pub mod schedule_replay;
+mod schedule_state;
 
 use crate::packet::Packet;
 use crate::rng::UniformSource;

@@ -1,0 +1,125 @@
+//! The discipline's state after each step of a schedule replay (`schedule_replay`), written as
+//! the kernel harness writes it (validation/linux_qdisc/harness/harness_<qdisc>.c): the same
+//! keys, in the kernel's own units, so that the two logs compare as text.
+//!
+//! CoDel's times are `codel_time_t` (ns >> 10, `include/net/codel.h`).
+
+use std::fmt::Write;
+
+use super::{Aqm, QueueCounts, QueueLen};
+use crate::units::Time;
+
+/// ns to codel time (`CODEL_SHIFT` 10), as a u32 like the kernel's.
+fn codel_time(t: Time) -> u32 {
+    (t >> 10) as u32
+}
+
+/// A list of flows as the harness writes it: `3,7,1`.
+fn join(it: impl Iterator<Item = usize>) -> String {
+    it.map(|f| f.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Linux's `DTIME_INVALID` and `DQCOUNT_INVALID` (−1 in a u64) for our `None`.
+fn or_invalid(v: Option<u64>) -> u64 {
+    v.unwrap_or(u64::MAX)
+}
+
+/// Appends the discipline's own `key=value` pairs to `line`; `flow_lens` are the packets
+/// queued per flow (for a discipline with flow queues).
+pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], line: &mut String) {
+    match aqm {
+        Aqm::Codel(a) => {
+            let s = &a.s;
+            let _ = write!(
+                line,
+                " count={} lastcount={} dropping={} first_above={} drop_next={} ldelay={} \
+                 maxpacket={} ecn_mark={} ce_mark=0 drop_overlimit={}",
+                s.count,
+                s.lastcount,
+                u8::from(s.dropping),
+                codel_time(s.first_above_time),
+                codel_time(s.drop_next),
+                codel_time(a.ldelay),
+                a.maxpacket,
+                c.marks,
+                c.drops_overflow,
+            );
+        },
+        Aqm::FqCodel(a) => {
+            let st = &a.stats;
+            let _ = write!(
+                line,
+                " new_flow_count={} drop_overlimit={} drop_overmemory={} ecn_mark={} \
+                 ce_mark={} maxpacket={} memory_usage={}",
+                a.sched.new_flow_count,
+                st.drop_overlimit,
+                st.drop_overmemory,
+                st.ecn_mark,
+                st.ce_mark,
+                st.maxpacket,
+                len.bytes,
+            );
+            let (new, old) = a.sched.lists();
+            let _ = write!(line, " new={} old={}", join(new), join(old));
+            line.push_str(" flows=");
+            let mut sep = "";
+            for (i, v) in a.codel.iter().enumerate() {
+                let backlog = a.sched.backlog[i];
+                if !a.sched.is_listed(i) && backlog == 0 && v.count == 0 && v.first_above_time == 0
+                {
+                    continue;
+                }
+                let _ = write!(
+                    line,
+                    "{sep}{i}:{}:{backlog}:{}:{}:{}:-:{}:{}",
+                    a.sched.deficit[i],
+                    v.count,
+                    v.lastcount,
+                    u8::from(v.dropping),
+                    codel_time(v.first_above_time),
+                    codel_time(v.drop_next),
+                );
+                sep = ";";
+            }
+        },
+        Aqm::FqPie(a) => {
+            let st = &a.stats;
+            let _ = write!(
+                line,
+                " packets_in={} dropped={} overlimit={} overmemory={} ecn_mark={} \
+                 new_flow_count={} memory_usage={}",
+                st.packets_in,
+                st.dropped,
+                st.overlimit,
+                st.overmemory,
+                st.ecn_mark,
+                a.sched.new_flow_count,
+                a.memory_usage,
+            );
+            let (new, old) = a.sched.lists();
+            let _ = write!(line, " new={} old={}", join(new), join(old));
+            line.push_str(" flows=");
+            let mut sep = "";
+            for (i, v) in a.vars.iter().enumerate() {
+                let backlog = a.sched.backlog[i];
+                if !a.sched.is_listed(i) && backlog == 0 && v.prob == 0 && v.accu_prob == 0 {
+                    continue;
+                }
+                let _ = write!(
+                    line,
+                    "{sep}{i}:{}:{backlog}:{}:{}:{}:{}:{}:{}:{}",
+                    a.sched.deficit[i],
+                    flow_lens.get(i).copied().unwrap_or(0),
+                    v.prob,
+                    v.accu_prob,
+                    v.qdelay,
+                    v.qdelay_old,
+                    v.burst_time,
+                    or_invalid(v.dq_tstamp),
+                );
+                sep = ";";
+            }
+        },
+        _ => {},
+    }
+}
