@@ -2,17 +2,12 @@
 //! the kernel harness writes it (validation/linux_qdisc/harness/harness_<qdisc>.c): the same
 //! keys, in the kernel's own units, so that the two logs compare as text.
 //!
-//! CoDel's times are `codel_time_t` (ns >> 10, `include/net/codel.h`).
+//! CoDel's times are `codel_time_t` (ns >> 10, `include/net/codel.h`), as our model keeps
+//! them.
 
 use std::fmt::Write;
 
 use super::{Aqm, QueueCounts, QueueLen};
-use crate::units::Time;
-
-/// ns to codel time (`CODEL_SHIFT` 10), as a u32 like the kernel's.
-fn codel_time(t: Time) -> u32 {
-    (t >> 10) as u32
-}
 
 /// A list of flows as the harness writes it: `3,7,1`.
 fn join(it: impl Iterator<Item = usize>) -> String {
@@ -32,14 +27,15 @@ pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], lin
             let s = &a.s;
             let _ = write!(
                 line,
-                " count={} lastcount={} dropping={} first_above={} drop_next={} ldelay={} \
-                 maxpacket={} ecn_mark={} ce_mark=0 drop_overlimit={}",
+                " count={} lastcount={} dropping={} rec_inv_sqrt={} first_above={} drop_next={} \
+                 ldelay={} maxpacket={} ecn_mark={} ce_mark=0 drop_overlimit={}",
                 s.count,
                 s.lastcount,
                 u8::from(s.dropping),
-                codel_time(s.first_above_time),
-                codel_time(s.drop_next),
-                codel_time(a.ldelay),
+                s.rec_inv_sqrt,
+                s.first_above_time,
+                s.drop_next,
+                s.ldelay,
                 a.maxpacket,
                 c.marks,
                 c.drops_overflow,
@@ -71,13 +67,14 @@ pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], lin
                 }
                 let _ = write!(
                     line,
-                    "{sep}{i}:{}:{backlog}:{}:{}:{}:-:{}:{}",
+                    "{sep}{i}:{}:{backlog}:{}:{}:{}:{}:{}:{}",
                     a.sched.deficit[i],
                     v.count,
                     v.lastcount,
                     u8::from(v.dropping),
-                    codel_time(v.first_above_time),
-                    codel_time(v.drop_next),
+                    v.rec_inv_sqrt,
+                    v.first_above_time,
+                    v.drop_next,
                 );
                 sep = ";";
             }
