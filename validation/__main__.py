@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in failed + unresolved:
             interval = "" if math.isnan(r.interval) else f" ± {r.interval:.3g}"
             print(
-                f"  {r.verdict.upper()} {r.scenario}: {r.metric}: ns-2 {r.ns2:.6g}, "
+                f"  {r.verdict.upper()} {r.scenario}: {r.metric}: "
+                f"{docs.REFERENCE.get(r.suite, 'ns-2')} {r.ns2:.6g}, "
                 f"aqmlab {r.aqmlab:.6g}, difference {r.difference:.3g}{interval} > "
                 f"{r.tolerance:.3g}"
             )
