@@ -80,13 +80,40 @@ def _fq_pie(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1
     )
 
 
+def _pie_linux(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1, **kw):
+    """sch_pie against our Linux PIE (pie_linux.rs) on one queue: FQ-PIE with one flow, which
+    is sch_pie's enqueue, dequeue and timer on the whole queue (its ECN limit, ecn_prob 10 %,
+    is sch_pie's MAX_PROB / 10 up to 3 units of 2^-56), with sch_pie's limit of 1000."""
+    ours: dict[str, object] = {
+        "kind": "fq_pie",
+        "flows": 1,
+        "limit": kw.get("limit", 1000),
+        "quantum": 1514,
+        "mtu": 1514,
+    }
+    for k, v in kw.items():
+        ours[k] = bool(v) if k in ("ecn", "bytemode", "dq_rate_estimator") else v
+    return Case(
+        f"pie_linux-{pattern}{suffix}",
+        "pie",
+        pattern,
+        dict(kw),
+        ours,
+        seed=seed,
+        fast=fast,
+        draw="u64_top56",
+        **PIE_TICKS,
+    )
+
+
 # Our `pie` kind is RFC 8033 in floating point (aqm/pie.rs), not Linux's PIE; Linux's PIE is
-# our pie_linux.rs, which FQ-PIE uses per flow (the fq_pie cases). Its differences from
-# sch_pie are by design; the cases show how far the two are apart on the same schedule.
+# our pie_linux.rs, which FQ-PIE uses per flow (the fq_pie and pie_linux cases). The `pie`
+# kind's differences from sch_pie are by design; its cases show how far apart the two are on
+# the same schedule, pinned so that a change is looked at.
 PIE_RFC = (
     "our `pie` kind follows RFC 8033 in floating point (aqm/pie.rs: probability 0-1, ×0.98 "
     "decay, burst allowance by tupdate, ECN up to 10 % in its own scale); Linux's PIE is "
-    "pie_linux.rs, checked through the fq_pie cases"
+    "pie_linux.rs, checked through the pie_linux and fq_pie cases"
 )
 
 
@@ -128,6 +155,10 @@ CASES: list[tuple[Case, Known]] = [
     (_fq_pie("manyflow", "-16flows-limit300-ecn", flows=16, limit=300, ecn=1, fast=True), Known()),
     (_fq_pie("web", "-bytemode", bytemode=1), Known()),
     (_fq_pie("cbr", "-dq_rate", dq_rate_estimator=1), Known()),
+    (_pie_linux("cbr", fast=True), Known()),
+    (_pie_linux("onoff", "-ecn", ecn=1), Known()),
+    (_pie_linux("manyflow", "-limit200-bytemode", limit=200, bytemode=1), Known()),
+    (_pie_linux("web", "-dq_rate-ecn", dq_rate_estimator=1, ecn=1), Known()),
     (_pie("cbr"), Known(4425, 9972, PIE_RFC)),
     (_pie("onoff", "-ecn", ecn=1), Known(5858, 11290, PIE_RFC)),
 ]

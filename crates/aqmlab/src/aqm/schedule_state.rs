@@ -93,6 +93,23 @@ pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], lin
                 a.sched.new_flow_count,
                 a.memory_usage,
             );
+            // One flow is Linux's sch_pie (one pie_vars on the whole queue): its variables
+            // under sch_pie's harness keys too.
+            if let [v] = a.vars.as_slice() {
+                let _ = write!(
+                    line,
+                    " prob={} accu_prob={} qdelay={} qdelay_old={} burst_time={} dq_tstamp={} \
+                     dq_count={} avg_dq_rate={}",
+                    v.prob,
+                    v.accu_prob,
+                    v.qdelay,
+                    v.qdelay_old,
+                    v.burst_time,
+                    or_invalid(v.dq_tstamp),
+                    or_invalid(v.dq_count),
+                    v.avg_dq_rate,
+                );
+            }
             let (new, old) = a.sched.lists();
             let _ = write!(line, " new={} old={}", join(new), join(old));
             line.push_str(" flows=");
