@@ -36,7 +36,7 @@ SOURCES = {
     "fq_codel": ["net/sched/sch_fq_codel.c"],
     "pie": ["net/sched/sch_pie.c"],
     "fq_pie": ["net/sched/sch_pie.c", "net/sched/sch_fq_pie.c"],
-    "red": ["net/sched/sch_red.c"],
+    "cake": ["net/sched/sch_cake.c"],
 }
 VERBATIM = {
     "net/codel.h": "include/net/codel.h",
@@ -104,7 +104,8 @@ def extract() -> KernelTree:
     """The extracted files (extracting them the first time: about a minute for the xz)."""
     src = tarball()
     st = src.stat()
-    key = hashlib.sha256(f"{src}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:12]
+    ident = f"{src}:{st.st_size}:{st.st_mtime_ns}:{','.join(MEMBERS)}"
+    key = hashlib.sha256(ident.encode()).hexdigest()[:12]
     dest = cache_dir() / f"src-{key}"
     done = dest / ".extracted"
     if not done.exists():
@@ -155,7 +156,7 @@ def harness(name: str) -> tuple[Path, KernelTree]:
     tree = extract()
     sources = [tree.root / p for p in SOURCES[name]]
     ours = [HERE / "harness" / f"harness_{name}.c", HERE / "harness" / "harness.h"]
-    ours += [HERE / "harness" / "attrs.h", HERE / "shim" / "kshim.h"]
+    ours += [HERE / "harness" / "attrs.h", HERE / "shim" / "kshim.h", HERE / "shim" / "kshim_net.h"]
     digest = hashlib.sha256()
     for f in sources + ours:
         digest.update(f.read_bytes())

@@ -220,6 +220,8 @@ static inline ktime_t ktime_get(void) { return (ktime_t)shim_now_ns; }
 static inline s64 ktime_to_ns(ktime_t t) { return t; }
 static inline ktime_t ns_to_ktime(u64 ns) { return (ktime_t)ns; }
 static inline ktime_t ktime_add_ns(ktime_t t, u64 ns) { return t + (ktime_t)ns; }
+static inline ktime_t ktime_add_ms(ktime_t t, u64 ms) { return t + (ktime_t)(ms * NSEC_PER_MSEC); }
+static inline ktime_t ktime_add_us(ktime_t t, u64 us) { return t + (ktime_t)(us * NSEC_PER_USEC); }
 static inline ktime_t ktime_sub(ktime_t a, ktime_t b) { return a - b; }
 static inline ktime_t ktime_add(ktime_t a, ktime_t b) { return a + b; }
 static inline s64 ktime_us_delta(ktime_t a, ktime_t b) { return (a - b) / 1000; }
@@ -239,6 +241,8 @@ static inline unsigned long nsecs_to_jiffies(u64 n) { return (unsigned long)(n /
 /* Every kernel random call takes its bytes from the harness's stream, 32 bits at a time. */
 static inline u32 get_random_u32(void) { return shim_random_u32(); }
 static inline u32 prandom_u32(void) { return shim_random_u32(); }
+/* get_random_u16: one word of the stream, its low 16 bits. */
+static inline u16 get_random_u16(void) { return (u16)shim_random_u32(); }
 static inline u64 get_random_u64(void)
 {
 	u64 lo = shim_random_u32();
@@ -355,6 +359,7 @@ static inline int del_timer(struct timer_list *t) { return del_timer_sync(t); }
 struct net_device { unsigned int mtu; unsigned short hard_header_len; unsigned int tx_queue_len; };
 struct netdev_queue { struct net_device *dev; };
 struct sock;
+struct skb_shared_info { unsigned short gso_size; unsigned short gso_segs; unsigned int gso_type; };
 struct sk_buff {
 	struct sk_buff *next;
 	struct sk_buff *prev;
@@ -379,7 +384,12 @@ struct sk_buff {
 	u32 aqmlab_id;
 	u8 aqmlab_ds;
 	u8 aqmlab_ds_enqueued;
+	struct skb_shared_info aqmlab_shinfo;
 };
+static inline struct skb_shared_info *skb_shinfo(const struct sk_buff *skb)
+{
+	return (struct skb_shared_info *)&skb->aqmlab_shinfo;
+}
 struct sk_buff_head { struct sk_buff *next, *prev; u32 qlen; spinlock_t lock; };
 
 static inline u32 skb_get_hash(struct sk_buff *skb) { return skb->hash; }
@@ -517,7 +527,7 @@ static inline int nla_len(const struct nlattr *n) { (void)n; return sizeof(u64);
 
 struct gnet_stats_basic_sync { u64_stats_t bytes; u64_stats_t packets; };
 struct gnet_stats_queue { u32 qlen; u32 backlog; u32 drops; u32 requeues; u32 overlimits; };
-struct gnet_dump { int dummy; };
+struct gnet_dump { struct sk_buff *skb; };
 static inline int gnet_stats_copy_app(struct gnet_dump *d, void *st, int len) { (void)d; (void)st; (void)len; return 0; }
 static inline int gnet_stats_copy_queue(struct gnet_dump *d, void *c, struct gnet_stats_queue *q, u32 qlen)
 {
@@ -769,13 +779,12 @@ static inline void qdisc_reset_queue(struct Qdisc *sch)
 	sch->qstats.backlog = 0;
 }
 static inline struct sk_buff *qdisc_peek_dequeued(struct Qdisc *sch) { (void)sch; return NULL; }
-static inline void qdisc_watchdog_init(void *wd, struct Qdisc *q) { (void)wd; (void)q; }
-static inline void qdisc_watchdog_cancel(void *wd) { (void)wd; }
 static inline int register_qdisc(struct Qdisc_ops *q) { (void)q; return 0; }
 static inline void unregister_qdisc(struct Qdisc_ops *q) { (void)q; }
 static inline void qdisc_class_hash_grow(struct Qdisc *q, void *h) { (void)q; (void)h; }
 
 #include <linux/pkt_sched.h>
 #include <linux/pkt_cls.h>
+#include "kshim_net.h"
 
 #endif

@@ -20,6 +20,8 @@
 use std::collections::VecDeque;
 use std::fmt::Write;
 
+use super::cake::hash::QUEUES;
+use super::cake::{CakeRandom, Pick};
 use super::{Aqm, DropCause, QueueCounts, QueueLen, Verdict};
 use crate::packet::{Ecn, Packet};
 use crate::rng::UniformSource;
@@ -83,6 +85,18 @@ impl UniformSource for KernelWords<'_> {
     }
 }
 
+/// CAKE's draws from the same words: the shim's `get_random_u16` is the low 16 bits of one
+/// word, `get_random_u32` one word.
+impl CakeRandom for KernelWords<'_> {
+    fn bits16(&mut self) -> u64 {
+        (self.next() as u16) as u64
+    }
+
+    fn bits32(&mut self) -> u32 {
+        self.next()
+    }
+}
+
 /// The DS byte's ECN field (RFC 3168 §5) and back.
 pub fn ecn_of(ds: u8) -> Ecn {
     match ds & 3 {
@@ -104,6 +118,8 @@ struct Queued {
 enum Storage {
     Fifo(VecDeque<Queued>),
     Flows(Vec<VecDeque<Queued>>),
+    /// CAKE: 1024 queues per tin, tin-major.
+    Tins(Vec<VecDeque<Queued>>),
 }
 
 /// The discipline, its packets and counters, and the log.
@@ -126,6 +142,7 @@ impl<'a> ScheduleReplay<'a> {
                 Aqm::DropTail(_) | Aqm::Red(_) | Aqm::Codel(_) | Aqm::Pie(_) => {
                     Storage::Fifo(VecDeque::new())
                 },
+                Aqm::Cake(c) => Storage::Tins((0..c.queues()).map(|_| VecDeque::new()).collect()),
                 _ => panic!("{}: no schedule replay for this discipline yet", aqm.name()),
             },
         };
@@ -195,7 +212,7 @@ impl<'a> ScheduleReplay<'a> {
                 pkt.enqueued_at = now;
                 self.len.packets += 1;
                 self.len.bytes += size as u64;
-                let q = Queued {
+                let entry = Queued {
                     id,
                     pkt,
                     ecn_enqueued: pkt.ecn,
@@ -204,16 +221,39 @@ impl<'a> ScheduleReplay<'a> {
                 let mut others = String::new();
                 let mut self_dropped = false;
                 match &mut self.storage {
-                    Storage::Fifo(fifo) => fifo.push_back(q),
+                    Storage::Fifo(fifo) => fifo.push_back(entry),
                     Storage::Flows(flows) => {
                         let flow = self.aqm.fq_enqueued(&pkt);
-                        flows[flow].push_back(q);
+                        flows[flow].push_back(entry);
                         while let Some(victim) = self.aqm.fq_overflow_victim(self.len) {
                             let v = flows[victim].pop_front().expect("victim flow has packets");
                             self.len.packets -= 1;
                             self.len.bytes -= v.pkt.size as u64;
                             self.counts.drops_overflow += 1;
                             self.aqm.fq_head_dropped(victim, v.pkt.size);
+                            if v.id == id {
+                                self_dropped = true;
+                            } else {
+                                let _ = write!(others, " x {}", v.id);
+                            }
+                        }
+                    },
+                    Storage::Tins(queues) => {
+                        let Aqm::Cake(cake) = &mut self.aqm else {
+                            unreachable!("tin storage belongs to CAKE")
+                        };
+                        let (tin, q) = cake.classify(&pkt);
+                        queues[tin * QUEUES + q].push_back(entry);
+                        cake.on_enqueued(now, tin, q, size, &mut self.words);
+                        // Over the memory limit: heads of the longest queue (any tin).
+                        while let Some((vt, vq)) = cake.overflow_victim() {
+                            let v = queues[vt * QUEUES + vq]
+                                .pop_front()
+                                .expect("victim queue has packets");
+                            self.len.packets -= 1;
+                            self.len.bytes -= v.pkt.size as u64;
+                            self.counts.drops_overflow += 1;
+                            cake.on_overflow_drop(now, vt, vq, v.pkt.size);
                             if v.id == id {
                                 self_dropped = true;
                             } else {
@@ -233,6 +273,8 @@ impl<'a> ScheduleReplay<'a> {
 
     fn dequeue(&mut self, now: Time) -> String {
         let mut dropped = String::new();
+        // CAKE serves decaying flows first only on the first pick of a dequeue.
+        let mut first = true;
         loop {
             let (q, verdict) = match &mut self.storage {
                 Storage::Fifo(fifo) => {
@@ -257,6 +299,27 @@ impl<'a> ScheduleReplay<'a> {
                     self.len.packets -= 1;
                     self.len.bytes -= q.pkt.size as u64;
                     let v = self.aqm.fq_dequeue(flow, now, &q.pkt, self.len);
+                    (q, v)
+                },
+                Storage::Tins(queues) => {
+                    let Aqm::Cake(cake) = &mut self.aqm else {
+                        unreachable!("tin storage belongs to CAKE")
+                    };
+                    let (tin, i) = match cake.select(now, first, &mut self.words) {
+                        Pick::Flow(t, i) => (t, i),
+                        Pick::Wait(_) => return format!("d -{dropped}"),
+                        Pick::Idle => return format!("d -{dropped}"),
+                    };
+                    first = false;
+                    let k = tin * QUEUES + i;
+                    let Some(q) = queues[k].pop_front() else {
+                        cake.on_flow_empty(now, tin, i);
+                        continue;
+                    };
+                    self.len.packets -= 1;
+                    self.len.bytes -= q.pkt.size as u64;
+                    let more = !queues[k].is_empty();
+                    let v = cake.on_dequeue(now, tin, i, &q.pkt, more, &mut self.words);
                     (q, v)
                 },
             };
@@ -293,7 +356,7 @@ impl<'a> ScheduleReplay<'a> {
         );
         let flow_lens: Vec<usize> = match &self.storage {
             Storage::Flows(flows) => flows.iter().map(VecDeque::len).collect(),
-            Storage::Fifo(_) => Vec::new(),
+            Storage::Fifo(_) | Storage::Tins(_) => Vec::new(),
         };
         super::schedule_state::write(&self.aqm, c, self.len, &flow_lens, line);
     }

@@ -134,6 +134,59 @@ pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], lin
                 sep = ";";
             }
         },
+        Aqm::Cake(a) => {
+            let _ = write!(
+                line,
+                " buffer_used={} time_next_packet={}",
+                a.buffer_used, a.shaper.time_next_packet
+            );
+            for (t, b) in a.tins.iter().enumerate() {
+                let _ = write!(
+                    line,
+                    " tin{t}={}:{}:{}:{}:{}:{}:{}:{}:{}",
+                    b.sparse_flow_count,
+                    b.bulk_flow_count,
+                    b.decaying_flow_count,
+                    b.unresponsive_flow_count,
+                    b.tin_deficit,
+                    b.time_next_packet,
+                    b.stats.packets,
+                    b.stats.drops,
+                    b.stats.marks,
+                );
+                let ids = |l: &std::collections::VecDeque<u16>| join(l.iter().map(|&i| i as usize));
+                let _ = write!(
+                    line,
+                    " new{t}={} old{t}={} decaying{t}={}",
+                    ids(&b.new_flows),
+                    ids(&b.old_flows),
+                    ids(&b.decaying_flows)
+                );
+                let _ = write!(line, " flows{t}=");
+                let mut sep = "";
+                for (i, f) in b.flows.iter().enumerate() {
+                    let v = &f.cvars;
+                    if f.list == super::cake::flow::List::None && b.backlogs[i] == 0 && v.count == 0
+                    {
+                        continue;
+                    }
+                    let _ = write!(
+                        line,
+                        "{sep}{i}:{}:{}:{}:{}:{}:{}:{}:{}:{}",
+                        f.deficit,
+                        b.backlogs[i],
+                        f.set as u8,
+                        v.count,
+                        v.rec_inv_sqrt,
+                        v.drop_next,
+                        v.blue_timer,
+                        v.p_drop,
+                        u8::from(v.dropping),
+                    );
+                    sep = ";";
+                }
+            }
+        },
         _ => {},
     }
 }
