@@ -2,7 +2,7 @@
 #   make run    bootstrap, then run the main job
 #   make test   bootstrap, then every check (Rust fmt/clippy/tests, ruff, pytest, the wheel
 #               installed in a fresh venv, the fast subset of the differential validation
-#               against ns-2.35)
+#               against ns-2.35 and against Linux's own qdisc code)
 #   make validate  the whole differential validation; regenerates docs/validation.md
 #   make bench  performance, this tree against a reference commit; rewrites docs/performance.md's
 #               generated section
