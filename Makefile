@@ -2,7 +2,7 @@
 #   make run    bootstrap, then run the main job
 #   make test   bootstrap, then every check (Rust fmt/clippy/tests, ruff, pytest, the wheel
 #               installed in a fresh venv, the fast subset of the differential validation
-#               against ns-2.35)
+#               against ns-2.35 and against Linux's own qdisc code)
 #   make validate  the whole differential validation; regenerates docs/validation.md
 #   make bench  performance, this tree against a reference commit; rewrites docs/performance.md's
 #               generated section
@@ -31,6 +31,7 @@ STAMP_CORE  := $(VENV)/.stamp-core
 STAMP_CHROMIUM := $(VENV)/.stamp-chromium
 STAMP_TSHARK := $(VENV)/.stamp-tshark
 STAMP_NS2   := $(VENV)/.stamp-ns2
+STAMP_LINUX_SRC := $(VENV)/.stamp-linux-source
 MAIN_STUDY  := results/main
 DIST        := dist
 
@@ -102,6 +103,23 @@ $(STAMP_NS2): | $(BIN)/python
 	    "install Debian's ns2 package or set AQMLAB_NS2 to an ns-2.35 binary"; exit 2; \
 	fi
 
+# The linux_qdisc suite builds Linux's queue disciplines in user space from Debian's
+# linux-source-6.1 package (validation/linux_qdisc/kernel.py), installed when missing and we
+# are root with apt-get. If that is impossible or fails, a note and no stamp (tried again next
+# time): the fast subset (make test) then skips the suite with one line, and `make validate`
+# stops (a missing reference is not a pass).
+$(STAMP_LINUX_SRC): | $(BIN)/python
+	@if [ -n "$$AQMLAB_LINUX_SOURCE" ] || [ -f /usr/src/linux-source-6.1.tar.xz ]; then \
+	  touch $@; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing linux-source-6.1 (apt-get) for the linux_qdisc validation"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-source-6.1 \
+	    && touch $@ || echo "note: linux-source-6.1 could not be installed; linux_qdisc will skip"; \
+	else \
+	  echo "note: linux-source-6.1 is missing and cannot be installed here (not root or no" \
+	    "apt-get); the linux_qdisc suite will skip"; \
+	fi
+
 # The main job: the sweep (calibration, then 70 runs; a rerun resumes and skips finished
 # runs), then the report, written even when some runs failed (it lists them): the exit status
 # is the sweep's (1 when runs failed), or the report's own error.
@@ -125,7 +143,7 @@ lint-py: $(STAMP_TOOLS) ## ruff check and ruff format --check
 test-py: bootstrap $(STAMP_CHROMIUM) | $(STAMP_TSHARK) ## pytest (through the real core; the report's in Chromium)
 	cd python && ../$(BIN)/python -m pytest -q
 
-test-validation: bootstrap $(STAMP_NS2) ## the fast subset of the validation against ns-2.35
+test-validation: bootstrap $(STAMP_NS2) $(STAMP_LINUX_SRC) ## the fast subset of the validation (ns-2.35, Linux qdiscs)
 	$(BIN)/python -m pytest -q -p no:cacheprovider validation/tests
 	$(BIN)/python -m validation --out out/validation
 
@@ -135,7 +153,7 @@ test-fuzz: bootstrap ## the fuzzer's bounded slice (Hypothesis-driven generated 
 fuzz: bootstrap ## a long fuzzing campaign (10,000 scenarios) -> docs/reliability.md
 	$(BIN)/python -m fuzz --count 10000 --write-docs
 
-validate: bootstrap $(STAMP_NS2) ## the whole validation against ns-2.35 -> docs/validation.md
+validate: bootstrap $(STAMP_NS2) $(STAMP_LINUX_SRC) ## the whole validation (ns-2.35, Linux qdiscs) -> docs/validation.md
 	$(BIN)/python -m validation --all --out out/validation --write-docs
 
 # Issue 34's performance table, this tree against the reference commit (bench/cases.py), whole

@@ -668,6 +668,75 @@ fn replay_queue_log<'py>(
     tables_to_py(py, tables, false)
 }
 
+/// Replays a schedule of queue events (`aqm::schedule_replay`) through the discipline
+/// `queue_json` (built for a link of `rate_bps`): `kinds` has one letter per step, `E` an
+/// arrival (with its size, DS byte and flow hash from the lists), `D` a dequeue, `T` the
+/// periodic update, at `times_ns`; the other lists' entries are ignored for non-arrivals.
+/// `words` is the recorded random stream, consumed as `draw` says (`u32` or `u64_top56`).
+/// Returns the log, one line per step, in the kernel harness's format.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn replay_schedule(
+    queue_json: &str,
+    rate_bps: f64,
+    mean_pkt_size: u32,
+    kinds: &str,
+    times_ns: Vec<u64>,
+    sizes: Vec<u32>,
+    ds: Vec<u8>,
+    hashes: Vec<u32>,
+    words: Vec<u32>,
+    draw: &str,
+) -> PyResult<Vec<String>> {
+    use aqmlab::aqm::schedule_replay::{replay_schedule, Draw, Step};
+    let (aqm, _) = replay_aqm(queue_json, rate_bps, mean_pkt_size, 0.0)?;
+    let n = times_ns.len();
+    if kinds.len() != n || sizes.len() != n || ds.len() != n || hashes.len() != n {
+        return Err(PyValueError::new_err(
+            "kinds, times_ns, sizes, ds and hashes: expected the same length",
+        ));
+    }
+    let draw = match draw {
+        "u32" => Draw::U32,
+        "u64_top56" => Draw::U64Top56,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "draw = \"{other}\": expected u32 or u64_top56"
+            )))
+        },
+    };
+    let mut steps = Vec::with_capacity(n);
+    for (i, k) in kinds.bytes().enumerate() {
+        if i > 0 && times_ns[i] < times_ns[i - 1] {
+            return Err(PyValueError::new_err(format!(
+                "times_ns[{i}]: {} before {}: expected times in order",
+                times_ns[i],
+                times_ns[i - 1]
+            )));
+        }
+        let t = times_ns[i];
+        steps.push(match k {
+            b'E' => Step::Arrive {
+                t,
+                size: sizes[i],
+                ds: ds[i],
+                hash: hashes[i],
+            },
+            b'D' => Step::Dequeue(t),
+            b'T' => Step::Tick(t),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "kinds[{i}] = {:?}: expected E, D or T",
+                    other as char
+                )))
+            },
+        });
+    }
+    guard("a schedule replay", || {
+        replay_schedule(aqm, &steps, &words, draw)
+    })
+}
+
 /// The connections PackMime-HTTP/1.0 source `source` of a run with `seed` opens in its first
 /// `duration_s` seconds at `rate` connections/s, with its own RTTs (`sim::packmime_draws`):
 /// `{"start_s": [...], "request_bytes": [...], ...}`, the columns of a replay file.
@@ -727,6 +796,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(replay_queue, m)?)?;
     m.add_function(wrap_pyfunction!(replay_queue_log, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(packmime_draws, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())

@@ -154,9 +154,12 @@ fn codel_holding_60_packets() -> (Queue, PacketStore) {
 fn codel_drop_times_through_the_queue() {
     let (mut q, mut st) = codel_holding_60_packets();
     // The link takes one packet every 10 ms; all were queued at 0, so every sojourn is above
-    // target. First above at 10 ms → first_above_time = 110 ms → drop at 110 ms (count 1,
-    // drop_next 210); then drops at the first dequeue at or after 210, 210 + 100/√2 = 280.7,
-    // + 100/√3 = 338.5, + 100/√4 = 388.5 ms.
+    // target. Linux's arithmetic (codel time, 1024-ns units): first above at 10 ms →
+    // first_above_time = 9765 + 97 656 = 107 421 units (109.999 ms); 110 ms is 107 421 too,
+    // not strictly after it, so the first drop is at 120 ms (count 1, drop_next 219.997 ms);
+    // then drops at the first dequeue at or after each drop_next, spaced by Linux's Newton
+    // approximation of 100 ms/√count (47.7 ms for count 2, 53.6, 46.5): 220, 270, 330,
+    // 380 ms.
     let mut drop_times = Vec::new();
     let mut expected_seq = 0;
     for k in 1..=40u64 {
@@ -172,7 +175,7 @@ fn codel_drop_times_through_the_queue() {
         assert_eq!(seq, expected_seq);
         expected_seq += 1;
     }
-    assert_eq!(drop_times, vec![110, 210, 290, 340, 390]);
+    assert_eq!(drop_times, vec![120, 220, 270, 330, 380]);
     assert_eq!(q.stats.drops(), 5);
 }
 

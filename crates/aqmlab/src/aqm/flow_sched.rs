@@ -127,6 +127,24 @@ impl FlowScheduler {
         self.new_flows.len() + self.old_flows.len()
     }
 
+    /// The flows on `new_flows` and on `old_flows`, each list in order (head first).
+    pub fn lists(
+        &self,
+    ) -> (
+        impl Iterator<Item = usize> + '_,
+        impl Iterator<Item = usize> + '_,
+    ) {
+        (
+            self.new_flows.iter().map(|&f| f as usize),
+            self.old_flows.iter().map(|&f| f as usize),
+        )
+    }
+
+    /// Whether `flow` is on either list.
+    pub fn is_listed(&self, flow: usize) -> bool {
+        self.list[flow] != List::None
+    }
+
     /// tc's `new_flows_len` and `old_flows_len`.
     pub fn list_lens(&self) -> (usize, usize) {
         (self.new_flows.len(), self.old_flows.len())

@@ -9,8 +9,8 @@
 //!   number dropped (Linux `fq_codel_drop`).
 //! * Dequeue: CoDel on the selected flow's head; a sent packet costs `deficit −= size`.
 //! * CE threshold (Linux `codel_dequeue`, label `end`, in `include/net/codel_impl.h`; off
-//!   unless `ce_threshold` is set): a packet that leaves with a sojourn strictly above the
-//!   threshold is CE-marked when it is ECT, after CoDel's own decision (a packet CoDel
+//!   unless `ce_threshold` is set): a packet that leaves with a sojourn (CoDel's `ldelay`, in
+//!   codel time) strictly above the threshold (in codel time) is CE-marked when it is ECT, after CoDel's own decision (a packet CoDel
 //!   marked is already CE and is counted again, as `INET_ECN_set_ce` reports success on CE).
 //!   With a selector, only packets whose DS byte masked by `mask` equals `selector` qualify;
 //!   here only the two ECN bits of the DS byte exist (`CeThreshold`).
@@ -18,7 +18,7 @@
 //! The packet FIFOs themselves live in `net::queue` (the one place that acts on decisions and
 //! counts them); this module keeps the per-flow CoDel states and the overflow batch.
 
-use super::codel::{CodelParams, CodelState};
+use super::codel::{codel_time, time_after, CodelParams, CodelState};
 use super::flow_sched::FlowScheduler;
 use super::{QueueLen, Verdict};
 use crate::packet::Ecn;
@@ -45,8 +45,8 @@ pub struct FqCodelParams {
 /// Linux `ce_threshold`, `ce_threshold_selector` and `ce_threshold_mask` (tc-fq_codel).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CeThreshold {
-    /// Sojourn above which a qualifying packet is marked (ns; Linux compares in 1024-ns
-    /// units, `codel_time_after`).
+    /// Sojourn above which a qualifying packet is marked (ns; compared in codel time, 1024-ns
+    /// units, as Linux's `codel_time_after`).
     pub threshold: Time,
     /// DS-byte bits compared; 0 = every ECT packet qualifies. Only the ECN bits (0x03)
     /// are modelled.
@@ -56,12 +56,13 @@ pub struct CeThreshold {
 }
 
 impl CeThreshold {
-    /// Whether a packet leaving with `sojourn` and ECN codepoint `ecn` is marked (or, if
-    /// already CE, counted): Linux's `codel_time_after(ldelay, ce_threshold)`, the selector
-    /// test on `(dsfield & mask) == selector`, then `INET_ECN_set_ce` (true for ECT and CE).
+    /// Whether a packet leaving with sojourn `ldelay` (codel time) and ECN codepoint `ecn`
+    /// is marked (or, if already CE, counted): Linux's
+    /// `codel_time_after(ldelay, ce_threshold)`, the selector test on
+    /// `(dsfield & mask) == selector`, then `INET_ECN_set_ce` (true for ECT and CE).
     #[inline]
-    pub fn applies(&self, sojourn: Time, ecn: Ecn) -> bool {
-        if sojourn <= self.threshold || ecn == Ecn::NotEct {
+    pub fn applies(&self, ldelay: u32, ecn: Ecn) -> bool {
+        if !time_after(ldelay, codel_time(self.threshold)) || ecn == Ecn::NotEct {
             return false;
         }
         self.mask == 0 || ecn_bits(ecn) & self.mask == self.selector
@@ -224,7 +225,7 @@ impl FqCodel {
         if let Some(ce) = &self.p.ce_threshold {
             // CoDel's mark has already made the packet CE when Linux reaches this test.
             let ecn = if v == Verdict::Mark { Ecn::Ce } else { pkt.ecn };
-            if ce.applies(now.saturating_sub(pkt.enqueued_at), ecn) {
+            if ce.applies(self.codel[flow].ldelay, ecn) {
                 self.stats.ce_mark += 1;
                 if ecn.is_ect() {
                     v = Verdict::Mark;
@@ -287,29 +288,31 @@ mod tests {
             mask: 0x1,
             selector: 0x1,
         };
-        // Strictly above: 1 ms itself is not (codel_time_after).
-        assert!(!ce.applies(MS, Ecn::Ect1));
-        assert!(ce.applies(MS + 1, Ecn::Ect1));
-        assert!(ce.applies(MS + 1, Ecn::Ce));
-        assert!(!ce.applies(5 * MS, Ecn::Ect0));
-        assert!(!ce.applies(5 * MS, Ecn::NotEct));
+        // In codel time (1 ms = 976 units), strictly above: 976 itself is not
+        // (codel_time_after).
+        let c = codel_time;
+        assert!(!ce.applies(c(MS), Ecn::Ect1));
+        assert!(ce.applies(c(MS) + 1, Ecn::Ect1));
+        assert!(ce.applies(c(MS) + 1, Ecn::Ce));
+        assert!(!ce.applies(c(5 * MS), Ecn::Ect0));
+        assert!(!ce.applies(c(5 * MS), Ecn::NotEct));
         // No selector: every ECT/CE packet above the threshold.
         let all = CeThreshold {
             threshold: MS,
             mask: 0,
             selector: 0,
         };
-        assert!(all.applies(2 * MS, Ecn::Ect0));
-        assert!(!all.applies(2 * MS, Ecn::NotEct));
+        assert!(all.applies(c(2 * MS), Ecn::Ect0));
+        assert!(!all.applies(c(2 * MS), Ecn::NotEct));
         // Mask 0x3, selector 0x2: exactly ECT(0).
         let ect0 = CeThreshold {
             threshold: MS,
             mask: 0x3,
             selector: 0x2,
         };
-        assert!(ect0.applies(2 * MS, Ecn::Ect0));
-        assert!(!ect0.applies(2 * MS, Ecn::Ect1));
-        assert!(!ect0.applies(2 * MS, Ecn::Ce));
+        assert!(ect0.applies(c(2 * MS), Ecn::Ect0));
+        assert!(!ect0.applies(c(2 * MS), Ecn::Ect1));
+        assert!(!ect0.applies(c(2 * MS), Ecn::Ce));
     }
 
     #[test]
@@ -356,9 +359,9 @@ mod tests {
 
     #[test]
     fn ce_threshold_counts_codel_marked_packets_again() {
-        // At t = 6 ms a 6-ms sojourn (≥ 5 ms target, 10 000 B > 1514 B left) sets
-        // first_above_time = 106 ms; at t = 106 ms another 6-ms packet enters the dropping
-        // state: CoDel
+        // At t = 6 ms (5859 units of 1024 ns) a 6-ms sojourn (≥ 5 ms target, 10 000 B >
+        // 1514 B left) sets first_above_time = 5859 + 97 656 = 103 515 units (≈ 106 ms); at
+        // t = 107 ms, strictly after it, another 6-ms packet enters the dropping state: CoDel
         // marks the ECT(1) packet; it is above 1 ms and CE now, so ce_mark counts it too.
         let mut p = params(1);
         p.ce_threshold = Some(CeThreshold {
@@ -374,7 +377,7 @@ mod tests {
         fq.sched.on_enqueued(0, 2000);
         let v0 = fq.on_dequeue(0, 6 * MS, &pkt(Ecn::Ect1, 0), q);
         assert_eq!(v0, Verdict::Mark); // threshold only
-        let v1 = fq.on_dequeue(0, 106 * MS, &pkt(Ecn::Ect1, 100 * MS), q);
+        let v1 = fq.on_dequeue(0, 107 * MS, &pkt(Ecn::Ect1, 101 * MS), q);
         assert_eq!(v1, Verdict::Mark);
         assert_eq!((fq.stats.ecn_mark, fq.stats.ce_mark), (1, 2));
         assert!(fq.codel[0].dropping);

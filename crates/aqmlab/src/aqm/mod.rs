@@ -22,6 +22,8 @@ pub mod red;
 pub mod red_params;
 pub mod rem;
 pub mod replay;
+pub mod schedule_replay;
+mod schedule_state;
 
 use crate::packet::Packet;
 use crate::rng::UniformSource;
@@ -265,9 +267,10 @@ impl Aqm {
 
     /// tc's `overlimits` of the counterpart qdisc (the header's `qdisc_qstats_overlimit`):
     /// RED counts every packet its test selected (early and forced drops, marks); DualPI2 its
-    /// drops at the limit; CAKE the dequeues its shaper held back. pfifo/bfifo, CoDel,
-    /// FQ-CoDel, PIE and FQ-PIE never count it (their own `overlimit`/`drop_overlimit` xstats
-    /// are tail drops); PI and REM have no Linux qdisc and report 0.
+    /// drops at the limit; CAKE the dequeues its shaper held back and the arrivals to an
+    /// empty queue it still held. pfifo/bfifo, CoDel, FQ-CoDel, PIE and FQ-PIE never count
+    /// it (their own `overlimit`/`drop_overlimit` xstats are tail drops); PI and REM have no
+    /// Linux qdisc and report 0.
     pub fn tc_overlimits(&self, c: &QueueCounts) -> u64 {
         match self {
             Aqm::Red(_) => c.drops_early + c.drops_forced + c.marks,

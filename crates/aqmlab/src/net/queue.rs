@@ -317,7 +317,7 @@ impl Queue {
                 let (tin, q) = cake.classify(pkt);
                 let k = tin * crate::aqm::cake::hash::QUEUES + q;
                 queues[k].push_back(id);
-                cake.on_enqueued(now, tin, q, size);
+                cake.on_enqueued(now, tin, q, size, &mut self.rng);
                 if cake.p.ack_filter != AckFilter::NoAckFilter {
                     let aggressive = cake.p.ack_filter == AckFilter::AckFilterAggressive;
                     let fifo = &queues[k];

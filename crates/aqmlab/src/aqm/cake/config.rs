@@ -60,6 +60,12 @@ pub struct CakeConfig {
     /// no-ack-filter (default), ack-filter, ack-filter-aggressive.
     #[serde(default)]
     pub ack_filter: AckFilter,
+    /// Start every queue's COBALT `rec_inv_sqrt` at 0 as Linux's `cobalt_vars_init` does
+    /// (a never-used queue's first signal is then immediate) instead of at 1.0. Default
+    /// false (the model's documented deviation, docs/queues.md); the comparison with the
+    /// kernel's code sets it (docs/validation.md, `linux_qdisc`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linux_cobalt_init: bool,
 }
 
 /// tc-cake's overhead keywords (man tc-cake, "Overhead compensation parameters").
@@ -239,6 +245,7 @@ impl CakeConfig {
             mtu: self.mtu,
             limit: self.limit,
             ack_filter: self.ack_filter,
+            linux_cobalt_init: self.linux_cobalt_init,
         }
     }
 }

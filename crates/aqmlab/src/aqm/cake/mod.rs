@@ -15,6 +15,7 @@ pub mod cobalt;
 pub mod config;
 pub mod flow;
 pub mod hash;
+mod overflow;
 pub mod shaper;
 pub mod tin;
 pub mod tins;
@@ -23,6 +24,7 @@ use ack::AckFilter;
 use cobalt::{CobaltParams, Signal};
 use flow::{List, Set};
 use hash::{host_hash, FlowMode, DST_SALT, QUEUES, SRC_SALT};
+use overflow::OverflowHeap;
 use shaper::{advance_tin, Overhead, Rate, Shaper};
 use tin::{ewma, Tin};
 use tins::Diffserv;
@@ -50,6 +52,9 @@ pub struct CakeParams {
     /// Linux `sch->limit` (packets), which only caps the automatic memory limit.
     pub limit: u32,
     pub ack_filter: AckFilter,
+    /// COBALT's `rec_inv_sqrt` starts at 0 (Linux `cobalt_vars_init`), not 1.0.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub linux_cobalt_init: bool,
 }
 
 impl CakeParams {
@@ -67,7 +72,29 @@ impl CakeParams {
             mtu: 1500,
             limit: 10240,
             ack_filter: AckFilter::NoAckFilter,
+            linux_cobalt_init: false,
         }
+    }
+}
+
+/// CAKE's random draws: 16 bits that dither a flow's quantum (Linux `get_random_u16` in
+/// `cake_get_flow_quantum`) and 32 bits that BLUE compares with `p_drop` (`get_random_u32`
+/// in `cobalt_should_drop`). `Rng` in simulations; a replay answers with the words the
+/// kernel's code consumed (`schedule_replay`).
+pub trait CakeRandom {
+    fn bits16(&mut self) -> u64;
+    fn bits32(&mut self) -> u32;
+}
+
+impl CakeRandom for Rng {
+    #[inline]
+    fn bits16(&mut self) -> u64 {
+        self.next_u64() >> 48
+    }
+
+    #[inline]
+    fn bits32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
     }
 }
 
@@ -99,7 +126,10 @@ pub struct Cake {
     qlen: u32,
     /// Overflow drops (Linux `drop_overlimit`, summed over tins).
     pub drop_overlimit: u64,
-    /// Dequeues the shaper held back (Linux's `sch->qstats.overlimits` in `cake_dequeue`).
+    /// Which queue an overflow prunes (Linux's lazily kept max-heap).
+    overflow: OverflowHeap,
+    /// Dequeues the shaper held back, and arrivals to an empty queue it still held (Linux's
+    /// `sch->qstats.overlimits` in `cake_dequeue` and `cake_enqueue`).
     pub overlimits: u64,
 }
 
@@ -132,7 +162,13 @@ impl Cake {
                     p_inc: 1 << 24,
                     p_dec: 1 << 20,
                 };
-                Tin::new(rate, s.quantum, flow_quantum, cparams)
+                let mut tin = Tin::new(rate, s.quantum, flow_quantum, cparams);
+                if p.linux_cobalt_init {
+                    for f in &mut tin.flows {
+                        f.cvars.rec_inv_sqrt = 0;
+                    }
+                }
+                tin
             })
             .collect();
         let buffer_limit = match p.memlimit {
@@ -162,6 +198,7 @@ impl Cake {
             qlen: 0,
             drop_overlimit: 0,
             overlimits: 0,
+            overflow: OverflowHeap::default(),
             p,
         }
     }
@@ -205,16 +242,24 @@ impl Cake {
     }
 
     /// The packet of `size` bytes was appended to queue (`t`, `i`) (Linux `cake_enqueue`
-    /// after classification).
-    pub fn on_enqueued(&mut self, now: Time, t: usize, i: usize, size: u32) {
+    /// after classification). A flow that becomes new gets its quantum from
+    /// `cake_get_flow_quantum`, dithered by 16 random bits like every quantum Linux hands out.
+    pub fn on_enqueued(
+        &mut self,
+        now: Time,
+        t: usize,
+        i: usize,
+        size: u32,
+        rng: &mut impl CakeRandom,
+    ) {
         let (dsrc, ddst) = (self.p.flow_mode.dual_src(), self.p.flow_mode.dual_dst());
         let qempty = self.qlen == 0;
         let b = &mut self.tins[t];
         // A shaper schedule left in the past restarts now.
         if b.tin_backlog == 0 {
             b.time_next_packet = b.time_next_packet.max(now);
-            if qempty {
-                self.shaper.on_arrival_to_empty(now);
+            if qempty && self.shaper.on_arrival_to_empty(now) {
+                self.overlimits += 1;
             }
         }
         self.qlen += 1;
@@ -233,7 +278,9 @@ impl Cake {
                 b.flows[i].set = Set::Sparse;
                 b.sparse_flow_count += 1;
                 let load = b.host_load(i, dsrc, ddst);
-                b.flows[i].deficit = ((b.flow_quantum as u64 * quantum_div(load)) >> 16) as i32;
+                let dither = rng.bits16();
+                b.flows[i].deficit =
+                    ((b.flow_quantum as u64 * quantum_div(load) + dither) >> 16) as i32;
             },
             Set::SparseWait => {
                 // Empty but already in the bulk rotation: now bulk.
@@ -244,6 +291,9 @@ impl Cake {
             },
             Set::Sparse | Set::Bulk => {},
         }
+        let tins = &self.tins;
+        self.overflow
+            .after_enqueue(&|t, q| tins.get(t).map_or(0, |b| b.backlogs[q]), t, i);
     }
 
     /// An ACK made redundant by the one just appended to queue (`t`, `i`) was taken out of
@@ -257,24 +307,18 @@ impl Cake {
         b.stats.ack_drops += 1;
     }
 
-    /// Over the memory limit: the queue (tin, index) with the largest byte backlog, whose
-    /// head is dropped next (Linux `cake_drop`, which keeps a max-heap; ties go to the
-    /// lowest tin and index here).
-    pub fn overflow_victim(&self) -> Option<(usize, usize)> {
+    /// Over the memory limit: the queue (tin, index) whose head is dropped next, Linux's
+    /// `cake_drop` choice (`overflow::OverflowHeap`: the longest queue as its lazily kept
+    /// heap sees it).
+    pub fn overflow_victim(&mut self) -> Option<(usize, usize)> {
         if self.buffer_used <= self.buffer_limit {
             return None;
         }
-        let mut best = None;
-        let mut most = 0u32;
-        for (t, b) in self.tins.iter().enumerate() {
-            for (i, &bl) in b.backlogs.iter().enumerate() {
-                if bl > most {
-                    most = bl;
-                    best = Some((t, i));
-                }
-            }
-        }
-        best
+        let tins = &self.tins;
+        Some(
+            self.overflow
+                .victim(&|t, q| tins.get(t).map_or(0, |b| b.backlogs[q])),
+        )
     }
 
     /// The head of queue (`t`, `i`), `size` bytes, was dropped for overflow: BLUE's
@@ -292,11 +336,14 @@ impl Cake {
         b.flows[i].dropped += 1;
         b.stats.drops += 1;
         self.drop_overlimit += 1;
+        let tins = &self.tins;
+        self.overflow
+            .after_drop(&|t, q| tins.get(t).map_or(0, |b| b.backlogs[q]));
     }
 
     /// The next flow to serve, or why none (Linux `cake_dequeue` up to the packet
     /// retrieval). `first`: the first pick of this dequeue (decaying flows go first then).
-    pub fn select(&mut self, now: Time, first: bool, rng: &mut Rng) -> Pick {
+    pub fn select(&mut self, now: Time, first: bool, rng: &mut impl CakeRandom) -> Pick {
         if self.qlen == 0 {
             return Pick::Idle;
         }
@@ -382,7 +429,7 @@ impl Cake {
             }
             let load = b.host_load(i, dsrc, ddst);
             // Dithered by 16 random bits so rounding does not accumulate (Linux).
-            let dither = rng.next_u64() >> 48;
+            let dither = rng.bits16();
             b.flows[i].deficit +=
                 ((b.flow_quantum as u64 * quantum_div(load) + dither) >> 16) as i32;
             b.move_tail(i, List::Old);
@@ -438,7 +485,7 @@ impl Cake {
         i: usize,
         pkt: &Packet,
         more: bool,
-        rng: &mut Rng,
+        rng: &mut impl CakeRandom,
     ) -> Verdict {
         let b = &mut self.tins[t];
         b.backlogs[i] -= pkt.size;
@@ -450,7 +497,7 @@ impl Cake {
         let ect = pkt.ecn != Ecn::NotEct;
         let sig = b.flows[i]
             .cvars
-            .should_drop(&cp, now, sojourn, ect, 0, || (rng.next_u64() >> 32) as u32);
+            .should_drop(&cp, now, sojourn, ect, 0, || rng.bits32());
         if sig == Signal::Drop && more {
             b.flows[i].dropped += 1;
             b.stats.drops += 1;
@@ -469,6 +516,7 @@ impl Cake {
         b.flows[i].deficit -= len as i32;
         // Unused while shaped, where it only falls: it wraps as Linux's s32 does.
         b.tin_deficit = b.tin_deficit.wrapping_sub(len as i32);
+        self.overflow.after_dequeue();
         if marked && pkt.ecn.is_ect() {
             Verdict::Mark
         } else {

@@ -38,7 +38,8 @@ impl Bench {
         };
         let (t, q) = self.cake.classify_dscp(&pkt, dscp);
         self.queues[t * QUEUES + q].push_back((pkt, dscp));
-        self.cake.on_enqueued(self.now, t, q, pkt.size);
+        self.cake
+            .on_enqueued(self.now, t, q, pkt.size, &mut self.rng);
     }
 
     /// The DSCP of the next packet sent (time advancing to the shaper's release times).

@@ -96,11 +96,16 @@ pub struct Shaper {
 }
 
 impl Shaper {
-    /// A packet arrives to an empty queue: a schedule left in the past restarts now.
-    pub fn on_arrival_to_empty(&mut self, now: Time) {
+    /// A packet arrives to an empty queue: a schedule left in the past restarts now. Returns
+    /// whether the shaper still holds the queue (Linux `cake_enqueue` counts an overlimit and
+    /// arms its watchdog then).
+    pub fn on_arrival_to_empty(&mut self, now: Time) -> bool {
         if self.time_next_packet < now {
             self.time_next_packet = now;
             self.failsafe_next_packet = now;
+            false
+        } else {
+            self.time_next_packet > now && self.failsafe_next_packet > now
         }
     }
 
@@ -207,7 +212,7 @@ mod tests {
             rate: Rate::new(1_250_000),
             ..Default::default()
         };
-        s.on_arrival_to_empty(1_000);
+        assert!(!s.on_arrival_to_empty(1_000));
         let mut now = 1_000;
         let mut sent = Vec::new();
         for _ in 0..3 {
