@@ -87,4 +87,4 @@ def test_validate_prints_the_chain_and_the_example_runs(tmp_path: Path):
     assert "cross traffic: traffic[1] at hop 0, traffic[2] at hop 1" in r.stdout
     r = cli("run", PARKING_LOT, "--set", "duration_s=6", "--out", tmp_path / "p")
     assert r.returncode == 0, r.stderr
-    assert "hop 2 reverse" in r.stdout
+    assert "hop 2 download (right → left)" in r.stdout

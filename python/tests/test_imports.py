@@ -39,7 +39,7 @@ def test_aqmlab_run_imports_no_heavy_library(tmp_path: Path):
     code = (
         "from aqmlab.cli import main\n"
         "assert main(['run', 's.toml', '--out', 'r', '--seed', '2']) == 0\n"
-        "assert main(['run', 's.toml', '--out', 'r', '--set', 'trace.tcp={}', '-q']) == 0\n"
+        "assert main(['run', 's.toml', '--out', 'r2', '--set', 'trace.tcp={}', '-q']) == 0\n"
     )
     assert _heavy_after(code, tmp_path) == []
     assert (tmp_path / "r" / "summary.json").is_file()

@@ -48,7 +48,9 @@ class Study:
         path = d / catalog.CATALOG_FILE
         if not d.exists():
             # What Python raises for a path that is not there (and still one line).
-            raise FileNotFoundError(errno.ENOENT, "no such study directory", str(d))
+            raise FileNotFoundError(
+                errno.ENOENT, "not an aqmlab study directory (no such directory)", str(d)
+            )
         if not path.is_file():
             raise sc.ScenarioError(
                 f"{d}: not an aqmlab study directory (no {catalog.CATALOG_FILE}; "
