@@ -186,9 +186,12 @@ class _Report:
 
     def intro(self) -> None:
         self.doc.paragraph(
-            f"Scale: {self.scale}. Senders: Linux TCP Prague (preset linux-prague: Accurate ECN, "
-            "ECT(1), pacing) and Linux CUBIC (linux-cubic, no ECN, as Linux's tcp_ecn = 2 "
-            "leaves it). Queues at their Linux defaults: DualPI2 (RFC 9332; target 15 ms, 1 ms "
+            f"Scale: {self.scale}. Senders of the suite's scenarios as its testbed ran them: "
+            "TCP Prague of the testbed's kernel (preset linux-prague-2020, L4STeam/linux "
+            "b256dae: Accurate ECN, ECT(1), pacing, no RTT independence) and Linux CUBIC with "
+            "Accurate ECN (the suite sets net.ipv4.tcp_ecn = 3); the Web part's: linux-prague "
+            "and linux-cubic without ECN. Queues at their Linux defaults: DualPI2 (RFC 9332; "
+            "target 15 ms, 1 ms "
             "step threshold in the L queue, coupling factor 2), FQ-CoDel (RFC 8290, ECN on) and "
             "pfifo. Every scenario cites its source in its sweep file (shown at the end). Not "
             "modelled: the suite's bursty (netem-slotted) variants and the out-of-tree "
