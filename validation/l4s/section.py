@@ -94,7 +94,7 @@ def render(joined: pl.DataFrame, s2: pl.DataFrame | None, meta: dict) -> str:
         '"other" when the other flow got more; "clear" rows are those whose published split '
         f"is at least {50 + compare.CLEAR_POINTS:g}:{50 - compare.CLEAR_POINTS:g}. Rerun: "
         "`.venv/bin/python -m validation.l4s --scale full --write-docs` (part of "
-        "`make validate`; 176 runs, some ten minutes on one core); the quick scale "
+        "`make validate`; 176 runs, about four minutes on one core); the quick scale "
         "(`--scale quick`, 60-s runs) and the smoke scale (`make test`) print the same "
         "summary without writing this page.",
         "",
