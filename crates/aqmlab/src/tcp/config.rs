@@ -39,7 +39,7 @@ pub enum SackVariant {
 }
 
 /// Which version of the L4S team's `net/ipv4/tcp_prague.c` a `prague` sender follows
-/// (`tcp/prague.rs`), named by the L4STeam/linux commit it was read at.
+/// (`tcp/prague/`), named by the L4STeam/linux commit it was read at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 pub enum PragueVersion {
     /// Module version 0.7 (893e147): fractional window, RTT independence always on, the
@@ -217,7 +217,7 @@ pub enum CongestionControl {
     /// RTT sets the pacing rate and cwnd; STARTUP, DRAIN, PROBE_BW gain cycling, PROBE_RTT,
     /// policer detection. Always paced (Linux's internal pacing), whatever `pacing` says.
     Bbr,
-    /// TCP Prague, the L4S team's Linux module (`tcp_prague.c`, `tcp/prague.rs`): ECT(1)
+    /// TCP Prague, the L4S team's Linux module (`tcp_prague.c`, `tcp/prague/`): ECT(1)
     /// on every segment, a DCTCP-like α from Accurate ECN's CE counts, a fractional window
     /// cut by α/2 once per round, RTT independence, always paced. Needs `ecn` and `accecn`;
     /// when the peer does not agree on AccECN it runs Linux Reno without ECN or pacing

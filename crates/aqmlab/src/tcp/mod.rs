@@ -12,8 +12,6 @@ pub mod endpoint;
 pub mod hystart_pp;
 pub mod pacing;
 pub mod prague;
-pub mod prague_2020;
-pub mod prague_rate;
 mod presets;
 pub mod prr;
 pub mod rack;

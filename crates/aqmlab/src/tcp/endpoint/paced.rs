@@ -45,7 +45,7 @@ impl Endpoint {
         }
     }
 
-    /// The socket as Prague reads it (`tcp/prague.rs`).
+    /// The socket as Prague reads it (`tcp/prague/`).
     pub(super) fn prague_sock(&self, now: Time, cfg: &TcpConfig) -> Sock {
         let mss = cfg.mss as u64;
         Sock {

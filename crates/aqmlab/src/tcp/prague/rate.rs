@@ -18,7 +18,7 @@
 //! The fixed point is the module's: a second is 2^23 units of 8 × µs (`RTT2SEC_SHIFT`, so
 //! rate·srtt_us >> 23 is 4.9 % short of bytes per RTT, as in the module).
 
-use super::prague::{div_round, Prague, Sock, CWND_UNIT, MINIMUM_RATE, MTU_SYS, SHIFT_G};
+use super::{div_round, Prague, Sock, CWND_UNIT, MINIMUM_RATE, MTU_SYS, SHIFT_G};
 
 /// `HSRTT_SHIFT`: `hsrtt_us` is 2^7 × its EWMA.
 pub const HSRTT_SHIFT: u32 = 7;
@@ -30,7 +30,7 @@ const OFFSET_UNIT: u32 = 7;
 /// `prague_cwnd_transit`: the rate-based mode at or below 4 MTU_SYS of cwnd.
 const CWND_TRANSIT_MTUS: u64 = 4;
 /// `PRAGUE_ALPHA_BITS` of 893e147, for the CE response on the rate.
-const ALPHA_BITS: u32 = super::prague::ALPHA_BITS;
+const ALPHA_BITS: u32 = super::ALPHA_BITS;
 
 /// `DIV64_U64_ROUND_UP`.
 #[inline]

@@ -4,9 +4,9 @@
 //!
 //! - **893e147** (module 0.7, the default): the fixed-point fractional window (`frac_cwnd`,
 //!   this file) and, once RTT-independent with a window of at most 4 MTUs, the rate-based
-//!   mode (`prague_cwnd_mode` 2, `tcp/prague_rate.rs`);
+//!   mode (`prague_cwnd_mode` 2, `tcp/prague/rate.rs`);
 //! - **b256dae** (module 0.5, 2020-08-04, the kernel of the L4S test suite's testbed): an
-//!   integer cwnd with a carry in 2^-20 segments, α in 2^-20 (`tcp/prague_2020.rs`).
+//!   integer cwnd with a carry in 2^-20 segments, α in 2^-20 (`tcp/prague/b256dae.rs`).
 //!
 //! Common to both (this file):
 //!
@@ -37,6 +37,9 @@
 //! to 25 ms), the TSO burst limit (no TSO here), undo (`prague_cwnd_undo`: the model has no
 //! spurious-loss detection), b256dae's classic-ECN detection (`prague_ecn_fallback`, 0 =
 //! off by default: it only logs).
+
+pub mod b256dae;
+pub mod rate;
 
 use super::config::PragueVersion;
 use crate::units::Time;
@@ -81,7 +84,7 @@ impl PragueParams {
     pub fn alpha_bits(&self) -> u32 {
         match self.version {
             PragueVersion::V893e147 => ALPHA_BITS,
-            PragueVersion::Vb256dae => super::prague_2020::ALPHA_BITS_2020,
+            PragueVersion::Vb256dae => b256dae::ALPHA_BITS_2020,
         }
     }
 }
@@ -171,9 +174,9 @@ impl Prague {
             cwnd_cnt: 0,
             rate_bytes: 0,
             hsrtt: if s.srtt8 > 0 {
-                s.srtt8 << super::prague_rate::HSRTT_SHIFT
+                s.srtt8 << rate::HSRTT_SHIFT
             } else {
-                1 << (super::prague_rate::HSRTT_SHIFT + 3)
+                1 << (rate::HSRTT_SHIFT + 3)
             },
             rate_mode: false,
             ai_ack_increase: ONE_CWND,
@@ -214,7 +217,7 @@ impl Prague {
     pub(super) fn target_elapsed_us(&self) -> u64 {
         match self.p.version {
             PragueVersion::V893e147 => self.p.target_us,
-            PragueVersion::Vb256dae => super::prague_2020::rtt_units(self.p.target_us) << 7,
+            PragueVersion::Vb256dae => b256dae::rtt_units(self.p.target_us) << 7,
         }
     }
 
@@ -776,7 +779,7 @@ mod tests {
         p.round = 4;
         p.saw_ce = true;
         p.rate_bytes = 300_000;
-        p.hsrtt = 80_000 << super::super::prague_rate::HSRTT_SHIFT;
+        p.hsrtt = 80_000 << super::rate::HSRTT_SHIFT;
         p.alpha_stamp = 0;
         let s = sock(4, 2, 0, 100, 5_000);
         assert!(p.is_rtt_indep(&s));

@@ -1,6 +1,6 @@
 //! TCP Prague as L4STeam/linux b256dae had it (module version 0.5, 2020-08-04: the kernel
 //! of the L4S test suite's testbed, github.com/heistp/l4s-tests README "Test Setup"):
-//! where its `net/ipv4/tcp_prague.c` differs from 893e147 (`tcp/prague.rs`).
+//! where its `net/ipv4/tcp_prague.c` differs from 893e147 (`tcp/prague/mod.rs`).
 //!
 //! - The window is Linux's integer cwnd with a carry `cwnd_cnt` in 2^-20 segments
 //!   (`prague_update_cwnd`): per ACK the carry grows by the segments ACKed and not newly
@@ -18,7 +18,7 @@
 //! - The pacing rate is MTU·max(cwnd, in flight)/SRTT, the integer cwnd, doubled (before
 //!   the division) while cwnd < ssthresh/2; no minimum.
 
-use super::prague::{Prague, Sock, CWND_UNIT, MIN_CWND, ONE_CWND, SHIFT_G};
+use super::{Prague, Sock, CWND_UNIT, MIN_CWND, ONE_CWND, SHIFT_G};
 
 /// `PRAGUE_ALPHA_BITS` of b256dae.
 pub const ALPHA_BITS_2020: u32 = 20;
@@ -68,7 +68,8 @@ impl Prague {
         if acked > 0 && !self.in_loss && (cwnd_limited || s.unsent) {
             let mut acked = acked as u32;
             if cwnd < ssthresh {
-                acked = super::window_growth::slow_start(&mut cwnd, ssthresh, acked, s.clamp);
+                acked =
+                    super::super::window_growth::slow_start(&mut cwnd, ssthresh, acked, s.clamp);
                 if acked == 0 {
                     self.update_ai(s.srtt8);
                     return (cwnd, ssthresh);
