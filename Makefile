@@ -146,6 +146,7 @@ test-py: bootstrap $(STAMP_CHROMIUM) | $(STAMP_TSHARK) ## pytest (through the re
 test-validation: bootstrap $(STAMP_NS2) $(STAMP_LINUX_SRC) ## the fast subset of the validation (ns-2.35, Linux qdiscs)
 	$(BIN)/python -m pytest -q -p no:cacheprovider validation/tests
 	$(BIN)/python -m validation --out out/validation
+	$(BIN)/python -m validation.l4s --scale smoke --out out/validation/l4s-smoke
 
 test-fuzz: bootstrap ## the fuzzer's bounded slice (Hypothesis-driven generated scenarios)
 	$(BIN)/python -m pytest -q -p no:cacheprovider fuzz/tests
@@ -155,6 +156,7 @@ fuzz: bootstrap ## a long fuzzing campaign (10,000 scenarios) -> docs/reliabilit
 
 validate: bootstrap $(STAMP_NS2) $(STAMP_LINUX_SRC) ## the whole validation (ns-2.35, Linux qdiscs) -> docs/validation.md
 	$(BIN)/python -m validation --all --out out/validation --write-docs
+	$(BIN)/python -m validation.l4s --scale full --out out/validation/l4s-full --write-docs
 
 # Issue 34's performance table, this tree against the reference commit (bench/cases.py), whole
 # processes alternated, 5 runs each: about an hour on 2 cores (the 1 Gb/s Web case's 300-s

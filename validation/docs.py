@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from validation.l4s import section as l4s_section
 from validation.results import Row
 
 INTRO = Path(__file__).resolve().parent / "docs_intro.md"
@@ -73,4 +74,9 @@ def write(rows: list[Row], path: Path, *, full: bool, kept: set[str] | None = No
         if kept and suite in kept:
             head += " _Rows carried over from an earlier run of the same code (`--keep`)._"
         parts.append(head + "\n\n" + table(mine))
+    # The L4S test-suite comparison has its own runs (`python -m validation.l4s`): its
+    # section is rendered again from its stored results.
+    l4s = l4s_section.render_stored()
+    if l4s is not None:
+        parts.append("\n" + l4s)
     path.write_text("\n".join(parts) + "\n")

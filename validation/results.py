@@ -112,8 +112,16 @@ def row_maker(suite: str, scenario: str, seeds: str):
     return row
 
 
+# The numeric columns, always floats: inferred from the first rows, a suite whose first
+# differences and tolerances are whole numbers (linux_qdisc's counts) made them integers and
+# truncated every later suite's fractions to 0.
+_FLOATS = {c: pl.Float64 for c in ("ns2", "aqmlab", "difference", "tolerance", "interval")}
+
+
 def frame(rows: list[Row]) -> pl.DataFrame:
-    return pl.DataFrame([asdict(r) for r in rows])
+    return pl.DataFrame(
+        [asdict(r) for r in rows], schema_overrides=_FLOATS, infer_schema_length=None
+    )
 
 
 def write(rows: list[Row], path: Path) -> None:

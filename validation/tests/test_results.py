@@ -67,3 +67,17 @@ def test_parameter_files_carry_the_scripts_digest():
     assert head.startswith("# packmime_e2e.tcl ") and len(head.split()[-1]) == 16
     assert body == "set x 1\n"
     assert a != b and a == ns2.stamped("set x 1\n", "packmime_e2e.tcl")
+
+
+def test_whole_number_rows_first_keep_later_fractions(tmp_path):
+    """A suite whose rows come first with whole-number differences (linux_qdisc's counts)
+    made the column an integer and wrote every later fraction as 0 (a carried-over workload
+    row read 'difference 0, tolerance 0')."""
+    rows = [
+        results.compare("a", "s", "m", 5, 5, kind="given", tolerance=0, seeds="", difference=0),
+        results.compare("b", "s", "m", 1.0, 1.5, kind="rel", tolerance=0.02, seeds=""),
+    ]
+    path = tmp_path / "r.csv"
+    results.write(rows, path)
+    back = results.read(path)
+    assert back[1].difference == 0.5 and back[1].tolerance == 0.02

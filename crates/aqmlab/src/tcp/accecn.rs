@@ -10,7 +10,12 @@
 //!   8, from 5 (`TCP_ACCECN_CEP_INIT_OFFSET`); every ECT or CE packet after the handshake is
 //!   counted, pure ACKs and retransmissions too (§3.2.2.2; `tcp_ecn_received_counters`).
 //!   The receiver sends an ACK at once when 6 or more CE marks are unreported
-//!   (`TCP_ACCECN_ACE_MAX_DELTA`), so that the field cannot wrap between two ACKs.
+//!   (`TCP_ACCECN_ACE_MAX_DELTA`), so that the field cannot wrap between two ACKs, and when
+//!   a data packet's IP-ECN field differs from the previous data packet's: the
+//!   change-triggered ACKs of §3.2.2.5.1 (Linux `tcp_ecn_received_counters` in
+//!   `include/net/tcp_ecn.h`: `ecn_edge` sets `ICSK_ACK_NOW`; the L4S team's tree keeps the
+//!   same `prev_ecnfield`). The first data packet sets the field without an ACK (Linux starts
+//!   from the SYN's; the difference is at most one early ACK).
 //! - The sender (§3.2.2.5): on an ACK that delivers data, the newly CE-marked packets are
 //!   the ACE delta modulo 8; when more than 7 packets were delivered the field may have
 //!   wrapped, and the sender assumes as many CE marks as are consistent with the delta and
@@ -18,8 +23,8 @@
 //!   option: `safe_delta = d − ((d − delta) mod 8)`).
 //!
 //! Not modelled: the AccECN TCP option (byte counters, §3.2.3) and anything that relies on
-//! it, the checks for middlebox interference (§3.2.2.3, §3.2.2.4), and the RFC's
-//! change-triggered ACKs (§3.2.2.5.1, a SHOULD that Linux does not implement).
+//! it (the option's demand for two ACKs after a change, `accecn_opt_demand`), and the checks
+//! for middlebox interference (§3.2.2.3, §3.2.2.4).
 
 use crate::packet::{flags, Ecn, Packet};
 
@@ -109,17 +114,26 @@ pub struct AccEcn {
     pub delivered_ce: u64,
     /// Sender: newly CE-marked packets inferred from the last ACK (`rs->ece_delta`).
     pub delta: u32,
+    /// Receiver: the IP-ECN field of the last data packet (`prev_ecnfield`).
+    pub prev: Option<Ecn>,
 }
 
 impl AccEcn {
     /// A packet arrived after the handshake (`tcp_ecn_received_counters`): CE counted if it
-    /// carries an ECN-capable codepoint. Returns true if the receiver should ACK at once.
-    pub fn on_receive(&mut self, ecn: Ecn) -> bool {
+    /// carries an ECN-capable codepoint; `data`: it carries data. Returns true if the
+    /// receiver should ACK at once (6 marks unreported, or a data packet whose ECN field
+    /// differs from the last one's).
+    pub fn on_receive(&mut self, ecn: Ecn, data: bool) -> bool {
         if ecn == Ecn::Ce {
             self.received_ce = self.received_ce.wrapping_add(1);
             self.pending = (self.pending + 1).min(0xf);
         }
-        self.pending >= ACE_MAX_DELTA
+        let mut edge = false;
+        if data {
+            edge = self.prev.is_some_and(|p| p != ecn);
+            self.prev = Some(ecn);
+        }
+        self.pending >= ACE_MAX_DELTA || edge
     }
 
     /// The ACE flags of an outgoing segment (`tcp_accecn_set_ace`); the marks are reported.
@@ -179,7 +193,7 @@ mod tests {
         assert_eq!(ace(rx.on_send()), 5, "initial value");
         let mut seen = vec![];
         for _ in 0..11 {
-            assert!(!rx.on_receive(Ecn::Ce));
+            assert!(!rx.on_receive(Ecn::Ce, true));
             let a = ace(rx.on_send());
             seen.push(a);
             assert_eq!(tx.on_ack(a, 1, true), 1);
@@ -187,7 +201,7 @@ mod tests {
         assert_eq!(seen, [6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0]);
         assert_eq!(tx.delivered_ce, 11);
         // A non-CE packet, then an ACK of it: no new mark.
-        rx.on_receive(Ecn::Ect1);
+        rx.on_receive(Ecn::Ect1, true);
         assert_eq!(tx.on_ack(ace(rx.on_send()), 1, true), 0);
     }
 
@@ -196,11 +210,26 @@ mod tests {
     fn six_pending_marks_force_an_ack() {
         let mut rx = AccEcn::default();
         for k in 1..=5 {
-            assert!(!rx.on_receive(Ecn::Ce), "{k}");
+            assert!(!rx.on_receive(Ecn::Ce, true), "{k}");
         }
-        assert!(rx.on_receive(Ecn::Ce));
+        assert!(rx.on_receive(Ecn::Ce, true));
         rx.on_send();
         assert_eq!(rx.pending, 0);
+    }
+
+    /// Change-triggered ACKs (`tcp_ecn_received_counters`, `ecn_edge`): data ECT(1), ECT(1),
+    /// CE, CE, ECT(1) ask for an ACK at the first CE and back at ECT(1), not in between; a
+    /// pure ACK's field neither asks nor counts as the last data packet's.
+    #[test]
+    fn ecn_changes_force_an_ack() {
+        let mut rx = AccEcn::default();
+        let got: Vec<bool> = [Ecn::Ect1, Ecn::Ect1, Ecn::Ce, Ecn::Ce, Ecn::Ect1]
+            .iter()
+            .map(|&e| rx.on_receive(e, true))
+            .collect();
+        assert_eq!(got, [false, false, true, false, true]);
+        assert!(!rx.on_receive(Ecn::NotEct, false));
+        assert!(!rx.on_receive(Ecn::Ect1, true));
     }
 
     /// The wrap rule on a stretch ACK. The sender has counted 0 (ACE 5 expected); the ACK

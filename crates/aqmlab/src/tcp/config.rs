@@ -38,6 +38,22 @@ pub enum SackVariant {
     Ns2,
 }
 
+/// Which version of the L4S team's `net/ipv4/tcp_prague.c` a `prague` sender follows
+/// (`tcp/prague/`), named by the L4STeam/linux commit it was read at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub enum PragueVersion {
+    /// Module version 0.7 (893e147): fractional window, RTT independence always on, the
+    /// rate-based mode below 4 MTUs of window (`prague_cwnd_mode` 2).
+    #[default]
+    #[serde(rename = "893e147")]
+    V893e147,
+    /// Module version 0.5 (b256dae, 2020-08-04: the kernel of the L4S test suite's
+    /// testbed, github.com/heistp/l4s-tests): integer cwnd with a 2^-20 carry, RTT
+    /// independence a module parameter off by default (`RTT_CONTROL_NONE`), α in 2^-20.
+    #[serde(rename = "b256dae")]
+    Vb256dae,
+}
+
 /// How a `recovery = "newreno"` sender answers a partial ACK.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -201,7 +217,7 @@ pub enum CongestionControl {
     /// RTT sets the pacing rate and cwnd; STARTUP, DRAIN, PROBE_BW gain cycling, PROBE_RTT,
     /// policer detection. Always paced (Linux's internal pacing), whatever `pacing` says.
     Bbr,
-    /// TCP Prague, the L4S team's Linux module (`tcp_prague.c`, `tcp/prague.rs`): ECT(1)
+    /// TCP Prague, the L4S team's Linux module (`tcp_prague.c`, `tcp/prague/`): ECT(1)
     /// on every segment, a DCTCP-like α from Accurate ECN's CE counts, a fractional window
     /// cut by α/2 once per round, RTT independence, always paced. Needs `ecn` and `accecn`;
     /// when the peer does not agree on AccECN it runs Linux Reno without ECN or pacing
@@ -377,6 +393,9 @@ pub struct TcpConfig {
     /// (`prague_rtt_transition`, 4).
     #[serde(default = "default_prague_rtt_transition")]
     pub prague_rtt_transition: u32,
+    /// The version of `tcp_prague.c` followed (`"893e147"`, the default, or `"b256dae"`).
+    #[serde(default)]
+    pub prague_version: PragueVersion,
     /// The times above as nanoseconds and jiffies, once `prepare`d (`tcp/config_times.rs`):
     /// a cache, not part of the configuration (never serialized, always equal).
     #[serde(skip)]

@@ -88,7 +88,7 @@ pub struct LinuxCong {
     rate_tx: VecDeque<TxState>,
     /// BBR's state, from the connection's establishment.
     pub bbr: Option<Box<Bbr>>,
-    /// Prague's state, from an establishment with AccECN (`tcp/prague.rs`); None otherwise,
+    /// Prague's state, from an establishment with AccECN (`tcp/prague/`); None otherwise,
     /// also for `congestion_control = "prague"` without AccECN (Linux Reno then).
     pub prague: Option<Box<Prague>>,
     /// snd_max at Prague's last loss (fast recovery or timeout): its loss state lasts until

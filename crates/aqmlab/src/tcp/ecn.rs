@@ -112,7 +112,7 @@ impl EcnState {
         if pkt.len > 0 && pkt.ecn == Ecn::Ce {
             self.ce_received += 1;
         }
-        a.on_receive(pkt.ecn)
+        a.on_receive(pkt.ecn, pkt.len > 0)
     }
 
     /// AccECN sender: the ACE field of an ACK that delivered `delivered` segments, with

@@ -14,8 +14,8 @@
 //! `net/ipv4/tcp_*.c` and its sysctl defaults (docs/tcp.md).
 
 use super::config::{
-    CongestionControl, DelackClock, InitialTimer, NewRenoVariant, Recovery, SackVariant, TcpConfig,
-    TimerModel, NEVER,
+    CongestionControl, DelackClock, InitialTimer, NewRenoVariant, PragueVersion, Recovery,
+    SackVariant, TcpConfig, TimerModel, NEVER,
 };
 use super::config_times::ConfigTimes;
 
@@ -24,7 +24,7 @@ type Build = fn() -> TcpConfig;
 
 /// Every name `[tcp] preset` takes but the deprecated ones, in the order `aqmlab presets`
 /// shows them, with the preset it builds.
-const NAMED: [(&str, Build); 10] = [
+const NAMED: [(&str, Build); 11] = [
     ("freebsd-2.2.8", TcpConfig::freebsd_228),
     ("freebsd-4.x", TcpConfig::freebsd_4x),
     ("ns2-weigle2005", TcpConfig::ns2_fulltcp),
@@ -34,6 +34,7 @@ const NAMED: [(&str, Build); 10] = [
     ("linux-dctcp", TcpConfig::linux_dctcp),
     ("linux-bbr", TcpConfig::linux_bbr),
     ("linux-prague", TcpConfig::linux_prague),
+    ("linux-prague-2020", TcpConfig::linux_prague_2020),
     // Linux's default congestion control, CUBIC.
     ("linux", TcpConfig::linux_cubic),
 ];
@@ -122,6 +123,7 @@ impl TcpConfig {
             prague_rtt_scaling: true,
             prague_rtt_target_ms: 25.0,
             prague_rtt_transition: 4,
+            prague_version: PragueVersion::V893e147,
             times: ConfigTimes::default(),
         }
     }
@@ -318,6 +320,21 @@ impl TcpConfig {
             accecn: true,
             pacing: true,
             ..Self::linux_reno()
+        }
+    }
+
+    /// TCP Prague as the L4S test suite's testbed ran it (preset `linux-prague-2020`): the
+    /// module of L4STeam/linux b256dae (version 0.5, 2020-08-04; l4s-tests README, "Test
+    /// Setup") at its defaults: `prague_rtt_scaling` = `RTT_CONTROL_NONE`,
+    /// `prague_rtt_target` 15 ms, `prague_rtt_transition` 100 (both unused without RTT
+    /// scaling); otherwise as `linux-prague`.
+    pub fn linux_prague_2020() -> Self {
+        TcpConfig {
+            prague_version: PragueVersion::Vb256dae,
+            prague_rtt_scaling: false,
+            prague_rtt_target_ms: 15.0,
+            prague_rtt_transition: 100,
+            ..Self::linux_prague()
         }
     }
 }

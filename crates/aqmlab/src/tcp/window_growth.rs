@@ -1,5 +1,5 @@
 //! Linux's two window-growth steps (`net/ipv4/tcp_cong.c`), shared by the Linux congestion
-//! controls (`tcp/cong.rs`) and TCP Prague (`tcp/prague.rs`).
+//! controls (`tcp/cong.rs`) and TCP Prague (`tcp/prague/`).
 
 /// Linux `tcp_slow_start`: cwnd grows by the segments ACKed, up to ssthresh; returns the
 /// ACKed segments left over for congestion avoidance. `cwnd < ssthresh` on entry.

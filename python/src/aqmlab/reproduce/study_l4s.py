@@ -23,7 +23,16 @@ from aqmlab.report import plots
 from aqmlab.report.html import HtmlDocument
 from aqmlab.study import Study
 
-__all__ = ["CITATION", "HEADING", "PARTS", "TITLE", "class_delays", "report", "rttfair_table"]
+__all__ = [
+    "CITATION",
+    "HEADING",
+    "PARTS",
+    "TITLE",
+    "class_delays",
+    "delay_over_time",
+    "report",
+    "rttfair_table",
+]
 
 TITLE = "L4S and today's queues"
 HEADING = "The L4S pack: DualPI2, FQ-CoDel and FIFOs with TCP Prague and CUBIC"
@@ -148,7 +157,7 @@ def rttfair_table(study: Study) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def _delay_over_time(
+def delay_over_time(
     study: Study, where: Mapping[str, str], direction: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Time, queueing delay (backlog / capacity, ms) and throughput (Mb/s) of the first run
@@ -177,9 +186,12 @@ class _Report:
 
     def intro(self) -> None:
         self.doc.paragraph(
-            f"Scale: {self.scale}. Senders: Linux TCP Prague (preset linux-prague: Accurate ECN, "
-            "ECT(1), pacing) and Linux CUBIC (linux-cubic, no ECN, as Linux's tcp_ecn = 2 "
-            "leaves it). Queues at their Linux defaults: DualPI2 (RFC 9332; target 15 ms, 1 ms "
+            f"Scale: {self.scale}. Senders of the suite's scenarios as its testbed ran them: "
+            "TCP Prague of the testbed's kernel (preset linux-prague-2020, L4STeam/linux "
+            "b256dae: Accurate ECN, ECT(1), pacing, no RTT independence) and Linux CUBIC with "
+            "Accurate ECN (the suite sets net.ipv4.tcp_ecn = 3); the Web part's: linux-prague "
+            "and linux-cubic without ECN. Queues at their Linux defaults: DualPI2 (RFC 9332; "
+            "target 15 ms, 1 ms "
             "step threshold in the L queue, coupling factor 2), FQ-CoDel (RFC 8290, ECN on) and "
             "pfifo. Every scenario cites its source in its sweep file (shown at the end). Not "
             "modelled: the suite's bursty (netem-slotted) variants and the out-of-tree "
@@ -227,7 +239,7 @@ class _Report:
             rows = []
             for r in runs.iter_rows(named=True):
                 where = {a: r[a] for a in ("cc", "qdisc", "step", "rtt")}
-                t, delay, thr = _delay_over_time(study, where, UPLOAD)
+                t, delay, thr = delay_over_time(study, where, UPLOAD)
                 before = delay[(t >= 20) & (t < 30)]
                 after_t, after = t[t >= 30], delay[t >= 30]
                 peak = int(np.argmax(after)) if after.size else 0
@@ -251,7 +263,7 @@ class _Report:
                 for qdisc in dict.fromkeys(runs["qdisc"]):
                     step = "50->5" if "50->5" in set(runs["step"]) else runs["step"][0]
                     where = {"cc": cc, "qdisc": qdisc, "step": step, "rtt": runs["rtt"][0]}
-                    t, delay, _ = _delay_over_time(study, where, UPLOAD)
+                    t, delay, _ = delay_over_time(study, where, UPLOAD)
                     series[f"{cc} / {qdisc}"] = (t, delay)
             fig = plots.queue_over_time(
                 series, f"Scenario 2: {step}, {where['rtt']}", "queueing delay (ms)"
@@ -265,7 +277,7 @@ class _Report:
             for metric, ylabel, idx in (("delay", "queueing delay (ms)", 1), ("thr", "Mb/s", 2)):
                 series = {}
                 for r in runs.filter(pl.col("rtt") == runs["rtt"][0]).iter_rows(named=True):
-                    out = _delay_over_time(study, {"cc": r["cc"], "qdisc": r["qdisc"]}, UPLOAD)
+                    out = delay_over_time(study, {"cc": r["cc"], "qdisc": r["qdisc"]}, UPLOAD)
                     series[f"{r['cc']} / {r['qdisc']}"] = (out[0], out[idx])
                 d.figure(
                     plots.queue_over_time(series, f"Scenario 3 ({runs['rtt'][0]})", ylabel),

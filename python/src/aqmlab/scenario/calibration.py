@@ -115,6 +115,7 @@ _TCP_NEUTRAL = {
     "prague_rtt_scaling": True,
     "prague_rtt_target_ms": 25.0,
     "prague_rtt_transition": 4,
+    "prague_version": "893e147",
 }
 _BOX_NEUTRAL = {"placement": "split", "tick_ms": 0.0}
 

@@ -110,12 +110,14 @@ impl Endpoint {
             || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
         let cwnd = segments(self.cwnd, mss);
         let (snd_una, snd_max) = (self.snd_una, self.snd_max);
+        let psock = self.prague().is_some().then(|| self.prague_sock(now, cfg));
         let Some(lx) = self.linux.as_deref_mut() else {
             return;
         };
-        if let Some(p) = lx.prague.as_deref_mut() {
-            // `prague_ssthresh` keeps ssthresh; `CA_EVENT_LOSS` halves the window.
-            p.enter_loss();
+        if let (Some(p), Some(s)) = (lx.prague.as_deref_mut(), psock) {
+            // `prague_ssthresh` keeps ssthresh; `CA_EVENT_LOSS` halves the window (cwnd is
+            // still the one before the timeout: `tcp_enter_loss` lowers it afterwards).
+            p.enter_loss(&s);
             lx.prague_loss_high = snd_max;
         } else if !in_episode || lx.loss_una.is_some_and(|u| snd_una > u) {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;

@@ -28,6 +28,7 @@ pub(super) struct AckBefore {
 /// Prague's parameters from the configuration.
 pub(super) fn prague_params(cfg: &TcpConfig) -> PragueParams {
     PragueParams {
+        version: cfg.prague_version,
         rtt_scaling: cfg.prague_rtt_scaling,
         target_us: (cfg.prague_rtt_target_ms * 1000.0).round().max(1.0) as u64,
         transition: cfg.prague_rtt_transition,
@@ -44,7 +45,7 @@ impl Endpoint {
         }
     }
 
-    /// The socket as Prague reads it (`tcp/prague.rs`).
+    /// The socket as Prague reads it (`tcp/prague/`).
     pub(super) fn prague_sock(&self, now: Time, cfg: &TcpConfig) -> Sock {
         let mss = cfg.mss as u64;
         Sock {
@@ -55,6 +56,7 @@ impl Endpoint {
             cwnd: segments(self.cwnd, mss),
             ssthresh: segments(self.ssthresh, mss),
             clamp: (MAX_CWND / mss) as u32,
+            unsent: self.app_end > self.snd_nxt,
         }
     }
 
@@ -212,15 +214,18 @@ impl Endpoint {
             lx.bbr = Some(Box::new(b));
             self.ssthresh = TCP_INFINITE_SSTHRESH as u64 * mss;
         } else if cfg.congestion_control == CongestionControl::Prague {
-            // `prague_init` sets the pacing rate if an SRTT is known; the `prague-reno`
-            // fallback does not pace (`prague_release`: `SK_PACING_NONE`).
+            // `prague_init` sets the pacing rate (`prague_update_pacing_rate`), which paces
+            // if an SRTT is known; the `prague-reno` fallback does not pace
+            // (`prague_release`: `SK_PACING_NONE`).
             let s = self.prague_sock(now, cfg);
             let Some(lx) = self.linux.as_deref_mut() else {
                 return;
             };
-            if let (Some(pr), Some(p), true) = (lx.prague.as_deref(), lx.pacer.as_mut(), srtt8 > 0)
-            {
-                p.rate = pr.pacing_rate(&s, 0);
+            if let Some(pr) = lx.prague.as_deref_mut() {
+                let rate = pr.update_pacing_rate(&s, 0);
+                if let (Some(p), true) = (lx.pacer.as_mut(), srtt8 > 0) {
+                    p.rate = rate;
+                }
             }
         } else if let Some(p) = lx.pacer.as_mut() {
             p.rate = pacing_rate_linux(mss, cwnd, ssthresh, 0, srtt8);
@@ -350,20 +355,14 @@ impl Endpoint {
             return;
         };
         if entered_recovery {
-            p.enter_loss();
+            p.enter_loss(&s);
             lx.prague_loss_high = snd_max;
         } else if entered_cwr {
             p.enter_cwr(&s);
         } else if p.in_loss && !in_recovery && snd_una >= high {
             p.ca_open();
         }
-        let (cwnd, ssthresh) = p.on_ack(&s, delivered, ce, limited);
-        let s = Sock {
-            cwnd,
-            ssthresh,
-            ..s
-        };
-        let rate = p.pacing_rate(&s, in_flight);
+        let (cwnd, ssthresh, rate) = p.cong_control(&s, delivered, ce, limited, in_flight);
         if let Some(pc) = lx.pacer.as_mut() {
             pc.rate = rate;
         }
