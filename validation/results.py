@@ -142,6 +142,8 @@ def read(path: Path) -> list[Row]:
     for r in df.to_dicts():
         if r.get("interval") is None:
             r["interval"] = math.nan
+        for text in ("note", "seeds"):  # an empty text field reads back as null
+            r[text] = r.get(text) or ""
         if not r.get("verdict"):
             r["verdict"] = "pass" if r["passed"] else "fail"
         rows.append(Row(**r))

@@ -81,3 +81,10 @@ def test_whole_number_rows_first_keep_later_fractions(tmp_path):
     results.write(rows, path)
     back = results.read(path)
     assert back[1].difference == 0.5 and back[1].tolerance == 0.02
+
+
+def test_empty_notes_read_back_empty(tmp_path):
+    rows = [results.compare("a", "s", "m", 1.0, 1.0, kind="abs", tolerance=0.1, seeds="")]
+    path = tmp_path / "r.csv"
+    results.write(rows, path)
+    assert results.read(path)[0].note == "" and results.read(path)[0].seeds == ""
