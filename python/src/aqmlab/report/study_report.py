@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from aqmlab.analysis import intervals as iv
-from aqmlab.report import paired
+from aqmlab.report import paired, per_source
 from aqmlab.report import study_layout as lay
 from aqmlab.report import study_plots as sp
 from aqmlab.report import study_summary as ss
@@ -80,6 +80,7 @@ def build_report(
         doc.paragraph(_CDF_NOTE, note=True)
         _grouped(doc, study, layout, sp.response_time_cdf, data, "response_time_cdf")
         _summary(doc, study, runs, layout)
+        _per_source(doc, study, layout)
         doc.heading("Response-time tails")
         doc.paragraph(_CCDF_NOTE, note=True)
         _grouped(doc, study, layout, sp.response_time_ccdf, data, "response_time_ccdf")
@@ -87,6 +88,7 @@ def build_report(
         _queues(doc, study, layout)
     else:
         _summary(doc, study, runs, layout)
+        _per_source(doc, study, layout)
         _metrics(doc, study, layout)
         _queues(doc, study, layout)
     _failures(doc, study)
@@ -240,6 +242,31 @@ def _paired(doc: HtmlDocument, study: Study, data: pl.DataFrame, groups, ranked)
         "other, repetition by repetition (the same seed: common random numbers), with the "
         f"{iv.LEVEL:.0%} Student interval of the differences; where the interval contains 0 "
         "the two cannot be told apart",
+    )
+
+
+def _per_source(doc: HtmlDocument, study: Study, layout: lay.Layout) -> None:
+    """Per cell and traffic source: goodput and queueing delay (`report.per_source`)."""
+    order = [*layout.group_by, *layout.curves]
+    table = per_source.per_source(study, order)
+    if table.height == 0:
+        return
+    doc.heading("Per source: what each queue gives and costs")
+    plan = _plan_order(study, order)
+    rows = []
+    for r in sorted(table.to_dicts(), key=lambda r: (plan(r), r["source"])):
+        row = {**{a: r[a] for a in order}, "source": r["source"], "runs": r.get("runs")}
+        for col in ("goodput (Mb/s)", "p50 delay (ms)", "p99 delay (ms)"):
+            if col in r:
+                v = r[col]
+                row[col] = "–" if v is None else f"{v:,.3f}" if "Mb/s" in col else f"{v:,.1f}"
+        rows.append(row)
+    doc.table(
+        rows,
+        caption="Per traffic source, means over the repetitions: TCP goodput delivered in "
+        "order after the warm-up, and the queueing delay of the source's packets at the "
+        "bottleneck in the direction that carries its data (its download or upload)",
+        align={c: "num" for c in ("goodput (Mb/s)", "p50 delay (ms)", "p99 delay (ms)")},
     )
 
 

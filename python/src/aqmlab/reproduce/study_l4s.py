@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from aqmlab.analysis.source_delays import class_delays
 from aqmlab.report import plots
 from aqmlab.report.html import HtmlDocument
 from aqmlab.study import Study
@@ -69,41 +70,6 @@ def _table(study: Study, name: str) -> pl.DataFrame:
         return study.table(name)
     except KeyError:
         return pl.DataFrame()
-
-
-def class_delays(source_delay: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
-    """Mean and percentiles of the queueing delay per group of `by` (axis labels, `source`,
-    `direction`) from `source_delay` histogram rows (bin midpoints for the mean; a percentile
-    is the upper edge of the bin where the cumulative count reaches it)."""
-    if source_delay.height == 0:
-        return pl.DataFrame()
-    d = source_delay.filter(pl.col("width_ms").is_finite()).with_columns(
-        (pl.col("delay_ms") + pl.col("width_ms") / 2).alias("mid"),
-        (pl.col("delay_ms") + pl.col("width_ms")).alias("upper"),
-    )
-    rows = []
-    for key, g in d.group_by(list(by), maintain_order=True):
-        g = g.group_by(["delay_ms", "mid", "upper"]).agg(pl.col("count").sum()).sort("delay_ms")
-        counts = g["count"].to_numpy().astype(float)
-        total = counts.sum()
-        if total == 0:
-            continue
-        cum = np.cumsum(counts) / total
-        upper = g["upper"].to_numpy()
-
-        def pct(q: float, cum: np.ndarray = cum, upper: np.ndarray = upper) -> float:
-            return float(upper[min(np.searchsorted(cum, q), len(upper) - 1)])
-
-        rows.append(
-            {
-                **dict(zip(by, key, strict=True)),
-                "packets": int(total),
-                "mean delay (ms)": float((g["mid"].to_numpy() * counts).sum() / total),
-                "p50 (ms)": pct(0.5),
-                "p99 (ms)": pct(0.99),
-            }
-        )
-    return pl.DataFrame(rows)
 
 
 def _jain(xs: Sequence[float]) -> float:
