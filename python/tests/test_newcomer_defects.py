@@ -193,6 +193,10 @@ def test_directions_are_download_and_upload_where_a_user_reads_them(tmp_path):
     proc = cli("run", f, "--out", out, "--pcap", "download")
     assert proc.returncode == 0, proc.stderr
     assert "  download (right → left)" in proc.stdout and "  upload (left → right)" in proc.stdout
+    # The goodput line splits the directions (their sum read as one link's goodput).
+    assert (
+        "TCP goodput (after warm-up): download " in proc.stdout and " Mb/s, upload " in proc.stdout
+    )
     assert (out / "capture-reverse.pcap").is_file()
     from aqmlab.scenario import direction_names as directions
 
