@@ -43,6 +43,10 @@ impl Endpoint {
     /// Sends what the window allows (tcp_output's loop).
     #[inline]
     fn output_segments(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        if self.in_linux_loss_state(cfg) {
+            self.rack_output(now, cfg, out);
+            return;
+        }
         if self.sack_recovery(cfg) {
             if self.has_rack() {
                 self.rack_output(now, cfg, out);

@@ -122,8 +122,8 @@ impl Endpoint {
     }
 
     /// A data segment leaves (after `LinuxCong::on_data_sent`): the pacer's next departure
-    /// time; for BBR the segment's delivery state, the losses it stands for and
-    /// `CA_EVENT_TX_START` (`idle`: nothing was in flight).
+    /// time; for BBR the segment's delivery state and `CA_EVENT_TX_START` (`idle`: nothing
+    /// was in flight). Losses are counted where segments are marked lost (`count_lost`).
     #[inline(never)]
     pub(super) fn paced_on_send(
         &mut self,
@@ -135,7 +135,7 @@ impl Endpoint {
         idle: bool,
     ) {
         let nothing_out = !retransmit && self.snd_max == self.snd_una;
-        let (snd_una, mss) = (self.snd_una, cfg.mss as u64);
+        let mss = cfg.mss as u64;
         let cwnd = segments(self.cwnd, mss);
         let Some(lx) = self.linux.as_deref_mut() else {
             return;
@@ -147,16 +147,9 @@ impl Endpoint {
             return;
         }
         lx.rate_on_sent(now, seq, len, retransmit, nothing_out);
-        let in_loss = lx.bbr_loss_high.is_some_and(|h| snd_una < h);
-        let jiffies = lx.jiffies(now);
-        let r = lx.rate.as_deref_mut().expect("rate");
-        if retransmit {
-            r.lost += 1;
-            if !in_loss {
-                r.pending_losses += 1;
-            }
-        }
         if idle {
+            let jiffies = lx.jiffies(now);
+            let r = lx.rate.as_deref().expect("rate");
             let (app_limited, dm) = (r.app_limited != 0, r.delivered_mstamp);
             if let Some(b) = lx.bbr.as_deref_mut() {
                 if let Some(w) = b.on_tx_start(app_limited, mstamp(now), jiffies, dm, cwnd) {
@@ -169,11 +162,21 @@ impl Endpoint {
         }
     }
 
+    /// `tcp_packets_in_flight` as BBR reads it: with RACK-TLP Linux's own count in every
+    /// state (outstanding − SACKed − marked lost + retransmissions in flight,
+    /// `SentRecord::rack_in_flight`), not RFC 6675's pipe; else `linux_in_flight`.
+    pub(super) fn bbr_in_flight(&self, cfg: &TcpConfig) -> u32 {
+        match self.linux.as_deref() {
+            Some(lx) if self.rack_on() => lx.rack_in_flight(),
+            _ => self.linux_in_flight(cfg),
+        }
+    }
+
     /// `tcp_rate_check_app_limited` when the application writes (BBR).
     pub(super) fn rate_check_app_limited(&mut self, cfg: &TcpConfig) {
         let mss = cfg.mss as u64;
         let unsent = self.app_end.saturating_sub(self.snd_nxt);
-        let in_flight = self.linux_in_flight(cfg);
+        let in_flight = self.bbr_in_flight(cfg);
         let cwnd = segments(self.cwnd, mss);
         let lost_pending = self.in_recovery;
         if let Some(r) = self
@@ -234,7 +237,7 @@ impl Endpoint {
             snd_una: self.snd_una,
             snd_max: self.snd_max,
             cwnd: self.cwnd,
-            in_flight: rate.map_or(0, |_| self.linux_in_flight(cfg)),
+            in_flight: rate.map_or(0, |_| self.bbr_in_flight(cfg)),
             delivered: rate.map_or(0, |r| r.delivered),
             ssthresh: self.ssthresh,
             in_recovery: self.in_recovery,
@@ -273,7 +276,7 @@ impl Endpoint {
             }
             return;
         }
-        let in_flight = self.linux_in_flight(cfg);
+        let in_flight = self.bbr_in_flight(cfg);
         let snd_una = self.snd_una;
         let in_recovery = self.in_recovery;
         let acked_bytes = pkt.ack - b.snd_una;
