@@ -445,9 +445,12 @@ impl Endpoint {
         let mut sent = 0;
         if unsent && rwnd_room >= mss.min(self.app_end - self.snd_max).max(1) {
             self.snd_nxt = self.snd_max;
+            // `tcp_write_xmit(push_one = 2)`: one skb whatever cwnd says, never deferred.
+            set_push_one(&mut self.linux, true);
             sent = self
                 .send_one(now, cfg, rwnd_room.min(mss), out)
                 .map_or(0, |(n, _)| n);
+            set_push_one(&mut self.linux, false);
         }
         if sent == 0 {
             // The last segment sent: data, or a FIN sent on its own after it.
@@ -517,5 +520,12 @@ impl Endpoint {
                 .as_deref()
                 .and_then(|l| l.bbr_loss_high)
                 .is_some_and(|h| self.snd_una < h)
+    }
+}
+
+/// Marks the sending of a tail loss probe on the pacer (`Pacer::push_one`).
+fn set_push_one(linux: &mut Option<Box<LinuxCong>>, on: bool) {
+    if let Some(p) = linux.as_deref_mut().and_then(|l| l.pacer.as_mut()) {
+        p.push_one = on;
     }
 }

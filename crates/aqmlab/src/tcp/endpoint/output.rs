@@ -152,6 +152,17 @@ impl Endpoint {
         if len > 0 && cfg.paced() && self.pacing_hold(now, cfg, retransmit, out) {
             return None;
         }
+        if len > 0
+            && !retransmit
+            && cfg.congestion_control == CongestionControl::Bbr
+            && !self.bbr_gso_start(now, cfg, usable)
+        {
+            // Linux holds the skb for the next ACK (`tcp_tso_should_defer`).
+            if self.ack_now {
+                self.emit_ack(cfg, out);
+            }
+            return None;
+        }
         let seq = self.snd_nxt;
         if cfg.congestion_control != CongestionControl::Reno && len > 0 {
             self.linux_on_send(now, cfg, seq, len, retransmit);

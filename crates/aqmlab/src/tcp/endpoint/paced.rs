@@ -2,8 +2,9 @@
 //! (`tcp/rate.rs`) and BBR (`tcp/bbr.rs`): called from the endpoint only when the
 //! configuration paces (`TcpConfig::paced`), so the other senders' paths are unchanged.
 
-use super::super::bbr::{Bbr, BbrCtx, CaState, TCP_INFINITE_SSTHRESH};
+use super::super::bbr::{Bbr, BbrCtx, CaState, GSO_BYTES_CAP, MIN_TSO_RATE, TCP_INFINITE_SSTHRESH};
 use super::super::config::{CongestionControl, SackVariant, TcpConfig};
+use super::super::gso;
 use super::super::pacing::pacing_rate_linux;
 use super::super::prague::{self, PragueParams, Sock};
 use super::super::rate::mstamp;
@@ -170,6 +171,67 @@ impl Endpoint {
             Some(lx) if self.rack_on() => lx.rack_in_flight(),
             _ => self.linux_in_flight(cfg),
         }
+    }
+
+    /// New data at snd_nxt is about to leave under BBR, the pacer permitting: the size of the
+    /// GSO skb it starts (`tcp/gso.rs`: `min(max_segs, cwnd quota)`, within `usable` bytes
+    /// and the data written), set on the pacer; false when Linux would hold the skb for the
+    /// next ACK (`tcp_tso_should_defer`). True at once for the rest of an skb under way.
+    pub(super) fn bbr_gso_start(&mut self, now: Time, cfg: &TcpConfig, usable: u64) -> bool {
+        let mss = cfg.mss as u64;
+        let cwnd = segments(self.cwnd, mss);
+        let in_flight = self.bbr_in_flight(cfg);
+        let recovering = self.in_recovery || self.in_linux_loss_state(cfg);
+        let unsent = self.app_end.saturating_sub(self.snd_nxt);
+        let send_win = (self.snd_una + cfg.rwnd as u64).saturating_sub(self.snd_nxt);
+        let srtt_us8 = (self.rto.srtt_s() * 8e6) as u64;
+        let fin = self.fin_queued;
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return true;
+        };
+        let min_rtt = lx.rate.as_deref().map_or(u64::MAX, |r| r.min_rtt_us());
+        let head_sent = (lx.sent.len() > 0).then(|| lx.sent.get(0).at);
+        let Some(p) = lx.pacer.as_mut() else {
+            return true;
+        };
+        if p.in_skb(now) {
+            return true;
+        }
+        // `bbr_min_tso_segs`, then `tcp_tso_segs` (the veth's gso_max_segs, 65535, never
+        // binds).
+        let min_tso = if p.rate < MIN_TSO_RATE >> 3 { 1 } else { 2 };
+        let max_segs = gso::tso_autosize(p.rate, min_rtt, mss, min_tso);
+        let quota = gso::cwnd_quota(cwnd, in_flight).max(1);
+        let room = (usable / mss).clamp(1, u32::MAX as u64) as u32;
+        let data = (unsent / mss).clamp(1, u32::MAX as u64) as u32;
+        let segs = max_segs.min(quota).min(room).min(data);
+        // The unsent skb (`tcp_xmit_size_goal`: the GSO size, at most half the window): one
+        // of a single segment is never deferred (`tcp_write_xmit` checks Nagle instead).
+        let goal = (GSO_BYTES_CAP.min(cfg.rwnd as u64 / 2) / mss).max(1) * mss;
+        let skb_len = unsent.min(goal);
+        if segs < max_segs && skb_len > mss && !p.push_one {
+            let check = gso::DeferCheck {
+                recovering,
+                now,
+                wstamp: p.wstamp,
+                cwnd,
+                in_flight,
+                mss,
+                max_segs,
+                send_win,
+                snd_wnd: cfg.rwnd as u64,
+                skb_len,
+                more_queued: unsent > skb_len,
+                fin: fin && unsent <= skb_len,
+                head_sent,
+                srtt_us8,
+            };
+            if gso::should_defer(&check) {
+                return false;
+            }
+        }
+        p.skb_segs = segs;
+        true
     }
 
     /// `tcp_rate_check_app_limited` when the application writes (BBR).
