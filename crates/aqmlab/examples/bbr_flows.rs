@@ -1,7 +1,7 @@
 //! Per-flow profile of the data senders of a resolved scenario (JSON, as
 //! `aqmlab.scenario.to_json(resolve(doc))` writes it): sampled every 10 ms over the measured
 //! window, what the Linux testbed's TCP_INFO samples give for the kernel (cwnd, pacing rate,
-//! the loss states) and BBR's own state (mode, long-term "policer" bandwidth in use), then
+//! the loss states, RTO and SRTT) and BBR's own state (mode, long-term "policer" bandwidth in use), then
 //! the counters over the whole run (timeouts, retransmissions, tail loss probes), and each
 //! flow's goodput over the measured window (bytes cumulatively ACKed) with Jain's index.
 //!
@@ -21,6 +21,9 @@ struct Profile {
     samples: u64,
     cwnd: f64,
     pacing_mbit: f64,
+    /// The RTO (backoff included, as `tcpi_rto`) and SRTT, ms.
+    rto_ms: f64,
+    srtt_ms: f64,
     /// Samples in Recovery, in the timeout's Loss state, with the long-term bandwidth in use,
     /// and in each BBR mode (STARTUP, DRAIN, PROBE_BW, PROBE_RTT).
     recovery: u64,
@@ -45,6 +48,7 @@ fn main() {
     let text = std::fs::read_to_string(&path).expect("read the scenario");
     let sc = Scenario::from_json(&text).expect("a valid scenario");
     let mss = sc.tcp.mss as u64;
+    let tcp = sc.tcp.clone();
     let warmup = (sc.warmup_s * SEC as f64) as Time;
     let mut sim = Simulation::new(sc).expect("a simulation");
     let end = sim.end_time();
@@ -69,6 +73,8 @@ fn main() {
             let p = &mut prof[k];
             p.samples += 1;
             p.cwnd += (ep.cwnd() / mss) as f64;
+            p.rto_ms += ep.rto.rto_ns(&tcp, false) as f64 * 1e-6;
+            p.srtt_ms += ep.rto.srtt_s() * 1e3;
             p.recovery += ep.in_recovery() as u64;
             if let Some(lx) = ep.linux_cong() {
                 let in_loss = lx.bbr_loss_high.is_some_and(|h| ep.snd_una() < h);
@@ -83,10 +89,10 @@ fn main() {
             }
         }
     }
-    println!("flow  cwnd  pacing_Mb/s  recov%  loss%  lt_bw%  startup% drain% probe_bw% probe_rtt%  timeouts  rexmits  fast_rexmits  tlp  probe_rtt_n  goodput_Mb/s");
+    println!("flow  cwnd  pacing_Mb/s  recov%  loss%  lt_bw%  startup% drain% probe_bw% probe_rtt%  timeouts  rexmits  fast_rexmits  tlp  probe_rtt_n  goodput_Mb/s  rto_ms  srtt_ms");
     let measured_s = (end - warmup) as f64 / SEC as f64;
     let mut goodputs = Vec::new();
-    let mut sums = [0f64; 15];
+    let mut sums = [0f64; 17];
     let n = prof.len().max(1) as f64;
     for (k, (p, pair)) in prof.iter().zip(sim.endpoints()).enumerate() {
         let ep = &pair[1];
@@ -113,6 +119,8 @@ fn main() {
             tlp as f64,
             prtt as f64,
             goodput,
+            p.rto_ms / s,
+            p.srtt_ms / s,
         ];
         for (a, b) in sums.iter_mut().zip(row) {
             *a += b;
