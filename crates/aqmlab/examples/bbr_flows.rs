@@ -1,9 +1,10 @@
 //! Per-flow profile of the data senders of a resolved scenario (JSON, as
 //! `aqmlab.scenario.to_json(resolve(doc))` writes it): sampled every 10 ms over the measured
 //! window, what the Linux testbed's TCP_INFO samples give for the kernel (cwnd, pacing rate,
-//! the loss states, RTO and SRTT) and BBR's own state (mode, long-term "policer" bandwidth in use), then
-//! the counters over the whole run (timeouts, retransmissions, tail loss probes), and each
-//! flow's goodput over the measured window (bytes cumulatively ACKed) with Jain's index.
+//! the loss states, RTO and SRTT) and BBR's own state (mode, long-term "policer" bandwidth in
+//! use); then the counters over the whole run (timeouts, retransmissions, tail loss probes),
+//! and each flow's goodput over the measured window (bytes cumulatively ACKed) with Jain's
+//! index.
 //!
 //!     cargo run --release -p aqmlab --example bbr_flows -- scenario.json
 //!
