@@ -204,3 +204,49 @@ def test_rows_apply_the_tolerances() -> None:
     text = measure.markdown(measure.frame(list(rows.values())))
     assert "| x |  | drop rate |" in text
     json.dumps([r.__dict__ for r in rows.values()])
+
+
+def test_profile_by_hand(tmp_path: Path) -> None:
+    """Two flows' TCP_INFO samples: flow 0 Open then Recovery, flow 1 in Loss throughout;
+    only samples in [warm-up, end) count; retransmissions are the counter's growth."""
+    from validation.linux import profile
+
+    rows = []
+    for k, t in enumerate([0.5, 1.0, 1.5, 2.0, 2.5]):
+        rows.append(
+            {
+                "t_s": t,
+                "flow": 0,
+                "ca_state": 0 if t < 1.5 else 3,
+                "snd_cwnd": 10 + k,
+                "pacing_rate": 125_000,
+                "total_retrans": 2 * k,
+                "lost": 1,
+                "rto_us": 200_000,
+                "rtt_us": 40_000,
+                "min_rtt_us": 40_000 - k,
+            }
+        )
+        rows.append(
+            {
+                "t_s": t,
+                "flow": 1,
+                "ca_state": 4,
+                "snd_cwnd": 1,
+                "pacing_rate": 250_000,
+                "total_retrans": 5,
+                "lost": 3,
+                "rto_us": 400_000,
+                "rtt_us": 80_000,
+                "min_rtt_us": 60_000,
+            }
+        )
+    pl.DataFrame(rows).write_csv(tmp_path / "tcp_info.csv")
+    p = profile.linux_profile(tmp_path, warmup=1.0, seconds=2.5)
+    f0, f1 = p.row(0, named=True), p.row(1, named=True)
+    # Samples at 1.0, 1.5, 2.0: cwnd 11, 12, 13; Open once, Recovery twice.
+    assert f0["cwnd"] == pytest.approx(12.0)
+    assert f0["open%"] == pytest.approx(100 / 3) and f0["recovery%"] == pytest.approx(200 / 3)
+    assert f0["rexmits"] == 4 and f0["pacing_Mb/s"] == pytest.approx(1.0)
+    assert f0["min_rtt_ms"] == pytest.approx(39.997)
+    assert f1["loss%"] == 100.0 and f1["rexmits"] == 0 and f1["rto_ms"] == 400.0

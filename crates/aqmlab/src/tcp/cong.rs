@@ -505,9 +505,23 @@ impl LinuxCong {
         self.sent.last_segment()
     }
 
-    /// A retransmission timeout marks every segment not SACKed lost (`tcp_timeout_mark_lost`).
+    /// A retransmission timeout marks every segment not SACKed lost (`tcp_timeout_mark_lost`),
+    /// counted in `tp->lost` (BBR) but in no ACK's sample.
     pub fn mark_all_lost(&mut self) {
-        self.sent.mark_all_lost();
+        let n = self.sent.mark_all_lost();
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.count_lost(n);
+        }
+    }
+
+    /// A retransmission timeout in the loss state Linux runs with RACK
+    /// (`SentRecord::mark_timed_out_lost`): segments sent within RACK's RTT stay in flight.
+    pub fn mark_timed_out_lost(&mut self, now: Time) {
+        let rtt = self.rack.as_ref().map_or(0, |r| r.rtt);
+        let n = self.sent.mark_timed_out_lost(now, rtt);
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.count_lost(n);
+        }
     }
 
     /// `tcp_is_cwnd_limited`.

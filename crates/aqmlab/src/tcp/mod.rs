@@ -9,6 +9,7 @@ pub mod cubic;
 pub mod delack;
 pub mod ecn;
 pub mod endpoint;
+pub mod gso;
 pub mod hystart_pp;
 pub mod pacing;
 pub mod prague;

@@ -37,6 +37,13 @@ pub struct Pacer {
     pub wstamp: Time,
     /// `data_segs_out`: data segments sent, retransmissions included.
     pub data_segs_out: u64,
+    /// Segments of the skb the next data segment starts (GSO, `tcp/gso.rs`; 1 otherwise),
+    /// and of the skb under way: those still to leave, at `skb_at`, with its first segment.
+    pub skb_segs: u32,
+    skb_left: u32,
+    skb_at: Time,
+    /// A tail loss probe is being sent (`push_one`): no GSO deferral.
+    pub push_one: bool,
 }
 
 impl Default for Pacer {
@@ -45,25 +52,48 @@ impl Default for Pacer {
             rate: UNLIMITED,
             wstamp: 0,
             data_segs_out: 0,
+            skb_segs: 1,
+            skb_left: 0,
+            skb_at: 0,
+            push_one: false,
         }
     }
 }
 
 impl Pacer {
     /// `tcp_pacing_check`: the time a data segment may leave if it may not leave at `now`.
+    /// The other segments of a GSO skb leave with its first one.
     #[inline]
     pub fn hold_until(&self, now: Time) -> Option<Time> {
+        if self.in_skb(now) {
+            return None;
+        }
         (self.wstamp > now).then_some(self.wstamp)
     }
 
+    /// A GSO skb is under way: its first segment left at `now`, others are still to go.
+    #[inline]
+    pub fn in_skb(&self, now: Time) -> bool {
+        self.skb_left > 0 && self.skb_at == now
+    }
+
     /// A data segment of `len` payload bytes leaves at `now` (`__tcp_transmit_skb`: the
-    /// departure stamp, then `tcp_update_skb_after_send`).
+    /// departure stamp, then `tcp_update_skb_after_send`). The first segment of a GSO skb of
+    /// `skb_segs` segments stands for the whole skb (`len` each): one departure, the time
+    /// advanced by the skb's length; the others then only leave.
     pub fn on_data_sent(&mut self, now: Time, len: u64) {
+        if self.in_skb(now) {
+            self.skb_left -= 1;
+            return;
+        }
+        let segs = std::mem::replace(&mut self.skb_segs, 1).max(1);
+        (self.skb_left, self.skb_at) = (segs - 1, now);
         let prior = self.wstamp;
         self.wstamp = self.wstamp.max(now);
-        self.data_segs_out += 1;
+        self.data_segs_out += segs as u64;
         if self.rate != UNLIMITED && self.rate > 0 && self.data_segs_out >= UNPACED_SEGMENTS {
-            let mut len_ns = (len as u128 * SEC as u128 / self.rate as u128) as u64;
+            let bytes = len as u128 * segs as u128;
+            let mut len_ns = (bytes * SEC as u128 / self.rate as u128) as u64;
             let credit = self.wstamp - prior;
             len_ns -= (len_ns / 2).min(credit);
             self.wstamp += len_ns;
@@ -142,6 +172,37 @@ mod tests {
         let t = p.wstamp + 10;
         p.on_ack_sent(t);
         assert_eq!(p.wstamp, t);
+    }
+
+    /// A GSO skb of 2 segments: both leave at once, the next skb one 2-segment interval
+    /// later (`tcp_update_skb_after_send` on the skb's length); a segment that is not part
+    /// of it (another instant) is paced again.
+    #[test]
+    fn a_gso_skb_is_paced_as_one() {
+        let now = 1_000_000;
+        let mut p = Pacer {
+            rate: 1_250_000,
+            wstamp: now,
+            data_segs_out: 20,
+            ..Default::default()
+        };
+        p.skb_segs = 2;
+        assert_eq!(p.hold_until(now), None);
+        p.on_data_sent(now, 1448);
+        assert_eq!(p.hold_until(now), None, "the skb's second segment");
+        p.on_data_sent(now, 1448);
+        assert_eq!(p.data_segs_out, 22);
+        assert_eq!(p.wstamp, now + 2 * 1_158_400);
+        assert_eq!(p.hold_until(now), Some(now + 2 * 1_158_400));
+        // Back to single segments.
+        let t = p.wstamp;
+        p.on_data_sent(t, 1448);
+        assert_eq!(p.wstamp, t + 1_158_400);
+        // An skb cut short (one segment of 2 sent): nothing leaves unpaced later.
+        p.skb_segs = 2;
+        let t = p.wstamp;
+        p.on_data_sent(t, 1448);
+        assert_eq!(p.hold_until(t + 1), Some(t + 2 * 1_158_400));
     }
 
     #[test]

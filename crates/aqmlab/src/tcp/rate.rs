@@ -165,7 +165,7 @@ pub struct RateEstimator {
     /// bubble is gone. Starts "limited" (Linux's `~0U`, cleared by the first sample).
     pub app_limited: u64,
     app_limited_initial: bool,
-    /// `tp->lost`: segments marked lost (here: segments retransmitted).
+    /// `tp->lost`: segments marked lost (`count_lost`).
     pub lost: u64,
     /// `tp->rate_delivered`, `rate_interval_us`, `rate_app_limited`: the last sample kept.
     pub rate_delivered: u64,
@@ -175,8 +175,9 @@ pub struct RateEstimator {
     pub rtt_min: Minmax,
     /// The sample of the last ACK.
     pub rs: RateSample,
-    /// Segments marked lost since the last ACK's sample (here: retransmitted outside a
-    /// timeout's loss episode, whose losses Linux marks at the timeout, not at an ACK).
+    /// Segments marked lost since this ACK began (`tcp_ack`: `tp->lost` less its value on
+    /// entry), the sample's `losses`; marks made outside an ACK (the retransmission timeout,
+    /// RACK's reorder timer) are cleared by the next ACK's `start_ack` and reach no sample.
     pub pending_losses: u32,
 }
 
@@ -273,6 +274,16 @@ impl RateEstimator {
             rtt_us: -1,
             ..RateSample::default()
         };
+        self.pending_losses = 0;
+    }
+
+    /// `n` segments newly marked lost (`tcp_mark_skb_lost` → `tcp_notify_skb_loss_event`,
+    /// Linux 6.x `tcp_input.c`): `tp->lost` grows when a segment is marked — by RACK during an
+    /// ACK or at its reorder timer, or at a retransmission timeout — not when it is sent again.
+    #[inline]
+    pub fn count_lost(&mut self, n: u32) {
+        self.lost += n as u64;
+        self.pending_losses += n;
     }
 
     /// `tcp_rate_gen` at µs stamp `now_us`, after the ACK's segments went through

@@ -385,9 +385,12 @@ impl SentRecord {
     }
 
     /// A retransmission timeout marks every segment not SACKed lost (`tcp_timeout_mark_lost`):
-    /// none is a candidate any more.
-    pub(crate) fn mark_all_lost(&mut self) {
+    /// none is a candidate any more. Returns the marks `tp->lost` counts
+    /// (`tcp_mark_skb_lost`): segments not marked before, and retransmissions lost again.
+    pub(crate) fn mark_all_lost(&mut self) -> u32 {
+        let mut marked = 0;
         for s in self.segs.iter_mut().filter(|s| !s.sacked) {
+            marked += s.candidate() as u32;
             s.lost = true;
             s.retrans = false;
         }
@@ -395,6 +398,24 @@ impl SentRecord {
         self.head = NIL;
         self.tail = NIL;
         self.lost_hint = self.base;
+        marked
+    }
+
+    /// A retransmission timeout as Linux marks it with RACK (`tcp_timeout_mark_lost`, Linux
+    /// 6.x `tcp_input.c`): the first segment and every other one not SACKed that was sent at
+    /// least `rtt` (RACK's RTT) before `now` (`tcp_rack_skb_timeout(tp, skb, 0) <= 0`);
+    /// those sent more recently stay in flight. Returns the marks `tp->lost` counts.
+    pub(crate) fn mark_timed_out_lost(&mut self, now: Time, rtt: Time) -> u32 {
+        let mut marked = 0;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.sacked || (i > 0 && s.at.saturating_add(rtt) > now) {
+                continue;
+            }
+            marked += s.candidate() as u32;
+            self.mark_lost(i);
+        }
+        marked
     }
 
     /// RACK's walk over the candidates in send order, oldest first (`tcp_rack_detect_loss`):
@@ -479,6 +500,42 @@ mod tests {
     use super::*;
     use crate::rng::{Rng, StreamKind};
 
+    /// `tcp_timeout_mark_lost` with RACK, by hand: segments 0–3 of 100 bytes sent at 0, 10,
+    /// 20 and 30 ns, segment 1 SACKed; at 35 ns with RACK's RTT 10 ns the head is marked
+    /// whatever its age, segment 2 (20 + 10 ≤ 35) is, segment 3 (30 + 10 > 35) stays in
+    /// flight: 2 marks, in flight 4 − 1 SACKed − 2 lost = 1. At 40 ns segment 3 is marked
+    /// too; the head, already marked and not sent again, is not counted twice. A
+    /// retransmission of the head lost again is counted again (`tcp_mark_skb_lost`).
+    #[test]
+    fn a_timeout_marks_what_racks_rtt_says_has_timed_out() {
+        let mut rec = SentRecord::default();
+        for k in 0..4u64 {
+            rec.push(1 + 100 * k, 100, 10 * k);
+        }
+        rec.sack(1, &[(101, 201)], |_, _| {});
+        assert_eq!(rec.mark_timed_out_lost(35, 10), 2);
+        let lost: Vec<bool> = (0..4).map(|i| rec.get(i).lost).collect();
+        assert_eq!(lost, [true, false, true, false]);
+        assert_eq!(rec.rack_in_flight(), 1);
+        assert_eq!(rec.mark_timed_out_lost(40, 10), 1);
+        assert_eq!(rec.rack_in_flight(), 0);
+        rec.retransmit(1, 101, 41);
+        assert_eq!(rec.rack_in_flight(), 1);
+        assert_eq!(
+            rec.mark_timed_out_lost(60, 10),
+            1,
+            "the retransmission, lost again"
+        );
+        // Go-back-N's marking counts the same way: everything not SACKed, once.
+        let mut all = SentRecord::default();
+        for k in 0..4u64 {
+            all.push(1 + 100 * k, 100, 10 * k);
+        }
+        all.sack(1, &[(101, 201)], |_, _| {});
+        assert_eq!(all.mark_all_lost(), 3);
+        assert_eq!(all.mark_all_lost(), 0);
+    }
+
     /// The indexes against plain scans, over random sequences of sends, retransmissions,
     /// SACKs, cumulative ACKs, loss marks and timeouts: RACK's list is the candidates in send
     /// order, the counts are the recount, the first lost is the first pending segment, and a
@@ -536,7 +593,13 @@ mod tests {
                             rec.mark_lost(i);
                         }
                     },
-                    6 if r.below(10) == 0 => rec.mark_all_lost(),
+                    6 if r.below(10) == 0 => {
+                        if r.below(2) == 0 {
+                            rec.mark_all_lost();
+                        } else {
+                            rec.mark_timed_out_lost(now, r.below(20));
+                        }
+                    },
                     _ => {},
                 }
                 assert_eq!(rec.list(), rec.scan_candidates());

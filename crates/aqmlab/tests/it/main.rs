@@ -3,6 +3,8 @@
 mod aggregate;
 mod aqm_network;
 mod bbr;
+mod bbr_gso;
+mod bbr_loss;
 mod cake;
 mod chain;
 mod common;

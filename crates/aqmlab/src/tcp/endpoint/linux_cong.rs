@@ -123,12 +123,21 @@ impl Endpoint {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
         }
         lx.on_rto(now, snd_una, snd_max);
-        if cfg.congestion_control == CongestionControl::Bbr {
-            lx.bbr_on_rto(now, snd_max);
-        }
         self.ecn_reduced = false;
         self.cwnd = mss;
         self.ecn.on_reduction(self.snd_max, false);
+    }
+
+    /// The end of `tcp_enter_loss` under BBR: `bbr_set_state(TCP_CA_Loss)`, after the
+    /// segments were marked lost (its long-term sampling reads `tp->lost`).
+    pub(super) fn bbr_enter_loss(&mut self, now: Time, cfg: &TcpConfig, opening: bool) {
+        if opening || cfg.congestion_control != CongestionControl::Bbr {
+            return;
+        }
+        let snd_max = self.snd_max;
+        if let Some(lx) = self.linux.as_deref_mut() {
+            lx.bbr_on_rto(now, snd_max);
+        }
     }
 
     /// After a transmission attempt: Linux's record of whether the sender is cwnd-limited.

@@ -5,7 +5,7 @@
 
 use super::{prr_mut, rack_mut, segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
-use crate::tcp::config::{Recovery, TcpConfig, TimerModel};
+use crate::tcp::config::{CongestionControl, Recovery, TcpConfig, TimerModel};
 use crate::tcp::cong::LinuxCong;
 use crate::tcp::rack::Rack;
 use crate::tcp::rtt::linux_timer_expiry;
@@ -61,7 +61,7 @@ impl Endpoint {
     }
 
     #[inline]
-    fn rack_on(&self) -> bool {
+    pub(super) fn rack_on(&self) -> bool {
         self.has_rack() && self.sack_ok && self.linux.is_some()
     }
 
@@ -194,6 +194,7 @@ impl Endpoint {
             sent,
             newest_delivered,
             reordered,
+            rate,
             ..
         } = lx
         else {
@@ -214,6 +215,9 @@ impl Endpoint {
             let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
             let (n, wait) = r.detect_loss(now, sent, wnd);
             newly = n;
+            if let Some(rt) = rate.as_deref_mut() {
+                rt.count_lost(n);
+            }
             if let Some(w) = wait {
                 r.reo_at = Some(if wheel {
                     // `tcp_rack_reo_timeout` armed on the timer wheel, the wait in jiffies
@@ -274,8 +278,12 @@ impl Endpoint {
             r.tlp_high_seq = None;
             r.tlp_at = None;
         }
+        // Under BBR the retransmission waits for the caller's output: Linux sends it in
+        // `tcp_xmit_recovery`, after `tcp_cong_control` (`tcp_ack`), so BBR sets cwnd from
+        // what was in flight before it (`bbr_set_cwnd_to_recover_or_restore`).
+        let bbr = cfg.congestion_control == CongestionControl::Bbr;
         let first = self.linux.as_deref_mut().and_then(|lx| lx.first_lost());
-        if let Some((s, e)) = first {
+        if let (Some((s, e)), false) = (first, bbr) {
             self.sack_retransmit(now, cfg, s, e, false, out);
         }
         if self.rexmt_at.is_none() && self.snd_max > self.snd_una {
@@ -400,6 +408,7 @@ impl Endpoint {
         let LinuxCong {
             rack: Some(r),
             sent,
+            rate,
             ..
         } = lx
         else {
@@ -407,6 +416,9 @@ impl Endpoint {
         };
         let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
         let (n, _) = r.detect_loss(now, sent, wnd);
+        if let Some(rt) = rate.as_deref_mut() {
+            rt.count_lost(n);
+        }
         if n == 0 {
             return;
         }
@@ -433,9 +445,12 @@ impl Endpoint {
         let mut sent = 0;
         if unsent && rwnd_room >= mss.min(self.app_end - self.snd_max).max(1) {
             self.snd_nxt = self.snd_max;
+            // `tcp_write_xmit(push_one = 2)`: one skb whatever cwnd says, never deferred.
+            set_push_one(&mut self.linux, true);
             sent = self
                 .send_one(now, cfg, rwnd_room.min(mss), out)
                 .map_or(0, |(n, _)| n);
+            set_push_one(&mut self.linux, false);
         }
         if sent == 0 {
             // The last segment sent: data, or a FIN sent on its own after it.
@@ -464,8 +479,9 @@ impl Endpoint {
     }
 
     /// A retransmission timeout (`tcp_enter_loss`): the reduction and the probe episode end,
-    /// the timers stop, everything not SACKed is marked lost (`tcp_timeout_mark_lost`).
-    pub(super) fn linux_recovery_on_rto(&mut self) {
+    /// the timers stop, everything not SACKed is marked lost (`tcp_timeout_mark_lost`) — in
+    /// the kernel's loss state (`linux_loss_state`) only what RACK's RTT says has timed out.
+    pub(super) fn linux_recovery_on_rto(&mut self, now: Time, kernel_loss_state: bool) {
         if let Some(p) = prr_mut(&mut self.linux) {
             p.end();
         }
@@ -475,8 +491,41 @@ impl Endpoint {
             r.tlp_high_seq = None;
             r.rearm = false;
             if let Some(lx) = self.linux.as_deref_mut() {
-                lx.mark_all_lost();
+                if kernel_loss_state {
+                    lx.mark_timed_out_lost(now);
+                } else {
+                    lx.mark_all_lost();
+                }
             }
         }
+    }
+
+    /// Whether a retransmission timeout leads into the loss state as the kernel runs it
+    /// (`tcp_enter_loss` keeps the SACK marks; `tcp_xmit_retransmit_queue` sends again only
+    /// the segments marked lost, oldest first while `tcp_packets_in_flight` < cwnd, then new
+    /// data; Linux 6.x `tcp_input.c`, `tcp_output.c`) rather than go-back-N over a forgotten
+    /// scoreboard. Linux does this under every congestion control; the model takes it for
+    /// BBR (issue 35 §4), and the other Linux presets keep go-back-N until their own
+    /// comparison with the kernel is redone (their results are otherwise unchanged).
+    pub(super) fn linux_loss_state(&self, cfg: &TcpConfig) -> bool {
+        cfg.congestion_control == CongestionControl::Bbr && self.rack_on()
+    }
+
+    /// In the timeout's loss state as the kernel runs it: until snd_una passes what was sent
+    /// when it began (`tcp_process_loss`: `high_seq`).
+    pub(super) fn in_linux_loss_state(&self, cfg: &TcpConfig) -> bool {
+        self.linux_loss_state(cfg)
+            && self
+                .linux
+                .as_deref()
+                .and_then(|l| l.bbr_loss_high)
+                .is_some_and(|h| self.snd_una < h)
+    }
+}
+
+/// Marks the sending of a tail loss probe on the pacer (`Pacer::push_one`).
+fn set_push_one(linux: &mut Option<Box<LinuxCong>>, on: bool) {
+    if let Some(p) = linux.as_deref_mut().and_then(|l| l.pacer.as_mut()) {
+        p.push_one = on;
     }
 }

@@ -43,6 +43,10 @@ impl Endpoint {
     /// Sends what the window allows (tcp_output's loop).
     #[inline]
     fn output_segments(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
+        if self.in_linux_loss_state(cfg) {
+            self.rack_output(now, cfg, out);
+            return;
+        }
         if self.sack_recovery(cfg) {
             if self.has_rack() {
                 self.rack_output(now, cfg, out);
@@ -146,6 +150,17 @@ impl Endpoint {
             }
         }
         if len > 0 && cfg.paced() && self.pacing_hold(now, cfg, retransmit, out) {
+            return None;
+        }
+        if len > 0
+            && !retransmit
+            && cfg.congestion_control == CongestionControl::Bbr
+            && !self.bbr_gso_start(now, cfg, usable)
+        {
+            // Linux holds the skb for the next ACK (`tcp_tso_should_defer`).
+            if self.ack_now {
+                self.emit_ack(cfg, out);
+            }
             return None;
         }
         let seq = self.snd_nxt;

@@ -2,8 +2,9 @@
 //! (`tcp/rate.rs`) and BBR (`tcp/bbr.rs`): called from the endpoint only when the
 //! configuration paces (`TcpConfig::paced`), so the other senders' paths are unchanged.
 
-use super::super::bbr::{Bbr, BbrCtx, CaState, TCP_INFINITE_SSTHRESH};
+use super::super::bbr::{Bbr, BbrCtx, CaState, GSO_BYTES_CAP, MIN_TSO_RATE, TCP_INFINITE_SSTHRESH};
 use super::super::config::{CongestionControl, SackVariant, TcpConfig};
+use super::super::gso;
 use super::super::pacing::pacing_rate_linux;
 use super::super::prague::{self, PragueParams, Sock};
 use super::super::rate::mstamp;
@@ -124,8 +125,8 @@ impl Endpoint {
     }
 
     /// A data segment leaves (after `LinuxCong::on_data_sent`): the pacer's next departure
-    /// time; for BBR the segment's delivery state, the losses it stands for and
-    /// `CA_EVENT_TX_START` (`idle`: nothing was in flight).
+    /// time; for BBR the segment's delivery state and `CA_EVENT_TX_START` (`idle`: nothing
+    /// was in flight). Losses are counted where segments are marked lost (`count_lost`).
     #[inline(never)]
     pub(super) fn paced_on_send(
         &mut self,
@@ -137,7 +138,7 @@ impl Endpoint {
         idle: bool,
     ) {
         let nothing_out = !retransmit && self.snd_max == self.snd_una;
-        let (snd_una, mss) = (self.snd_una, cfg.mss as u64);
+        let mss = cfg.mss as u64;
         let cwnd = segments(self.cwnd, mss);
         let Some(lx) = self.linux.as_deref_mut() else {
             return;
@@ -149,16 +150,9 @@ impl Endpoint {
             return;
         }
         lx.rate_on_sent(now, seq, len, retransmit, nothing_out);
-        let in_loss = lx.bbr_loss_high.is_some_and(|h| snd_una < h);
-        let jiffies = lx.jiffies(now);
-        let r = lx.rate.as_deref_mut().expect("rate");
-        if retransmit {
-            r.lost += 1;
-            if !in_loss {
-                r.pending_losses += 1;
-            }
-        }
         if idle {
+            let jiffies = lx.jiffies(now);
+            let r = lx.rate.as_deref().expect("rate");
             let (app_limited, dm) = (r.app_limited != 0, r.delivered_mstamp);
             if let Some(b) = lx.bbr.as_deref_mut() {
                 if let Some(w) = b.on_tx_start(app_limited, mstamp(now), jiffies, dm, cwnd) {
@@ -171,11 +165,82 @@ impl Endpoint {
         }
     }
 
+    /// `tcp_packets_in_flight` as BBR reads it: with RACK-TLP Linux's own count in every
+    /// state (outstanding − SACKed − marked lost + retransmissions in flight,
+    /// `SentRecord::rack_in_flight`), not RFC 6675's pipe; else `linux_in_flight`.
+    pub(super) fn bbr_in_flight(&self, cfg: &TcpConfig) -> u32 {
+        match self.linux.as_deref() {
+            Some(lx) if self.rack_on() => lx.rack_in_flight(),
+            _ => self.linux_in_flight(cfg),
+        }
+    }
+
+    /// New data at snd_nxt is about to leave under BBR, the pacer permitting: the size of the
+    /// GSO skb it starts (`tcp/gso.rs`: `min(max_segs, cwnd quota)`, within `usable` bytes
+    /// and the data written), set on the pacer; false when Linux would hold the skb for the
+    /// next ACK (`tcp_tso_should_defer`). True at once for the rest of an skb under way.
+    pub(super) fn bbr_gso_start(&mut self, now: Time, cfg: &TcpConfig, usable: u64) -> bool {
+        let mss = cfg.mss as u64;
+        let cwnd = segments(self.cwnd, mss);
+        let in_flight = self.bbr_in_flight(cfg);
+        let recovering = self.in_recovery || self.in_linux_loss_state(cfg);
+        let unsent = self.app_end.saturating_sub(self.snd_nxt);
+        let send_win = (self.snd_una + cfg.rwnd as u64).saturating_sub(self.snd_nxt);
+        let srtt_us8 = (self.rto.srtt_s() * 8e6) as u64;
+        let fin = self.fin_queued;
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return true;
+        };
+        let min_rtt = lx.rate.as_deref().map_or(u64::MAX, |r| r.min_rtt_us());
+        let head_sent = (lx.sent.len() > 0).then(|| lx.sent.get(0).at);
+        let Some(p) = lx.pacer.as_mut() else {
+            return true;
+        };
+        if p.in_skb(now) {
+            return true;
+        }
+        // `bbr_min_tso_segs`, then `tcp_tso_segs` (the veth's gso_max_segs, 65535, never
+        // binds).
+        let min_tso = if p.rate < MIN_TSO_RATE >> 3 { 1 } else { 2 };
+        let max_segs = gso::tso_autosize(p.rate, min_rtt, mss, min_tso);
+        let quota = gso::cwnd_quota(cwnd, in_flight).max(1);
+        let room = (usable / mss).clamp(1, u32::MAX as u64) as u32;
+        let data = (unsent / mss).clamp(1, u32::MAX as u64) as u32;
+        let segs = max_segs.min(quota).min(room).min(data);
+        // The unsent skb (`tcp_xmit_size_goal`: the GSO size, at most half the window): one
+        // of a single segment is never deferred (`tcp_write_xmit` checks Nagle instead).
+        let goal = (GSO_BYTES_CAP.min(cfg.rwnd as u64 / 2) / mss).max(1) * mss;
+        let skb_len = unsent.min(goal);
+        if segs < max_segs && skb_len > mss && !p.push_one {
+            let check = gso::DeferCheck {
+                recovering,
+                now,
+                wstamp: p.wstamp,
+                cwnd,
+                in_flight,
+                mss,
+                max_segs,
+                send_win,
+                snd_wnd: cfg.rwnd as u64,
+                skb_len,
+                more_queued: unsent > skb_len,
+                fin: fin && unsent <= skb_len,
+                head_sent,
+                srtt_us8,
+            };
+            if gso::should_defer(&check) {
+                return false;
+            }
+        }
+        p.skb_segs = segs;
+        true
+    }
+
     /// `tcp_rate_check_app_limited` when the application writes (BBR).
     pub(super) fn rate_check_app_limited(&mut self, cfg: &TcpConfig) {
         let mss = cfg.mss as u64;
         let unsent = self.app_end.saturating_sub(self.snd_nxt);
-        let in_flight = self.linux_in_flight(cfg);
+        let in_flight = self.bbr_in_flight(cfg);
         let cwnd = segments(self.cwnd, mss);
         let lost_pending = self.in_recovery;
         if let Some(r) = self
@@ -239,7 +304,7 @@ impl Endpoint {
             snd_una: self.snd_una,
             snd_max: self.snd_max,
             cwnd: self.cwnd,
-            in_flight: rate.map_or(0, |_| self.linux_in_flight(cfg)),
+            in_flight: rate.map_or(0, |_| self.bbr_in_flight(cfg)),
             delivered: rate.map_or(0, |r| r.delivered),
             ssthresh: self.ssthresh,
             in_recovery: self.in_recovery,
@@ -278,7 +343,7 @@ impl Endpoint {
             }
             return;
         }
-        let in_flight = self.linux_in_flight(cfg);
+        let in_flight = self.bbr_in_flight(cfg);
         let snd_una = self.snd_una;
         let in_recovery = self.in_recovery;
         let acked_bytes = pkt.ack - b.snd_una;

@@ -70,11 +70,18 @@ impl Endpoint {
         // ns-2 Full-TCP `timeout_action`: if the last window reduction was for ECE
         // (`last_cwnd_action_ == CWND_ACTION_ECN`) only cwnd closes (`CLOSE_CWND_ONE`):
         // ssthresh stays, and so does that last action, for later timeouts too.
+        let kernel_loss_state = !opening && self.linux_loss_state(cfg);
         if self.linux.is_some() {
             self.linux_on_rto(now, cfg, opening);
             if !opening && (self.has_prr() || self.has_rack()) {
-                self.linux_recovery_on_rto();
+                self.linux_recovery_on_rto(now, kernel_loss_state);
             }
+            if kernel_loss_state {
+                // `tcp_enter_loss`: cwnd = `tcp_packets_in_flight` + 1 once the marks are made.
+                let in_flight = self.linux.as_deref().map_or(0, |l| l.rack_in_flight());
+                self.cwnd = (in_flight as u64 + 1) * cfg.mss as u64;
+            }
+            self.bbr_enter_loss(now, cfg, opening);
         } else {
             if !(cfg.timer_model == TimerModel::Ns2 && self.ecn_reduced) {
                 self.ssthresh = self.halved_window(cfg);
@@ -93,9 +100,12 @@ impl Endpoint {
         self.recover = self.snd_max;
         // RFC 2018 §8 / ns-2 `clear_on_timeout_`: forget what was SACKed (the receiver may have
         // reneged); go-back-N resends it. ACKs arriving later fill the scoreboard again.
-        self.board.clear();
+        // Linux keeps its SACK marks and resends only what is marked lost (`rack_output`).
+        if !kernel_loss_state {
+            self.board.clear();
+            self.snd_nxt = self.snd_una;
+        }
         self.timing = None; // Karn: never time a retransmission
-        self.snd_nxt = self.snd_una;
         self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn_sent));
         self.output(now, cfg, out);
     }
