@@ -203,3 +203,14 @@ def test_directions_are_download_and_upload_where_a_user_reads_them(tmp_path):
     assert directions.canonical("Download") == "reverse"
     with pytest.raises(sc.ScenarioError, match="expected download, upload"):
         directions.canonical("sideways")
+
+
+def test_the_newcomers_study_plans():
+    """examples/sweeps/access_link.toml: FQ-CoDel, CAKE, PIE and DualPI2 against a bloated
+    FIFO for Web users at `load =` beside two bulk downloads, written as the docs say."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    proc = cli("validate", root / "examples" / "sweeps" / "access_link.toml")
+    assert proc.returncode == 0, proc.stderr
+    assert "5 cells × 3 repetitions = 15 runs, 0 failures planned" in proc.stdout

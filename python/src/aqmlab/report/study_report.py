@@ -240,8 +240,8 @@ def _paired(doc: HtmlDocument, study: Study, data: pl.DataFrame, groups, ranked)
         rows,
         caption="Paired differences of the median response time (s), this scheme minus the "
         "other, repetition by repetition (the same seed: common random numbers), with the "
-        f"{iv.LEVEL:.0%} Student interval of the differences; where the interval contains 0 "
-        "the two cannot be told apart",
+        f"{iv.LEVEL * 100:.0f} % Student interval of the differences; where the interval "
+        "contains 0 the two cannot be told apart",
     )
 
 
