@@ -214,3 +214,14 @@ def test_the_newcomers_study_plans():
     proc = cli("validate", root / "examples" / "sweeps" / "access_link.toml")
     assert proc.returncode == 0, proc.stderr
     assert "5 cells × 3 repetitions = 15 runs, 0 failures planned" in proc.stdout
+
+
+def test_a_misspelt_columns_table_is_refused(tmp_path):
+    """`measure.columns = { exchange = [...] }` was silently ignored (issue 36, fuzzer)."""
+    f = tmp_path / "s.toml"
+    f.write_text("duration_s = 2.0\n", encoding="utf-8")
+    out = tmp_path / "r"
+    proc = cli("run", f, "--out", out, "--set", 'measure.columns={exchange=["start_s"]}')
+    assert proc.returncode == 2
+    assert proc.stderr.startswith('error: measure.columns.exchange: no table "exchange"')
+    assert "exchanges" in proc.stderr and not out.exists()

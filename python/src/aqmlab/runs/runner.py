@@ -218,6 +218,21 @@ def _publish(tmp: Path, out: Path) -> None:
         tmp.rename(out)
 
 
+def _check_column_tables(
+    columns: Mapping[str, Sequence[str]], written: Mapping[str, int], skipped: Sequence[str]
+) -> None:
+    """`measure.columns` naming a table the run never wrote (a misspelt `exchange`) was
+    silently ignored (issue 36): refused, naming the field and the run's tables. Checked when
+    the run ends, as only then is every table it writes known; the run's results are not
+    kept."""
+    for name in columns:
+        if name not in written and name not in skipped:
+            raise sc.ScenarioError(
+                f"measure.columns.{name}: no table {show_value(name)} in this run (its tables: "
+                f"{', '.join(sorted(written))})"
+            )
+
+
 def _scenario_from(
     scenario: str | os.PathLike | Mapping[str, Any],
     seed: int | None,
@@ -322,6 +337,7 @@ def run(
         captures.add(sim.drain_captures())
         wall = time.perf_counter() - t0
         sink.close()
+        _check_column_tables(columns, sink.rows, skip)
         summary = {
             "scenario": resolved,
             "scenario_file": source,
