@@ -102,10 +102,11 @@ def test_the_report_is_one_self_contained_file(web_report):
 
 
 def test_the_summary_table_holds_each_cell_mean_and_spread(web, web_report):
-    rows = _summary(web_report, "throughput (KB/s)")
+    rows = _summary(web_report, "throughput (Mb/s)")
     header, body = rows[0], rows[1:]
     assert header[:3] == ["load", "queue", "runs"]
-    for column in ("throughput (KB/s)", "utilization", "loss rate", "completed exchanges"):
+    # One convention (issue 36): rates in Mb/s, shares in %.
+    for column in ("throughput (Mb/s)", "utilization (%)", "loss rate (%)", "completed exchanges"):
         assert column in header
     # Ordered like the figures: by load (one figure each), then by scheme (the curves).
     assert [r[:3] for r in body] == [
@@ -186,7 +187,7 @@ def _interval(values: list[float]) -> str:
 def test_one_repetition_says_there_is_no_interval(one, one_report):
     html = one_report
     assert "± 0.000" not in html and "sd 0.000" not in html
-    summary = _summary(html, "throughput (KB/s)")
+    summary = _summary(html, "throughput (Mb/s)")
     assert all("±" not in cell for row in summary[1:] for cell in row)
     ranking = _summary(html, "p90 response (s)")
     assert all("[" not in cell for row in ranking[1:] for cell in row)
@@ -223,7 +224,7 @@ def test_the_load_basis_is_explained_next_to_the_summary(one, one_report, web_re
     runs = Study.open(one).runs()
     for load in ("0.5", "0.9"):
         u = runs.filter(runs["load"] == load)["utilization"]
-        assert f"load {load}: {u.min():.3f}–{u.max():.3f}" in note
+        assert f"load {load}: {100 * u.min():.1f}–{100 * u.max():.1f} %" in note
     # A study whose load axis sets the population directly has no calibration to explain.
     assert "Load and utilization" not in web_report
 
@@ -283,13 +284,14 @@ def test_study_plots_read_the_study_themselves(web):
     runs = study.runs()
     fig = study_plots.metrics_vs_load(study)
     utilization = fig.axes[0]
-    assert utilization.get_ylabel() == "utilization"
+    assert utilization.get_ylabel() == "utilization (%)"
     for line in utilization.get_lines():
         label = line.get_label()
         if label.startswith("_"):
             continue
         want = [
-            runs.filter((runs["queue"] == label) & (runs["load"] == load))["utilization"].mean()
+            100
+            * runs.filter((runs["queue"] == label) & (runs["load"] == load))["utilization"].mean()
             for load in ("0.5", "1.0")
         ]
         assert list(line.get_xdata()) == [0.5, 1.0]

@@ -358,7 +358,7 @@ def _load_basis(study: Study, table: pl.DataFrame) -> str | None:
         ranges = []
         for (label,), part in table.partition_by(load, as_dict=True, maintain_order=True).items():
             u = part["utilization"]
-            ranges.append(f"load {label}: {u.min():.3f}–{u.max():.3f}")
+            ranges.append(f"load {label}: {u.min():.1f}–{u.max():.1f} %")
         text += " Mean utilization over the cells, " + "; ".join(ranges) + "."
     return text
 

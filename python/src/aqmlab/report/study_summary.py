@@ -45,12 +45,15 @@ class Metric:
     column: str  # in `Study.runs()`, or one of the per-direction columns added below
     header: str  # table header, with its unit
     digits: int  # decimals shown
+    scale: float = 1.0  # the column's unit to the header's (a mean and its interval alike)
 
 
-# Link-level metrics every study has.
-_THROUGHPUT = Metric("throughput_kBps", "throughput (KB/s)", 1)
-_UTILIZATION = Metric("utilization", "utilization", 3)
-_LOSS = Metric("loss_rate", "loss rate", 4)
+# Link-level metrics every study has, in one convention (issue 36): rates in Mb/s, shares in
+# %, delays in ms. The catalog keeps Study A's columns (`throughput_kBps`: 10³ bytes/s;
+# fractions), which Study A's paper-facing table shows as they are.
+_THROUGHPUT = Metric("throughput_kBps", "throughput (Mb/s)", 3, scale=8e-3)
+_UTILIZATION = Metric("utilization", "utilization (%)", 1, scale=100.0)
+_LOSS = Metric("loss_rate", "loss rate (%)", 2, scale=100.0)
 _MEAN_QUEUE = Metric("mean_queue_pkts", "mean queue (pkt)", 1)
 
 WEB_METRICS = (
@@ -126,7 +129,7 @@ def cell_summary(study, metrics: list[Metric] | None = None) -> pl.DataFrame:
     axes = [a.name for a in study_layout.study_axes(study)]
     aggs = [pl.len().alias("runs")]
     for m in metrics:
-        x = pl.col(m.column).cast(pl.Float64)
+        x = pl.col(m.column).cast(pl.Float64) * m.scale
         aggs += [x.mean().alias(m.column), x.std().alias(f"{m.column}_sd")]
         aggs.append(x.count().alias(f"{m.column}_n"))
     table = runs.group_by(axes, maintain_order=True).agg(aggs) if axes else runs.select(aggs)
