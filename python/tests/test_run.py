@@ -324,7 +324,7 @@ def test_summary_table_reads_the_core_totals():
     }
     text = format_summary(aqmlab.Results(summary))
     assert "9.50 Mb/s" in text and "95.00 %" in text and "1.23 %" in text
-    assert "42.0 pkt" in text and "reverse" in text
+    assert "42.0 pkt" in text and "download (right → left)" in text
     assert "10 completed, 0 aborted, 3 unfinished" in text
     assert "500 events/s" in text and "15.0 sim s/wall s" in text
 

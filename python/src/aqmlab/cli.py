@@ -497,7 +497,10 @@ def _what_ran(scenario: dict) -> list[str]:
     reverse = scenario.get("queue_reverse")
     if reverse:
         queue += f"; reverse: {stack.describe_queue(reverse)}"
-    lines = [f"TCP: {'; '.join(stack.describe_stacks(scenario))}", f"queue: {queue}"]
+    stacks = stack.describe_stacks(scenario) if scenario.get("tcp") else []
+    lines = [f"TCP: {'; '.join(stacks)}"] if stacks else []
+    if scenario.get("queue"):
+        lines.append(f"queue: {queue}")
     note = stack.ecn_note(scenario)
     return [*lines, f"note: {note}"] if note else lines
 

@@ -219,10 +219,10 @@ def _ranking(doc: HtmlDocument, study: Study, layout: lay.Layout, data: pl.DataF
         align={header: "num" for _, header, _ in ss.QUANTILES},
     )
     doc.paragraph(_RANKING_NOTE, note=True)
-    _paired(doc, study, data, group_list, ranked)
     for where in lay.groups(table, groups):
         fig = sp.response_time_ranking(study, where, curves=layout.curves, table=table)
         doc.figure(fig, _figure_name("response_time_ranking", where), dpi=_GROUP_DPI)
+    _paired(doc, study, data, group_list, ranked)
 
 
 def _paired(doc: HtmlDocument, study: Study, data: pl.DataFrame, groups, ranked) -> None:
