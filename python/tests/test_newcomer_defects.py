@@ -225,3 +225,20 @@ def test_a_misspelt_columns_table_is_refused(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith('error: measure.columns.exchange: no table "exchange"')
     assert "exchanges" in proc.stderr and not out.exists()
+
+
+def test_another_sweep_file_cannot_take_over_a_study(tmp_path):
+    """A different sweep file pointed at an existing study replaced its plan and catalog
+    silently (issue 36)."""
+    from sweep_support import write_sweep
+
+    from aqmlab.study import sweep
+
+    one = write_sweep(tmp_path, '[sweep]\nname = "one"\nscenario = "base.toml"\n', name="a.toml")
+    two = write_sweep(tmp_path, '[sweep]\nname = "two"\nscenario = "base.toml"\n', name="b.toml")
+    out = tmp_path / "study"
+    sweep.run_sweep(one, out, jobs=1, quiet=True)
+    plan = (out / "plan.json").read_bytes()
+    with pytest.raises(sc.ScenarioError, match="holds the study 'one', not 'two'"):
+        sweep.run_sweep(two, out, jobs=1, quiet=True)
+    assert (out / "plan.json").read_bytes() == plan

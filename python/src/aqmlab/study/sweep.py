@@ -190,6 +190,21 @@ def _runs_no_longer_planned(out: Path, runs: list[sweepfile.PlannedRun]) -> int:
     return sum(1 for r in previous if isinstance(r, dict) and r.get("run_id") not in now)
 
 
+def _check_same_study(out: Path, sweep: sweepfile.Sweep) -> None:
+    """A study directory belongs to one sweep (its `[sweep] name`): another sweep file pointed
+    at it replaced its plan and catalog silently (issue 36). Editing the study's own sweep
+    file (the same name) resumes and replans it, as before."""
+    try:
+        before = json.loads((out / PLAN_FILE).read_text(encoding="utf-8")).get("name")
+    except (OSError, ValueError, AttributeError):
+        return  # no previous plan (a damaged one is rewritten)
+    if isinstance(before, str) and before != sweep.name:
+        raise sc.ScenarioError(
+            f"--out {out}: holds the study {before!r}, not {sweep.name!r}; give another --out "
+            "(or remove the directory to start it again)"
+        )
+
+
 def _check_same_cli_set(out: Path, sweep: sweepfile.Sweep) -> None:
     """A study resumes with the `--set` it was planned with (plan.json's `cli_set`): another
     one would replan every run under a new id, and the finished runs would drop out of the
@@ -255,6 +270,7 @@ def run_sweep(
     else:
         out_dir = Path(out)
     _check_study_dir(out_dir)
+    _check_same_study(out_dir, sweep)
     _check_same_cli_set(out_dir, sweep)
     own = backends is None
     if backends is None:
