@@ -107,7 +107,9 @@ class Study:
 
     def table(self, name: str, columns: list[str] | None = None) -> pl.DataFrame:
         """Record table `name` of every finished run (plan order), with `run_id`, the axis
-        labels and `rep` first. `columns` selects the table's own columns."""
+        labels and `rep` first. `columns` selects the table's own columns. Every row is
+        returned, the warm-up's too: the report's figures keep the exchanges that started
+        after it (`start_s >= warmup_s`; the run's `scenario(run_id)["warmup_s"]`)."""
         labels = self.runs().select(["run_id", *self.axes])
         parts = []
         for rid in labels["run_id"]:
