@@ -24,9 +24,11 @@ Building blocks for study reports, on data already reduced: `cdf_curves` and `cc
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +90,33 @@ def _response_times(ex: pl.DataFrame) -> np.ndarray:
     return np.sort(done["response_time_s"].cast(pl.Float64).to_numpy())
 
 
+# The axes a caller passed as `ax=` (`_drawable`), taken by the next `_new_figure`.
+_TARGET: ContextVar[Any] = ContextVar("_TARGET", default=None)
+
+
+def _drawable(fn):
+    """Gives a plot function `ax=`: it draws into the caller's Matplotlib axes (and returns
+    their figure) instead of a figure of its own, so figures compose (issue 36). Nested
+    plot functions draw into the outermost caller's axes."""
+
+    @functools.wraps(fn)
+    def with_ax(*args: Any, ax: Any = None, **kwargs: Any) -> Any:
+        if ax is None:
+            return fn(*args, **kwargs)
+        token = _TARGET.set(ax)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _TARGET.reset(token)
+
+    return with_ax
+
+
 def _new_figure(size=(6.4, 4.4)) -> tuple[Figure, Any]:
+    ax = _TARGET.get()
+    if ax is not None:
+        _TARGET.set(None)  # taken: a second figure of the same call is its own
+        return ax.figure, ax
     fig = Figure(figsize=size, layout="constrained")
     return fig, fig.add_subplot()
 
@@ -109,6 +137,7 @@ def _finish(ax, xlabel: str, ylabel: str, title: str, loc: str = "best") -> None
     _legend(ax, loc)
 
 
+@_drawable
 def cdf_curves(
     curves: Mapping[str, tuple[Any, Any]],
     xmax: float = 2.0,
@@ -128,6 +157,7 @@ def cdf_curves(
     return fig
 
 
+@_drawable
 def ccdf_curves(
     curves: Mapping[str, tuple[Any, Any]],
     title: str = "Response time CCDF",
@@ -157,6 +187,7 @@ def ccdf_curves(
     return fig
 
 
+@_drawable
 def response_time_cdf(
     exchanges: pl.DataFrame | Mapping[str, pl.DataFrame], xmax_s: float = 2.0
 ) -> Figure:
@@ -169,6 +200,7 @@ def response_time_cdf(
     return cdf_curves(curves, xmax_s)
 
 
+@_drawable
 def response_time_ccdf(exchanges: pl.DataFrame | Mapping[str, pl.DataFrame]) -> Figure:
     """P(response time > t) against t, both axes logarithmic."""
     curves = {}
@@ -179,6 +211,7 @@ def response_time_ccdf(exchanges: pl.DataFrame | Mapping[str, pl.DataFrame]) -> 
     return ccdf_curves(curves)
 
 
+@_drawable
 def response_time_vs_size(exchanges: pl.DataFrame) -> Figure:
     """Completed exchanges: response time (s) against response size (bytes), log–log, one
     marker per retransmission class (`metrics.retransmission_class`)."""
@@ -260,6 +293,7 @@ def cov_by_scale(
     return np.array(out_s), np.array(out_c)
 
 
+@_drawable
 def burstiness_cov(
     counts: Mapping[str, tuple[np.ndarray, np.ndarray]] | tuple[np.ndarray, np.ndarray],
     bin_s: float,
@@ -293,6 +327,7 @@ def burstiness_cov(
     return fig
 
 
+@_drawable
 def variance_time(counts, bin_s: float, label: str = "packets") -> Figure:
     """Variance–time plot: log10 of the normalised variance of the mean count over blocks of
     m bins against log10 of the block duration, with the fitted line and Hurst estimates
@@ -330,6 +365,7 @@ def variance_time(counts, bin_s: float, label: str = "packets") -> Figure:
 # --- a results directory -------------------------------------------------------------------
 
 
+@_drawable
 def loss_run_curves(
     curves: Mapping[str, pl.DataFrame], title: str = "Runs of consecutive losses"
 ) -> Figure:
@@ -345,6 +381,7 @@ def loss_run_curves(
     return fig
 
 
+@_drawable
 def consecutive_losses(loss_runs: pl.DataFrame, direction: str = "reverse") -> Figure:
     """P(run length = k) of runs of consecutive losses: summed over the UDP flows, over the
     TCP connections, and of the aggregate at the `direction` queue (Study D's per-flow and
@@ -359,6 +396,7 @@ def consecutive_losses(loss_runs: pl.DataFrame, direction: str = "reverse") -> F
     )
 
 
+@_drawable
 def errorbar_lines(
     series: Mapping[str, tuple[Any, Any, Any]],
     xlabel: str,
@@ -377,6 +415,7 @@ def errorbar_lines(
     return fig
 
 
+@_drawable
 def grouped_bars(
     groups: list[str],
     series: Mapping[str, tuple[Any, Any]],
@@ -399,6 +438,7 @@ def grouped_bars(
     return fig
 
 
+@_drawable
 def queue_over_time(
     series: Mapping[str, tuple[Any, Any]], title: str, ylabel: str = "queue (packets)"
 ) -> Figure:
@@ -411,6 +451,7 @@ def queue_over_time(
     return fig
 
 
+@_drawable
 def queue_delay_cdf(
     queue_delay: pl.DataFrame | Mapping[str, pl.DataFrame], direction: str = "reverse"
 ) -> Figure:
