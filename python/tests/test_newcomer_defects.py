@@ -242,3 +242,19 @@ def test_another_sweep_file_cannot_take_over_a_study(tmp_path):
     with pytest.raises(sc.ScenarioError, match="holds the study 'one', not 'two'"):
         sweep.run_sweep(two, out, jobs=1, quiet=True)
     assert (out / "plan.json").read_bytes() == plan
+
+
+def test_out_may_be_a_directory_for_the_one_file_commands(tmp_path):
+    """`--out` was a directory for six commands and a file for five (issue 36): those five
+    take a directory too and write their default file name in it."""
+    f = tmp_path / "quick.toml"
+    f.write_text("duration_s = 2.0\n", encoding="utf-8")
+    run = tmp_path / "run"
+    assert cli("run", f, "--out", run, "-q", "--set", "trace.qdisc=true").returncode == 0
+    there = tmp_path / "there"
+    there.mkdir()
+    assert cli("flent", run, "--out", there).returncode == 0
+    assert [p.name for p in there.iterdir()] == ["run.flent.gz"]  # the run's name
+    stats = cli("stats", run, "--over-time", "--out", there)
+    assert stats.returncode == 0, stats.stderr
+    assert (there / "qdisc_over_time.csv").is_file()

@@ -188,8 +188,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--out",
         default=None,
-        help="calibration file (default: <scenario stem>.calibration.json in the current "
-        "directory)",
+        help="calibration file, or a directory for <scenario stem>.calibration.json (default: "
+        "that name in the current directory)",
     )
     c.add_argument(
         "-j",
@@ -227,7 +227,9 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the data sender to show (default: the side that sent more)",
     )
-    pc.add_argument("--out", default=None, help="PNG file (default: RESULTS/plots/conn-<id>.png)")
+    pc.add_argument(
+        "--out", default=None, help="PNG file, or a directory (default: RESULTS/plots/conn-<id>.png)"
+    )
 
     fl = sub.add_parser(
         "flent",
@@ -245,7 +247,7 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         default=None,
         metavar="FILE",
-        help="output file (default: RESULTS/<scenario name>.flent.gz)",
+        help="output file, or a directory for <scenario name>.flent.gz (default: in RESULTS)",
     )
     fl.add_argument(
         "--step",
@@ -287,7 +289,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the statistics at every reporting interval as CSV (needs [trace] qdisc = true)",
     )
-    st.add_argument("--out", default=None, help="with --over-time: write the CSV to this file")
+    st.add_argument(
+        "--out",
+        default=None,
+        help="with --over-time: the CSV file, or a directory for qdisc_over_time.csv",
+    )
 
     sw = sub.add_parser(
         "sweep", help="run (or resume) a study: a sweep file's runs, in parallel, catalogued"
@@ -315,7 +321,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     report_p.add_argument("study", help="study directory of `aqmlab sweep`")
     report_p.add_argument(
-        "--out", default=None, metavar="FILE", help="HTML file (default: STUDY/report.html)"
+        "--out", default=None, help="HTML file, or a directory for report.html (default: STUDY)"
     )
     report_p.add_argument(
         "--group-by",
@@ -619,6 +625,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _out_file(out: str | None, default_name: str) -> Path | None:
+    """`--out` of a command that writes one file (calibrate, plot-conn, flent, stats, report):
+    a file, or — the convention of every other command — a directory, which then gets the
+    command's default file name (issue 36). None when not given."""
+    if out is None:
+        return None
+    p = Path(out)
+    return p / default_name if p.is_dir() or out.endswith(os.sep) else p
+
+
 def _trace_overrides(args: argparse.Namespace) -> list[str]:
     """`--pcap` and `--trace-tcp` as `--set` overrides of `[trace]`."""
     sets = []
@@ -692,7 +708,8 @@ def _cmd_plot_conn(args: argparse.Namespace) -> int:
 
     results = Results.open(args.results)
     fig = connection_figure(results, args.conn, args.side)
-    out = Path(args.out) if args.out else Path(args.results) / "plots" / f"conn-{args.conn}.png"
+    name = f"conn-{args.conn}.png"
+    out = _out_file(args.out, name) or Path(args.results) / "plots" / name
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
     print(out)
@@ -746,7 +763,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
             raise ScenarioError(f"{args.results}: no qdisc table (run with [trace] qdisc = true)")
         wide = tc_stats.over_time(results["qdisc"])
         if args.out:
-            wide.write_csv(args.out)
+            wide.write_csv(_out_file(args.out, "qdisc_over_time.csv"))
         else:
             sys.stdout.write(wide.write_csv())
     else:
@@ -765,7 +782,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         points=args.points,
         duration_s=args.duration,
         warmup_s=args.warmup,
-        out=args.out,
+        out=_out_file(args.out, f"{Path(args.scenario).stem}.calibration.json"),
         overrides=args.overrides,
         seed=args.seed,
         workers=args.workers,
@@ -842,7 +859,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from aqmlab import report
 
     path = report.write_report(
-        args.study, args.out, group_by=args.group_by, figure_dir=args.figures
+        args.study,
+        _out_file(args.out, "report.html"),
+        group_by=args.group_by,
+        figure_dir=args.figures,
     )
     print(f"report: {path}")
     return 0

@@ -715,11 +715,11 @@ def export(
     """Write the run's Flent file (default: RUN/<scenario name>.flent.gz) and say what it
     holds."""
     run = Path(run_dir)
-    if out is not None:
+    if out is not None and not Path(out).is_dir():
         path = Path(out)
-    else:
+    else:  # the default name, in RUN or in the directory given as --out
         title = read_summary(run)["scenario"].get("name") or run.name
-        path = run / default_file_name(str(title))
+        path = (run if out is None else Path(out)) / default_file_name(str(title))
     doc, mode = build(
         run,
         step_s=step_s,
