@@ -228,7 +228,9 @@ def _parser() -> argparse.ArgumentParser:
         help="the data sender to show (default: the side that sent more)",
     )
     pc.add_argument(
-        "--out", default=None, help="PNG file, or a directory (default: RESULTS/plots/conn-<id>.png)"
+        "--out",
+        default=None,
+        help="PNG file, or a directory (default: RESULTS/plots/conn-<id>.png)",
     )
 
     fl = sub.add_parser(
