@@ -223,16 +223,7 @@ def _required_keys(
 
 def _missing_key(table: KeyPath, node: Mapping[str, Any], doc: Any) -> str | None:
     """The key the core reports missing first in `node` (at path `table`), if any."""
-    probe: Any = dict(node)
-    for i in range(len(table) - 1, -1, -1):
-        if isinstance(table[i], int):
-            probe = [probe]
-            continue
-        probe = {table[i]: probe}
-        outer = _get(doc, table[:i]) if doc is not None and i > 0 else None
-        if isinstance(outer, dict) and isinstance(outer.get("kind"), str):
-            probe["kind"] = outer["kind"]
-    shown = show_path([0 if isinstance(p, int) else p for p in table])
+    probe, shown = _probe_document(table, dict(node), doc)
     try:
         _core.validate_scenario(json.dumps(probe))
     except ValueError as e:
@@ -261,7 +252,18 @@ def kind_keys(table: Sequence[str | int], kind: str, doc: Any = None) -> frozens
     source's kind)."""
     # The smallest document holding the table: the core reads it up to the probe key and
     # names the keys allowed there.
-    probe: Any = {_PROBE: 0, "kind": kind}
+    probe, shown = _probe_document(table, {_PROBE: 0, "kind": kind}, doc)
+    core = _core_kind_keys(json.dumps(probe), shown)
+    if core is None:
+        return None
+    return core | _RESOLVED_HERE.get((shown, kind), frozenset())
+
+
+def _probe_document(table: KeyPath, node: Any, doc: Any) -> tuple[Any, str]:
+    """The smallest scenario document holding `node` at path `table` (with the kinds of the
+    enclosing tables from `doc`: an ftp source's `size` is read by the source's kind), and
+    the table's path as the core's errors show it."""
+    probe = node
     for i in range(len(table) - 1, -1, -1):
         if isinstance(table[i], int):
             probe = [probe]
@@ -270,11 +272,7 @@ def kind_keys(table: Sequence[str | int], kind: str, doc: Any = None) -> frozens
         outer = _get(doc, table[:i]) if doc is not None and i > 0 else None
         if isinstance(outer, dict) and isinstance(outer.get("kind"), str):
             probe["kind"] = outer["kind"]
-    shown = show_path([0 if isinstance(p, int) else p for p in table])
-    core = _core_kind_keys(json.dumps(probe), shown)
-    if core is None:
-        return None
-    return core | _RESOLVED_HERE.get((shown, kind), frozenset())
+    return probe, show_path([0 if isinstance(p, int) else p for p in table])
 
 
 @functools.lru_cache(maxsize=256)
