@@ -61,15 +61,15 @@ def _fq_codel(pattern: str, suffix: str = "", *, fast: bool = False, seed: int =
 PIE_TICKS = {"tick_first_ns": 500 * MS_NS, "tick_period_ns": 15 * MS_NS}
 
 
-def _fq_pie(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1, **kw):
-    """FQ-PIE with tc attributes `kw`; ours with the kernel's device MTU (psched_mtu 1514)
-    as quantum and MTU, which tc cannot set."""
-    ours: dict[str, object] = {"kind": "fq_pie", "quantum": 1514, "mtu": 1514}
+def _pie_case(name, kernel_kind, ours, pattern, suffix, *, fast, seed, kw) -> Case:
+    """A case of the PIE family: tc attributes `kw`, ours `ours` with the same keys (the
+    switches as booleans), the kernel's u64 draws and PIE's timer."""
+    ours = dict(ours)
     for k, v in kw.items():
         ours[k] = bool(v) if k in ("ecn", "bytemode", "dq_rate_estimator") else v
     return Case(
-        f"fq_pie-{pattern}{suffix}",
-        "fq_pie",
+        f"{name}-{pattern}{suffix}",
+        kernel_kind,
         pattern,
         dict(kw),
         ours,
@@ -78,32 +78,22 @@ def _fq_pie(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1
         draw="u64_top56",
         **PIE_TICKS,
     )
+
+
+def _fq_pie(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1, **kw):
+    """FQ-PIE with tc attributes `kw`; ours with the kernel's device MTU (psched_mtu 1514)
+    as quantum and MTU, which tc cannot set."""
+    ours = {"kind": "fq_pie", "quantum": 1514, "mtu": 1514}
+    return _pie_case("fq_pie", "fq_pie", ours, pattern, suffix, fast=fast, seed=seed, kw=kw)
 
 
 def _pie_linux(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1, **kw):
     """sch_pie against our Linux PIE (pie_linux.rs) on one queue: FQ-PIE with one flow, which
     is sch_pie's enqueue, dequeue and timer on the whole queue (its ECN limit, ecn_prob 10 %,
     is sch_pie's MAX_PROB / 10 up to 3 units of 2^-56), with sch_pie's limit of 1000."""
-    ours: dict[str, object] = {
-        "kind": "fq_pie",
-        "flows": 1,
-        "limit": kw.get("limit", 1000),
-        "quantum": 1514,
-        "mtu": 1514,
-    }
-    for k, v in kw.items():
-        ours[k] = bool(v) if k in ("ecn", "bytemode", "dq_rate_estimator") else v
-    return Case(
-        f"pie_linux-{pattern}{suffix}",
-        "pie",
-        pattern,
-        dict(kw),
-        ours,
-        seed=seed,
-        fast=fast,
-        draw="u64_top56",
-        **PIE_TICKS,
-    )
+    ours = {"kind": "fq_pie", "flows": 1, "limit": kw.get("limit", 1000), "quantum": 1514}
+    ours["mtu"] = 1514
+    return _pie_case("pie_linux", "pie", ours, pattern, suffix, fast=fast, seed=seed, kw=kw)
 
 
 # CAKE: besteffort (one tin; the harness's packets carry no DSCP) and per-flow isolation
