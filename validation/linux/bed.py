@@ -70,6 +70,12 @@ class BedConfig:
     rt_prio: int = 1  # SCHED_FIFO priority of the delay line (0: ordinary scheduling)
     probes: int = 30  # UDP probes per distinct RTT before the flows start
     sysctls: dict[str, str] = field(default_factory=dict)  # extra, set in S and C
+    # The bottleneck's leaf qdisc under the htb class: its tc kind and options
+    # (qdiscs.tc_args), pfifo of `limit` packets when empty.
+    qdisc_args: list[str] = field(default_factory=list)
+    # Time zero is this long after the agents are started: Python starts in well under a
+    # second on the host; in user-mode Linux every page fault is a round trip through ptrace.
+    start_margin_s: float = 1.5
 
 
 def missing_tools() -> list[str]:
@@ -193,8 +199,9 @@ class Bed:
         _run(["tc", "-n", self.ns["r"], "class", "add", "dev", "r1", "parent", "1:",
               "classid", "1:1", "htb", "rate", rate, "ceil", rate, "burst", burst,
               "cburst", burst])  # fmt: skip
+        leaf = cfg.qdisc_args or ["pfifo", "limit", str(cfg.limit)]
         _run(["tc", "-n", self.ns["r"], "qdisc", "add", "dev", "r1", "parent", "1:1", "handle",
-              "10:", "pfifo", "limit", str(cfg.limit)])  # fmt: skip
+              "10:", *leaf])  # fmt: skip
 
     def describe(self) -> dict:
         """What was built, as the tools report it (for the run's metadata)."""
@@ -358,7 +365,7 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
     meta["probe_ports_rtt_ms"] = {str(p): r for r, p in firsts.items()}
 
     # Time zero leaves the agents time to start (Python, in a loaded machine).
-    t0 = time.monotonic() + 1.5
+    t0 = time.monotonic() + cfg.start_margin_s
     end = t0 + cfg.seconds
     common = ["--t0", repr(t0), "--until", repr(min(until, end + 10.0))]
     send = bed.spawn(

@@ -1,0 +1,179 @@
+"""The bed inside user-mode Linux: Debian's `user-mode-linux` (Linux 6.1 as an ordinary process,
+with the qdisc and TCP modules the host kernel here lacks: fq_codel, cake, pie, codel, netem,
+dctcp…) booted once for a list of bed runs.
+
+The guest's root is the host's / through hostfs (its Python, iproute2, ethtool and this
+checkout); its init (uml_boot/init.sh) mounts a tmpfs on /run, loads the modules
+(`guest.py`), runs `bed.run` for each job, exactly the code the host's bed runs, writing the
+raw samples straight into the results directory, and powers off. The host then compares the
+runs with aqmlab as it compares its own. Nothing of the guest touches the host's network: the
+namespaces, veths and qdiscs are the guest kernel's.
+
+Why a preload shim (uml_boot/xstate_shim.c): UML 6.1 restores a guest process's FP state with
+PTRACE_SETREGSET(NT_X86_XSTATE) of a fixed 832-byte buffer; a host whose XSAVE state is larger
+(AVX-512 here) refuses it (EFAULT) and the guest's first process dies with SIGSEGV. The shim
+makes UML fall back to PTRACE_GETFPREGS/SETFPREGS. It is built with gcc at each boot.
+
+The guest's clock: UML keeps time with host timers (its own HZ is 100; hrtimers for pacing,
+htb and netem), and runs as one host process plus one per guest address space, every guest
+system call and page fault a ptrace round trip: the agents are slower to start
+(`GUEST_START_MARGIN_S`) and use more CPU than on the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from validation.linux import bed
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+BOOT = HERE / "uml_boot"
+UML = "linux.uml"
+MODULES_ROOT = Path("/usr/lib/uml/modules")
+PACKAGES = {"ip": "iproute2", "tc": "iproute2", "ss": "iproute2", UML: "user-mode-linux"}
+GUEST_MEM = "1024M"
+GUEST_START_MARGIN_S = 8.0  # time zero after the agents' start (bed.BedConfig.start_margin_s)
+BOOT_ALLOWANCE_S = 120.0  # boot, module loading and power-off
+
+
+class UmlError(RuntimeError):
+    pass
+
+
+def missing() -> list[str]:
+    """Tools the user-mode Linux bed needs beyond the bed's own."""
+    out = [t for t in (UML, "gcc") if shutil.which(t) is None]
+    if not modules_dirs():
+        out.append(f"{MODULES_ROOT}/<version>")
+    return out
+
+
+def modules_dirs() -> list[Path]:
+    return sorted(p for p in MODULES_ROOT.glob("*") if (p / "modules.dep").exists())
+
+
+def build_shim(dest: Path) -> Path:
+    so = dest / "xstate_shim.so"
+    p = subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(BOOT / "xstate_shim.c"), "-ldl"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if p.returncode != 0:
+        raise UmlError(f"building the xstate shim failed: {p.stderr.strip()}")
+    return so
+
+
+def command(tmp: Path, job: Path, umid: str, mem: str = GUEST_MEM) -> list[str]:
+    """linux.uml's command line: hostfs root, our init, console on stdout, no other
+    terminals; the `AQLB_*` words reach init as its environment."""
+    return [
+        UML, f"mem={mem}", f"umid={umid}", f"uml_dir={tmp}",
+        "root=/dev/root", "rootfstype=hostfs", "rootflags=/", "rw",
+        f"init={BOOT / 'init.sh'}", "con=null", "ssl=null", "con0=null,fd:1",
+        f"AQLB_REPO={REPO}", f"AQLB_PYTHON={sys.executable}", f"AQLB_JOB={job}",
+    ]  # fmt: skip
+
+
+def job_document(jobs: list[tuple[str, bed.BedConfig, Path]], status: Path) -> dict:
+    """The guest's job file: each run's BedConfig (start margin raised for the guest), its
+    results directory and hard timeout."""
+    out = []
+    for what, cfg, rd in jobs:
+        c = asdict(cfg)
+        c["start_margin_s"] = max(cfg.start_margin_s, GUEST_START_MARGIN_S)
+        out.append(
+            {
+                "what": what,
+                "cfg": c,
+                "out": str(Path(rd).resolve()),
+                "hard_timeout_s": cfg.seconds + 60.0 + c["start_margin_s"],
+            }
+        )
+    return {"modules": str(modules_dirs()[-1]), "status": str(status), "jobs": out}
+
+
+def _session_pids(sid: int) -> list[int]:
+    """Processes of session `sid` (the UML process and every host process it made)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            stat = (d / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[3]) == sid:  # state ppid pgrp session
+                pids.append(int(d.name))
+    return pids
+
+
+def _kill_session(sid: int) -> None:
+    for pid in _session_pids(sid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_jobs(jobs: list[tuple[str, bed.BedConfig, Path]], out: Path, *, say=print) -> list:
+    """Boots user-mode Linux once for `jobs` (what, BedConfig, results dir). Returns the
+    (what, error) of each job that failed or never ran. The guest's console goes to
+    `out`/uml-console.log, its status to `out`/uml-status.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="aqlb-uml-"))
+    status = tmp / "status.json"
+    job = tmp / "job.json"
+    doc = job_document(jobs, status)
+    job.write_text(json.dumps(doc, indent=1))
+    timeout = BOOT_ALLOWANCE_S + sum(
+        j["hard_timeout_s"] + bed.probe_allowance_s(cfg)
+        for j, (_, cfg, _) in zip(doc["jobs"], jobs, strict=True)
+    )
+    env = {**os.environ, "LD_PRELOAD": str(build_shim(tmp)), "TMPDIR": str(tmp)}
+    log = out / "uml-console.log"
+    say(f"user-mode Linux: {len(jobs)} runs in one boot (at most {timeout:.0f} s); "
+        f"console in {log}")  # fmt: skip
+    proc, rc = None, None
+    try:
+        with log.open("w") as f:
+            proc = subprocess.Popen(
+                command(tmp, job, f"aqlb{os.getpid()}"),
+                stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True, cwd=tmp,
+            )  # fmt: skip
+            try:
+                rc = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                raise UmlError(f"the guest ran past {timeout:.0f} s; stopped") from None
+    finally:
+        if proc is not None:
+            _kill_session(proc.pid)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
+            deadline = time.monotonic() + 5
+            while _session_pids(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        if status.exists():
+            shutil.copy(status, out / "uml-status.json")
+        shutil.rmtree(tmp, ignore_errors=True)
+    saved = out / "uml-status.json"
+    got = json.loads(saved.read_text()) if saved.exists() else {}
+    if not got:
+        raise UmlError(f"the guest wrote no status (exit {rc}); see {log}")
+    done = {j["what"]: j for j in got.get("jobs", [])}
+    failed = []
+    for what, _, _ in jobs:
+        j = done.get(what)
+        if j is None:
+            failed.append((what, f"never ran (guest exit {rc}; see {log})"))
+        elif not j["ok"]:
+            failed.append((what, j["error"]))
+    return failed
