@@ -96,7 +96,7 @@ def bed_config(spec: dict) -> bed.BedConfig:
         flows=spec["flows"], cc=spec["cc"], rtts_ms=spec["rtts_ms"],
         seconds=spec["seconds"], starts_s=spec["starts_s"], limit=spec["limit"],
         rate_mbit=spec["rate_mbit"], sample_ms=spec["sample_ms"], rt_prio=spec["rt_prio"],
-        qdisc_args=qdiscs.tc_args(qdisc, spec["limit"]),
+        qdisc_args=qdiscs.tc_args(qdisc, spec["limit"]), delay=spec.get("delay_line", "agent"),
     )  # fmt: skip
 
 
@@ -225,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"bottleneck qdiscs under the htb rate ({', '.join(qdiscs.NAMES)})",
     )  # fmt: skip
     ap.add_argument(
+        "--delay-line", choices=("agent", "netem"), default="agent",
+        help="the RTT: the user-space bridge (per-flow RTTs) or netem (one RTT; needs netem)",
+    )  # fmt: skip
+    ap.add_argument(
         "--kernel", choices=("host", "uml"), default="host",
         help="run the bed in this machine's kernel or inside user-mode Linux (uml.py)",
     )  # fmt: skip
@@ -299,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                     "rtts_ms": parse_rtts(args.rtt, n),
                     "qdisc": q,
                     "kernel": args.kernel,
+                    "delay_line": args.delay_line,
                     "limit": limits[q],
                     "seconds": args.seconds,
                     "warmup": args.warmup,

@@ -27,9 +27,10 @@ EEXIST = 17
 
 # veth and htb for the bed; ipv6 because the bed writes net.ipv6 sysctls (IPv6 is a module
 # here); the qdiscs and congestion controls the host kernel may lack.
+# bridge and netem for the netem delay line (bed.BedConfig.delay).
 MODULES = (
     "veth", "ipv6", "sch_htb", "sch_codel", "sch_fq_codel", "sch_pie", "sch_cake",
-    "tcp_bbr", "tcp_dctcp",
+    "tcp_bbr", "tcp_dctcp", "bridge", "sch_netem",
 )  # fmt: skip
 
 
