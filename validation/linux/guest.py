@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -75,6 +76,39 @@ def load_modules(moddir: Path, names: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+# Each qdisc the bed can use, as bed.py adds it (qdiscs.tc_args), plus those it cannot.
+QDISC_TRIALS = {
+    "pfifo": ["pfifo", "limit", "100"],
+    "codel": ["codel"],
+    "fq_codel": ["fq_codel"],
+    "pie": ["pie"],
+    "cake": ["cake", "unlimited"],
+    "fq_pie": ["fq_pie"],
+    "dualpi2": ["dualpi2"],
+    "red": ["red", "limit", "400000", "avpkt", "1000", "bandwidth", "10mbit"],
+    "netem": ["netem", "delay", "20ms"],
+    "htb": ["htb"],
+}
+
+
+def qdisc_trials() -> dict[str, str]:
+    """Adds each qdisc of QDISC_TRIALS as the root of lo in a throwaway namespace: "ok" or
+    tc's error. The evidence of what this kernel offers."""
+    ns = f"aqlbcheck{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    out = {}
+    try:
+        for name, args in QDISC_TRIALS.items():
+            p = subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", *args],
+                               capture_output=True, text=True)  # fmt: skip
+            out[name] = "ok" if p.returncode == 0 else p.stderr.strip()
+            subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", "lo", "root"],
+                           capture_output=True)  # fmt: skip
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    return out
+
+
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     status_path = Path(job["status"])
@@ -86,8 +120,10 @@ def main(job_path: str) -> int:
     status["congestion_control"] = (
         Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     )
+    status["qdiscs"] = qdisc_trials()
     status_path.write_text(json.dumps(status, indent=1))
-    print(f"guest: modules {status.get('modules')}; cc {status['congestion_control']}", flush=True)
+    print(f"guest: modules {status.get('modules')}; cc {status['congestion_control']}; "
+          f"qdiscs {status['qdiscs']}", flush=True)  # fmt: skip
     for j in job["jobs"]:
         cfg = bed.BedConfig(**j["cfg"])
         started = time.monotonic()

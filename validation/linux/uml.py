@@ -128,21 +128,25 @@ def run_jobs(jobs: list[tuple[str, bed.BedConfig, Path]], out: Path, *, say=prin
     (what, error) of each job that failed or never ran. The guest's console goes to
     `out`/uml-console.log, its status to `out`/uml-status.json."""
     out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="aqlb-uml-"))
-    status = tmp / "status.json"
-    job = tmp / "job.json"
-    doc = job_document(jobs, status)
-    job.write_text(json.dumps(doc, indent=1))
-    timeout = BOOT_ALLOWANCE_S + sum(
-        j["hard_timeout_s"] + bed.probe_allowance_s(cfg)
-        for j, (_, cfg, _) in zip(doc["jobs"], jobs, strict=True)
-    )
-    env = {**os.environ, "LD_PRELOAD": str(build_shim(tmp)), "TMPDIR": str(tmp)}
     log = out / "uml-console.log"
-    say(f"user-mode Linux: {len(jobs)} runs in one boot (at most {timeout:.0f} s); "
-        f"console in {log}")  # fmt: skip
+    # UML's memory is a file it maps from TMPDIR: a tmpfs (/dev/shm) keeps it in RAM. Not the
+    # job directory: the guest mounts its own /dev over the host's.
+    shm_root = "/dev/shm" if Path("/dev/shm").is_dir() else None
+    tmp = Path(tempfile.mkdtemp(prefix="aqlb-uml-"))
+    shm = Path(tempfile.mkdtemp(prefix="aqlb-uml-mem-", dir=shm_root))
+    status = tmp / "status.json"
     proc, rc = None, None
     try:
+        job = tmp / "job.json"
+        doc = job_document(jobs, status)
+        job.write_text(json.dumps(doc, indent=1))
+        timeout = BOOT_ALLOWANCE_S + sum(
+            j["hard_timeout_s"] + bed.probe_allowance_s(cfg)
+            for j, (_, cfg, _) in zip(doc["jobs"], jobs, strict=True)
+        )
+        env = {**os.environ, "LD_PRELOAD": str(build_shim(tmp)), "TMPDIR": str(shm)}
+        say(f"user-mode Linux: {len(jobs)} runs in one boot (at most {timeout:.0f} s); "
+            f"console in {log}")  # fmt: skip
         with log.open("w") as f:
             proc = subprocess.Popen(
                 command(tmp, job, f"aqlb{os.getpid()}"),
@@ -164,6 +168,7 @@ def run_jobs(jobs: list[tuple[str, bed.BedConfig, Path]], out: Path, *, say=prin
         if status.exists():
             shutil.copy(status, out / "uml-status.json")
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(shm, ignore_errors=True)
     saved = out / "uml-status.json"
     got = json.loads(saved.read_text()) if saved.exists() else {}
     if not got:
@@ -177,3 +182,19 @@ def run_jobs(jobs: list[tuple[str, bed.BedConfig, Path]], out: Path, *, say=prin
         elif not j["ok"]:
             failed.append((what, j["error"]))
     return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m validation.linux.uml`: boots the guest with no runs and prints what its
+    kernel offers (modules loaded, congestion controls, which qdiscs tc can add)."""
+    out = Path(argv[0] if argv else tempfile.mkdtemp(prefix="aqlb-uml-probe-"))
+    if os.geteuid() != 0 or missing():
+        print(f"validation.linux.uml: needs root and {', '.join(missing()) or 'nothing'}")
+        return 2
+    failed = run_jobs([], out)
+    print(json.dumps(json.loads((out / "uml-status.json").read_text()), indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
