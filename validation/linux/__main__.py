@@ -89,6 +89,16 @@ def spec_label(spec: dict) -> str:
                  spec.get("qdisc", "pfifo"))  # fmt: skip
 
 
+def with_kernel_hz(spec: dict, tcp: dict) -> dict:
+    """The TCP keys beside the preset, with the model's timer tick at the bed kernel's jiffy
+    when the run records its HZ (`kernel_hz`: the UML guest's is 100, the linux-* presets
+    assume 250) and nothing else chose a tick."""
+    hz = spec.get("kernel_hz")
+    if not hz or "tick_ms" in tcp:
+        return tcp
+    return {**tcp, "tick_ms": 1000.0 / hz}
+
+
 def bed_config(spec: dict) -> bed.BedConfig:
     """The bed's configuration of a run (run.json's `spec`)."""
     qdisc = spec.get("qdisc", "pfifo")
@@ -171,6 +181,7 @@ def run_linux(specs: list[dict], out: Path, tcp_for, kernel: str) -> int:
         d = out / name
         d.mkdir(parents=True, exist_ok=True)
         preset, tcp = tcp_for(spec["cc"])
+        tcp = with_kernel_hz(spec, tcp)
         doc = model.scenario(
             flows=spec["flows"], rtts_ms=spec["rtts_ms"], limit=spec["limit"],
             seconds=spec["seconds"], warmup=spec["warmup"], rate_mbit=spec["rate_mbit"],
@@ -304,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                     "qdisc": q,
                     "kernel": args.kernel,
                     "delay_line": args.delay_line,
+                    "kernel_hz": uml.GUEST_HZ if args.kernel == "uml" else None,
                     "limit": limits[q],
                     "seconds": args.seconds,
                     "warmup": args.warmup,
@@ -344,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         name = spec_label(spec)
         d = out / name
         preset, tcp = tcp_for(spec["cc"])
-        rows, lins, cwnds = compare(d, spec, preset, tcp)
+        rows, lins, cwnds = compare(d, spec, preset, with_kernel_hz(spec, tcp))
         all_rows += rows
         for rd in sorted(p.parent for p in d.glob("linux*/meta.json")):
             checks = measure.bed_checks(rd, bed.PORT_BASE)

@@ -23,6 +23,12 @@ from dataclasses import dataclass, field
 NAMES = ("pfifo", "codel", "fq_codel", "pie", "cake")
 
 
+# PIE's update period. Linux keeps it in jiffies (pie_change: usecs_to_jiffies, rounded up):
+# its default 15 ms is 20 ms at HZ = 100 (the UML kernel's), 16 ms at HZ = 250. 20 ms is a
+# whole number of jiffies at HZ = 100, 250 and 1000, so both sides run the same period.
+PIE_TUPDATE_MS = 20
+
+
 @dataclass(frozen=True)
 class Qdisc:
     name: str
@@ -71,11 +77,11 @@ def tc_args(name: str, limit: int) -> list[str]:
             "drop_batch", "64", "noecn",
         ]  # fmt: skip
     if name == "pie":
-        # pie_params_init: target 15 ms, tupdate 15 ms, alpha 2 and beta 20 (in 1/16 s⁻¹:
-        # 0.125 and 1.25), no ECN, no byte mode, the timestamp delay estimator
-        # (dq_rate_estimator off). The 150 ms burst allowance is not settable (MAX_BURST).
+        # pie_params_init: target 15 ms, alpha 2 and beta 20 (in 1/16 s⁻¹: 0.125 and 1.25),
+        # no ECN, no byte mode, the timestamp delay estimator (dq_rate_estimator off). The
+        # 150 ms burst allowance is not settable (MAX_BURST). tupdate: see PIE_TUPDATE_MS.
         return [
-            "pie", "limit", str(limit), "target", "15ms", "tupdate", "15ms",
+            "pie", "limit", str(limit), "target", "15ms", "tupdate", f"{PIE_TUPDATE_MS}ms",
             "alpha", "2", "beta", "20", "noecn", "nobytemode", "no_dq_rate_estimator",
         ]  # fmt: skip
     if name == "cake":
@@ -111,7 +117,8 @@ def aqmlab_queue(name: str, limit: int) -> dict:
         # decay 1/64 against 2 %, the +2 % above 250 ms, where the burst allowance is spent);
         # the timestamp estimator and de-randomisation are Linux's choices.
         return {
-            "kind": "pie", "limit": int(limit), "target_ms": 15.0, "t_update_ms": 15.0,
+            "kind": "pie", "limit": int(limit), "target_ms": 15.0,
+            "t_update_ms": float(PIE_TUPDATE_MS),
             "alpha": 0.125, "beta": 1.25, "max_burst_ms": 150.0, "estimator": "timestamp",
             "derandomize": True, "ecn": False, "byte_mode": False,
         }  # fmt: skip

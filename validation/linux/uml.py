@@ -43,6 +43,7 @@ UML = "linux.uml"
 MODULES_ROOT = Path("/usr/lib/uml/modules")
 PACKAGES = {"ip": "iproute2", "tc": "iproute2", "ss": "iproute2", UML: "user-mode-linux"}
 GUEST_MEM = "1024M"
+GUEST_HZ = 100  # CONFIG_HZ of Debian's UML 6.1 (its config.gz): jiffies of 10 ms
 GUEST_START_MARGIN_S = 8.0  # time zero after the agents' start (bed.BedConfig.start_margin_s)
 BOOT_ALLOWANCE_S = 120.0  # boot, module loading and power-off
 

@@ -86,6 +86,11 @@ def test_labels_and_bed_configurations() -> None:
     spec.update(qdisc="fq_codel", limit=10240)
     cfg = cli.bed_config(spec)
     assert cfg.qdisc_args == qdiscs.tc_args("fq_codel", 10240) and cfg.start_margin_s == 1.5
+    # The model's jiffy follows the kernel's HZ when the run records it (UML: 100).
+    assert cli.with_kernel_hz(spec, {}) == {}
+    spec["kernel_hz"] = 100
+    assert cli.with_kernel_hz(spec, {}) == {"tick_ms": 10.0}
+    assert cli.with_kernel_hz(spec, {"tick_ms": 1}) == {"tick_ms": 1}
 
 
 def test_guest_loads_dependencies_first() -> None:
