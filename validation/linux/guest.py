@@ -31,7 +31,7 @@ EEXIST = 17
 # bridge and netem for the netem delay line (bed.BedConfig.delay).
 MODULES = (
     "veth", "ipv6", "sch_htb", "sch_codel", "sch_fq_codel", "sch_pie", "sch_cake",
-    "tcp_bbr", "tcp_dctcp", "bridge", "sch_netem",
+    "tcp_bbr", "tcp_dctcp", "bridge", "sch_netem", "sch_red",
 )  # fmt: skip
 
 

@@ -503,6 +503,13 @@ def bed_checks(run_dir: Path, port_base: int) -> dict:
         agree += len(seen) > 0 and seen.min() <= cw <= seen.max()
     out["ss -ti cwnd within tcp_info samples (flows)"] = f"{agree}/{total}"
     q = pl.read_csv(run_dir / "qdisc.csv")
+    # Stalls of the whole bed (the machine, or a user-mode Linux guest, losing the CPU) show as
+    # gaps between the qdisc sampler's readings, due every sample_ms.
+    gaps = np.diff(q.sort("t_s")["t_s"].to_numpy()) * 1000
+    if len(gaps):
+        out["qdisc sampler gap p99_ms"] = float(np.percentile(gaps, 99))
+        out["qdisc sampler gap max_ms"] = float(np.max(gaps))
+        out["qdisc sampler gaps > 50 ms"] = int(np.sum(gaps > 50))
     qn = q.filter((pl.col("t_s") >= t_a - 0.011) & (pl.col("t_s") <= t_b + 0.011))
     try:
         tc = next(x for x in json.loads(meta["tc_s"]) if x.get("handle") == "10:")
