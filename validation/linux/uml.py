@@ -146,9 +146,12 @@ class _LoadLog:
 def run_jobs(jobs: list[tuple[str, bed.BedConfig, Path]], out: Path, *, say=print) -> list:
     """Boots user-mode Linux once for `jobs` (what, BedConfig, results dir). Returns the
     (what, error) of each job that failed or never ran. The guest's console goes to
-    `out`/uml-console.log, its status to `out`/uml-status.json."""
+    `out`/uml-<time>-console.log, its status to uml-<time>-status.json, the host's load while
+    it ran to uml-<time>-host-load.csv (one set per boot: several boots may share `out`)."""
     out.mkdir(parents=True, exist_ok=True)
-    log = out / "uml-console.log"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    log = out / f"uml-{stamp}-console.log"
+    saved = out / f"uml-{stamp}-status.json"
     # UML's memory is a file it maps from TMPDIR: a tmpfs (/dev/shm) keeps it in RAM. Not the
     # job directory: the guest mounts its own /dev over the host's.
     shm_root = "/dev/shm" if Path("/dev/shm").is_dir() else None
@@ -167,7 +170,7 @@ def run_jobs(jobs: list[tuple[str, bed.BedConfig, Path]], out: Path, *, say=prin
         env = {**os.environ, "TMPDIR": str(shm)}
         say(f"user-mode Linux: {len(jobs)} runs in one boot (at most {timeout:.0f} s); "
             f"console in {log}")  # fmt: skip
-        load = _LoadLog(out / "host-load.csv")
+        load = _LoadLog(out / f"uml-{stamp}-host-load.csv")
         with log.open("w") as f, load:
             proc = subprocess.Popen(
                 command(tmp, job, f"aqlb{os.getpid()}"),
@@ -187,10 +190,9 @@ def run_jobs(jobs: list[tuple[str, bed.BedConfig, Path]], out: Path, *, say=prin
             while _session_pids(proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
         if status.exists():
-            shutil.copy(status, out / "uml-status.json")
+            shutil.copy(status, saved)
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
-    saved = out / "uml-status.json"
     got = json.loads(saved.read_text()) if saved.exists() else {}
     if not got:
         raise UmlError(f"the guest wrote no status (exit {rc}); see {log}")
@@ -213,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"validation.linux.uml: needs root and {', '.join(missing()) or 'nothing'}")
         return 2
     failed = run_jobs([], out)
-    print(json.dumps(json.loads((out / "uml-status.json").read_text()), indent=1))
+    status = sorted(out.glob("uml-*-status.json"))[-1]
+    print(json.dumps(json.loads(status.read_text()), indent=1))
     return 1 if failed else 0
 
 
