@@ -107,6 +107,7 @@ def bed_config(spec: dict) -> bed.BedConfig:
         seconds=spec["seconds"], starts_s=spec["starts_s"], limit=spec["limit"],
         rate_mbit=spec["rate_mbit"], sample_ms=spec["sample_ms"], rt_prio=spec["rt_prio"],
         qdisc_args=qdiscs.tc_args(qdisc, spec["limit"]), delay=spec.get("delay_line", "agent"),
+        burst_bytes=spec.get("burst_bytes", 1600),
     )  # fmt: skip
 
 
@@ -240,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         help="the RTT: the user-space bridge (per-flow RTTs) or netem (one RTT; needs netem)",
     )  # fmt: skip
     ap.add_argument(
+        "--burst", type=int, default=1600,
+        help="htb burst and cburst (bytes; 1600: one frame, the link never sends faster)",
+    )  # fmt: skip
+    ap.add_argument(
         "--kernel", choices=("host", "uml"), default="host",
         help="run the bed in this machine's kernel or inside user-mode Linux (uml.py)",
     )  # fmt: skip
@@ -315,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                     "qdisc": q,
                     "kernel": args.kernel,
                     "delay_line": args.delay_line,
+                    "burst_bytes": args.burst,
                     "kernel_hz": uml.GUEST_HZ if args.kernel == "uml" else None,
                     "limit": limits[q],
                     "seconds": args.seconds,
