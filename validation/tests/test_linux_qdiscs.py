@@ -125,3 +125,26 @@ def test_uml_command_and_job_file(tmp_path: Path, monkeypatch) -> None:
     assert j["cfg"]["start_margin_s"] == uml.GUEST_START_MARGIN_S
     assert bed.BedConfig(**json.loads(json.dumps(j["cfg"]))).qdisc_args[0] == "codel"
     assert j["hard_timeout_s"] == 30.0 + 60.0 + uml.GUEST_START_MARGIN_S
+
+
+def test_netem_delay_line_counters() -> None:
+    from validation.linux import measure
+
+    tc = json.dumps([
+        {"kind": "netem", "handle": "8009:", "drops": 0, "packets": 120},
+        {"kind": "netem", "handle": "800a:", "drops": 2, "packets": 80},
+        {"kind": "noqueue", "handle": "0:"},
+    ])  # fmt: skip
+    assert measure._netem_checks(tc) == {
+        "delay line": "netem",
+        "delay line drops": 2,
+        "delay line packets": 200,
+    }
+    assert measure._netem_checks("") == {"delay line": "netem (no counters)"}
+
+
+def test_netem_delay_line_needs_one_rtt() -> None:
+    cfg = bed.BedConfig(flows=2, cc="reno", rtts_ms=[20.0, 80.0], seconds=30.0,
+                        starts_s=[0.0, 0.1], delay="netem")  # fmt: skip
+    with pytest.raises(bed.BedError, match="one RTT"):
+        bed.Bed(cfg)._netem_delay()
