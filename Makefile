@@ -36,7 +36,8 @@ MAIN_STUDY  := results/main
 DIST        := dist
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
-	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise bench test-bench
+	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise linux-bed-aqm bench \
+	test-bench
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -184,6 +185,18 @@ linux-bed: bootstrap ## Linux testbed (root): reno/cubic/bbr, 1-64 flows, 40 ms 
 
 linux-bed-noise: bootstrap ## the Linux testbed's own noise: 3 runs each of reno and bbr, 4 flows
 	$(BIN)/python -m validation.linux --flows 4 --cc reno,bbr --rtt 40 --seconds 60 --repeat 3
+
+# The AQM qdiscs the host kernel lacks, in user-mode Linux (validation/linux/README.md, "Other
+# qdiscs"): one boot per configuration (about 90 s each, 20 of them), the netem delay line, then
+# one comparison of everything recorded. The guest is timing-sensitive: run it on a quiet host.
+linux-bed-aqm: bootstrap ## Linux testbed in user-mode Linux (root): pfifo/codel/fq_codel/pie/cake, reno/cubic, 4 and 16 flows
+	@if [ "$$(id -u)" != 0 ]; then $(BIN)/python -m validation.linux; exit 0; fi; \
+	out=validation/linux/results/uml-aqm-$$(date +%Y%m%d-%H%M%S); \
+	for cc in reno cubic; do for n in 4 16; do for q in pfifo codel fq_codel pie cake; do \
+	  $(BIN)/python -m validation.linux --kernel uml --delay-line netem --qdisc $$q --cc $$cc \
+	    --flows $$n --rtt 40 --seconds 60 --out $$out; \
+	done; done; done; \
+	$(BIN)/python -m validation.linux --from $$out
 
 # The installable wheel: abi3 (one wheel for every CPython >= 3.11 on this platform), release
 # profile, into dist/ (the previous one removed). Installing it needs no Rust toolchain.

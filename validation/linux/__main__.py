@@ -2,12 +2,15 @@
 aqmlab's run of the same scenario.
 
     python -m validation.linux [--flows 1,4] [--cc reno,cubic] [--rtt 40 | 20-80]
+                               [--qdisc pfifo,codel,fq_codel,pie,cake] [--kernel host | uml]
                                [--seconds 60] [--warmup 10] [--limit 100] [--repeat 3]
                                [--aqmlab-preset NAME | CC=NAME,...] [--aqmlab-tcp KEY=VALUE]
                                [--out DIR]
     python -m validation.linux --from DIR [--aqmlab-preset ...] [--out DIR2]
 
-Needs root (namespaces, tc, ethtool); without it, says so and exits 0. `--from` compares the
+Needs root (namespaces, tc, ethtool); without it, says so and exits 0. `--kernel uml` runs
+the bed inside user-mode Linux (Debian's `user-mode-linux`, Linux 6.1 with the AQM qdiscs
+the host kernel may lack: uml.py). `--from` compares the
 Linux runs recorded in DIR again (no root needed), e.g. with a new aqmlab preset. Writes, per
 configuration, the raw samples and both sides' tables, and for all of them comparison.csv /
 .parquet / .md (and bed_checks, noise with --repeat). Exit status 1 when a comparison is
@@ -17,6 +20,7 @@ outside its tolerance, 2 when the bed could not run.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -29,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from validation.linux import bed, measure, model
+from validation.linux import bed, measure, model, qdiscs, uml
 
 HERE = Path(__file__).resolve().parent
 
@@ -73,8 +77,38 @@ def parse_tcp(items: list[str]) -> dict[str, object]:
     return out
 
 
-def label(cc: str, n: int, rtt: str, limit: int, seconds: float) -> str:
-    return f"{cc}-n{n}-rtt{rtt}-q{limit}-{seconds:g}s"
+def label(cc: str, n: int, rtt: str, limit: int, seconds: float, qdisc: str = "pfifo") -> str:
+    """`reno-n4-rtt40-q100-60s` (pfifo, the bed's first and default), else the qdisc named:
+    `reno-n4-rtt40-fq_codel-q10240-60s`."""
+    q = "" if qdisc == "pfifo" else f"{qdisc}-"
+    return f"{cc}-n{n}-rtt{rtt}-{q}q{limit}-{seconds:g}s"
+
+
+def spec_label(spec: dict) -> str:
+    return label(spec["cc"], spec["flows"], spec["rtt"], spec["limit"], spec["seconds"],
+                 spec.get("qdisc", "pfifo"))  # fmt: skip
+
+
+def with_kernel_hz(spec: dict, tcp: dict) -> dict:
+    """The TCP keys beside the preset, with the model's timer tick at the bed kernel's jiffy
+    when the run records its HZ (`kernel_hz`: the UML guest's is 100, the linux-* presets
+    assume 250) and nothing else chose a tick."""
+    hz = spec.get("kernel_hz")
+    if not hz or "tick_ms" in tcp:
+        return tcp
+    return {**tcp, "tick_ms": 1000.0 / hz}
+
+
+def bed_config(spec: dict) -> bed.BedConfig:
+    """The bed's configuration of a run (run.json's `spec`)."""
+    qdisc = spec.get("qdisc", "pfifo")
+    return bed.BedConfig(
+        flows=spec["flows"], cc=spec["cc"], rtts_ms=spec["rtts_ms"],
+        seconds=spec["seconds"], starts_s=spec["starts_s"], limit=spec["limit"],
+        rate_mbit=spec["rate_mbit"], sample_ms=spec["sample_ms"], rt_prio=spec["rt_prio"],
+        qdisc_args=qdiscs.tc_args(qdisc, spec["limit"]), delay=spec.get("delay_line", "agent"),
+        burst_bytes=spec.get("burst_bytes", 1600),
+    )  # fmt: skip
 
 
 def _say(text: str) -> None:
@@ -112,6 +146,7 @@ def compare(d: Path, spec: dict, preset: str, tcp: dict) -> tuple[list, list, li
         start_jitter_s=spec["start_jitter_s"],
         seed=spec["seed"],
         name=d.name,
+        queue=qdiscs.aqmlab_queue(spec.get("qdisc", "pfifo"), spec["limit"]),
     )
     m = model.run(doc, d / "aqmlab")
     ours = model.metrics(m, spec["rate_mbit"])
@@ -138,6 +173,52 @@ def compare(d: Path, spec: dict, preset: str, tcp: dict) -> tuple[list, list, li
     return rows, lins, cwnds
 
 
+def run_linux(specs: list[dict], out: Path, tcp_for, kernel: str) -> int:
+    """The Linux side of every configuration: run.json (with aqmlab's start times) and the
+    bed's runs, in this kernel or all in one boot of user-mode Linux. 0, or the exit status."""
+    jobs = []
+    for spec in specs:
+        name = spec_label(spec)
+        d = out / name
+        d.mkdir(parents=True, exist_ok=True)
+        preset, tcp = tcp_for(spec["cc"])
+        tcp = with_kernel_hz(spec, tcp)
+        doc = model.scenario(
+            flows=spec["flows"], rtts_ms=spec["rtts_ms"], limit=spec["limit"],
+            seconds=spec["seconds"], warmup=spec["warmup"], rate_mbit=spec["rate_mbit"],
+            preset=preset, tcp=tcp, start_jitter_s=spec["start_jitter_s"], seed=spec["seed"],
+            queue=qdiscs.aqmlab_queue(spec["qdisc"], spec["limit"]),
+        )  # fmt: skip
+        spec["starts_s"] = model.start_times(doc)
+        (d / "run.json").write_text(json.dumps(spec, indent=1))
+        for k in range(spec["repeat"]):
+            rd = d / ("linux" if spec["repeat"] == 1 else f"linux-{k + 1}")
+            jobs.append((f"{name} run {k + 1}/{spec['repeat']}", bed_config(spec), rd))
+    if kernel == "uml":
+        try:
+            failed = uml.run_jobs(jobs, out, say=_say)
+        except KeyboardInterrupt:
+            _say("validation.linux: interrupted; user-mode Linux is stopped")
+            return 130
+        except uml.UmlError as e:
+            _say(f"validation.linux: user-mode Linux: {e}")
+            return 2
+        for what, err in failed:
+            _say(f"validation.linux: {what}: {err}")
+        return 2 if failed else 0
+    for what, cfg, rd in jobs:
+        _say(f"{what} ({cfg.seconds:g} s)")
+        try:
+            bed.run(cfg, rd, hard_timeout_s=cfg.seconds + 60.0)
+        except KeyboardInterrupt:
+            _say("validation.linux: interrupted; the bed is torn down")
+            return 130
+        except (bed.BedError, OSError, ValueError) as e:
+            _say(f"validation.linux: {what}: {e}")
+            return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m validation.linux", description=__doc__.split("\n")[0]
@@ -147,7 +228,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtt", default="40", help="RTT in ms (40) or a spread over flows (20-80)")
     ap.add_argument("--seconds", type=float, default=60.0, help="scenario length")
     ap.add_argument("--warmup", type=float, default=10.0, help="excluded from the metrics")
-    ap.add_argument("--limit", type=int, default=100, help="bottleneck pfifo limit (packets)")
+    ap.add_argument(
+        "--limit", type=int, default=None,
+        help="bottleneck queue limit (packets; default: the qdisc's Linux default, pfifo 100)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--qdisc", default="pfifo",
+        help=f"bottleneck qdiscs under the htb rate ({', '.join(qdiscs.NAMES)})",
+    )  # fmt: skip
+    ap.add_argument(
+        "--delay-line", choices=("agent", "netem"), default="agent",
+        help="the RTT: the user-space bridge (per-flow RTTs) or netem (one RTT; needs netem)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--burst", type=int, default=1600,
+        help="htb burst and cburst (bytes; 1600: one frame, the link never sends faster)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--kernel", choices=("host", "uml"), default="host",
+        help="run the bed in this machine's kernel or inside user-mode Linux (uml.py)",
+    )  # fmt: skip
     ap.add_argument("--rate", type=float, default=10.0, help="bottleneck rate (Mb/s)")
     ap.add_argument("--repeat", type=int, default=1, help="Linux runs per configuration")
     ap.add_argument("--start-jitter", type=float, default=1.0, help="flows start within this")
@@ -199,9 +299,9 @@ def main(argv: list[str] | None = None) -> int:
                 "--from DIR."
             )
             return 0
-        missing = bed.missing_tools()
+        missing = bed.missing_tools() + (uml.missing() if args.kernel == "uml" else [])
         if missing:
-            pkgs = sorted({"iproute2" if t in ("ip", "tc", "ss") else t for t in missing})
+            pkgs = sorted({uml.PACKAGES.get(t, t) for t in missing})
             _say(
                 f"validation.linux: missing {', '.join(missing)} (apt-get install {' '.join(pkgs)})"
             )
@@ -209,26 +309,31 @@ def main(argv: list[str] | None = None) -> int:
         try:
             flows = parse_list(args.flows, int)
             ccs = parse_list(args.cc)
-            specs = []
-            for cc in ccs:
-                for n in flows:
-                    specs.append(
-                        {
-                            "cc": cc,
-                            "flows": n,
-                            "rtt": args.rtt,
-                            "rtts_ms": parse_rtts(args.rtt, n),
-                            "limit": args.limit,
-                            "seconds": args.seconds,
-                            "warmup": args.warmup,
-                            "rate_mbit": args.rate,
-                            "start_jitter_s": args.start_jitter,
-                            "seed": args.seed,
-                            "sample_ms": args.sample_ms,
-                            "rt_prio": args.rt_prio,
-                            "repeat": args.repeat,
-                        }
-                    )
+            names = parse_list(args.qdisc)
+            limits = {q: qdiscs.check(q, args.limit) for q in names}
+            specs = [
+                {
+                    "cc": cc,
+                    "flows": n,
+                    "rtt": args.rtt,
+                    "rtts_ms": parse_rtts(args.rtt, n),
+                    "qdisc": q,
+                    "kernel": args.kernel,
+                    "delay_line": args.delay_line,
+                    "burst_bytes": args.burst,
+                    "kernel_hz": uml.GUEST_HZ if args.kernel == "uml" else None,
+                    "limit": limits[q],
+                    "seconds": args.seconds,
+                    "warmup": args.warmup,
+                    "rate_mbit": args.rate,
+                    "start_jitter_s": args.start_jitter,
+                    "seed": args.seed,
+                    "sample_ms": args.sample_ms,
+                    "rt_prio": args.rt_prio,
+                    "repeat": args.repeat,
+                }
+                for q, cc, n in itertools.product(names, ccs, flows)
+            ]
         except ValueError as e:
             _say(f"validation.linux: {e}")
             return 2
@@ -247,40 +352,17 @@ def main(argv: list[str] | None = None) -> int:
             # The recorded Linux runs come along, so that `out` holds both sides.
             shutil.copytree(args.source, out, dirs_exist_ok=True)
 
+    if args.source is None:
+        got = run_linux(specs, out, tcp_for, args.kernel)
+        if got:
+            return got
+
     all_rows, all_checks, all_noise, all_cwnd_noise = [], [], [], []
     for spec in specs:
-        name = label(spec["cc"], spec["flows"], spec["rtt"], spec["limit"], spec["seconds"])
+        name = spec_label(spec)
         d = out / name
-        if args.source is None:
-            d.mkdir(parents=True, exist_ok=True)
-            preset, tcp = tcp_for(spec["cc"])
-            doc = model.scenario(
-                flows=spec["flows"], rtts_ms=spec["rtts_ms"], limit=spec["limit"],
-                seconds=spec["seconds"], warmup=spec["warmup"], rate_mbit=spec["rate_mbit"],
-                preset=preset, tcp=tcp, start_jitter_s=spec["start_jitter_s"],
-                seed=spec["seed"],
-            )  # fmt: skip
-            spec["starts_s"] = model.start_times(doc)
-            (d / "run.json").write_text(json.dumps(spec, indent=1))
-            for k in range(spec["repeat"]):
-                rd = d / ("linux" if spec["repeat"] == 1 else f"linux-{k + 1}")
-                cfg = bed.BedConfig(
-                    flows=spec["flows"], cc=spec["cc"], rtts_ms=spec["rtts_ms"],
-                    seconds=spec["seconds"], starts_s=spec["starts_s"], limit=spec["limit"],
-                    rate_mbit=spec["rate_mbit"], sample_ms=spec["sample_ms"],
-                    rt_prio=spec["rt_prio"],
-                )  # fmt: skip
-                _say(f"{name}: Linux run {k + 1}/{spec['repeat']} ({spec['seconds']:g} s)")
-                try:
-                    bed.run(cfg, rd, hard_timeout_s=spec["seconds"] + 60.0)
-                except KeyboardInterrupt:
-                    _say("validation.linux: interrupted; the bed is torn down")
-                    return 130
-                except (bed.BedError, OSError, ValueError) as e:
-                    _say(f"validation.linux: {name}: {e}")
-                    return 2
         preset, tcp = tcp_for(spec["cc"])
-        rows, lins, cwnds = compare(d, spec, preset, tcp)
+        rows, lins, cwnds = compare(d, spec, preset, with_kernel_hz(spec, tcp))
         all_rows += rows
         for rd in sorted(p.parent for p in d.glob("linux*/meta.json")):
             checks = measure.bed_checks(rd, bed.PORT_BASE)

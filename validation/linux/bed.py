@@ -70,6 +70,18 @@ class BedConfig:
     rt_prio: int = 1  # SCHED_FIFO priority of the delay line (0: ordinary scheduling)
     probes: int = 30  # UDP probes per distinct RTT before the flows start
     sysctls: dict[str, str] = field(default_factory=dict)  # extra, set in S and C
+    # The bottleneck's leaf qdisc under the htb class: its tc kind and options
+    # (qdiscs.tc_args), pfifo of `limit` packets when empty.
+    qdisc_args: list[str] = field(default_factory=list)
+    # Time zero is this long after the agents are started: Python starts in well under a
+    # second on the host; in user-mode Linux every page fault is a round trip through ptrace.
+    start_margin_s: float = 1.5
+    # The delay line: "agent" (the user-space bridge, per-flow RTTs; the host kernel here has
+    # no netem) or "netem" (a kernel bridge in D with netem delay RTT/2 on both of its
+    # egresses: one RTT for all flows; where netem exists, e.g. in user-mode Linux, where
+    # every frame through a user-space bridge would cost two ptrace round trips).
+    delay: str = "agent"
+    netem_limit: int = 100000  # packets netem may hold (it holds a BDP of each direction)
 
 
 def missing_tools() -> list[str]:
@@ -170,6 +182,10 @@ class Bed:
             self._ip(role, "link", "set", dev, "up")
         for dev in ("d0", "d1"):
             self._ip("d", "link", "set", dev, "promisc", "on")
+        if cfg.delay == "netem":
+            self._netem_delay()
+        elif cfg.delay != "agent":
+            raise BedError(f"delay {cfg.delay!r}: expected agent or netem")
         self._ip("s", "addr", "add", f"{SENDER_IP}/24", "dev", "s0")
         self._ip("r", "addr", "add", f"{ROUTER_S_IP}/24", "dev", "r0")
         self._ip("r", "addr", "add", f"{ROUTER_C_IP}/24", "dev", "r1")
@@ -193,14 +209,31 @@ class Bed:
         _run(["tc", "-n", self.ns["r"], "class", "add", "dev", "r1", "parent", "1:",
               "classid", "1:1", "htb", "rate", rate, "ceil", rate, "burst", burst,
               "cburst", burst])  # fmt: skip
+        leaf = cfg.qdisc_args or ["pfifo", "limit", str(cfg.limit)]
         _run(["tc", "-n", self.ns["r"], "qdisc", "add", "dev", "r1", "parent", "1:1", "handle",
-              "10:", "pfifo", "limit", str(cfg.limit)])  # fmt: skip
+              "10:", *leaf])  # fmt: skip
+
+    def _netem_delay(self) -> None:
+        """D bridges d0 and d1 in the kernel; each direction waits RTT/2 in netem on its
+        egress (one delay for every flow: netem here is not classified by port)."""
+        rtts = set(self.cfg.rtts_ms)
+        if len(rtts) != 1:
+            raise BedError("the netem delay line has one RTT for all flows; use delay agent")
+        half = f"{rtts.pop() / 2 * 1000:g}us"
+        self._ip("d", "link", "add", "br0", "type", "bridge", "stp_state", "0",
+                 "forward_delay", "0")  # fmt: skip
+        for dev in ("d0", "d1"):
+            self._ip("d", "link", "set", dev, "master", "br0")
+            _run(["tc", "-n", self.ns["d"], "qdisc", "add", "dev", dev, "root", "netem",
+                  "delay", half, "limit", str(self.cfg.netem_limit)])  # fmt: skip
+        self._ip("d", "link", "set", "br0", "up")
 
     def describe(self) -> dict:
         """What was built, as the tools report it (for the run's metadata)."""
         return {
             "namespaces": self.ns,
             "qdisc": self._exec("r", "tc", "-d", "qdisc", "show", "dev", "r1"),
+            "delay_qdiscs": self._exec("d", "tc", "-d", "qdisc", "show"),
             "class": self._exec("r", "tc", "-d", "class", "show", "dev", "r1"),
             "offloads_s0": self._exec("s", "ethtool", "-k", "s0"),
             "links": {r: self._exec(r, "ip", "-d", "link", "show") for r in ROLES},
@@ -334,11 +367,13 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
     delays = ",".join(f"{PORT_BASE + i}:{rtts[i] / 2}" for i in range(cfg.flows))
     until = deadline
     t_start = time.monotonic()
-    fwd = bed.spawn(
-        "d", "forward", "--t0", str(t_start), "--until", str(until), "--out",
-        str(out / "forward.json"), "--a", "d0", "--b", "d1", "--delays", delays,
-        "--default-ms", str(rtts[0] / 2), "--rt-prio", str(cfg.rt_prio),
-    )  # fmt: skip
+    fwd = None
+    if cfg.delay == "agent":
+        fwd = bed.spawn(
+            "d", "forward", "--t0", str(t_start), "--until", str(until), "--out",
+            str(out / "forward.json"), "--a", "d0", "--b", "d1", "--delays", delays,
+            "--default-ms", str(rtts[0] / 2), "--rt-prio", str(cfg.rt_prio),
+        )  # fmt: skip
     # The RTT check: UDP probes from the flows' ports (one per distinct RTT), idle bed.
     echo = bed.spawn(
         "c", "echo", "--bind", f"{RECEIVER_IP}:{ECHO_PORT}", "--until", str(until),
@@ -358,7 +393,7 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
     meta["probe_ports_rtt_ms"] = {str(p): r for r, p in firsts.items()}
 
     # Time zero leaves the agents time to start (Python, in a loaded machine).
-    t0 = time.monotonic() + 1.5
+    t0 = time.monotonic() + cfg.start_margin_s
     end = t0 + cfg.seconds
     common = ["--t0", repr(t0), "--until", repr(min(until, end + 10.0))]
     send = bed.spawn(
@@ -390,9 +425,12 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
     for p, what in ((recv, "receiver"), (send, "sender"), (qd, "qdisc sampler")):
         _wait(p, end + 15.0, what)
     meta["tc_s_end"] = bed._exec("r", "tc", "-s", "-j", "qdisc", "show", "dev", "r1", check=False)
-    bed.stop(fwd)
-    if fwd.returncode not in (0, -signal.SIGTERM):
-        raise BedError(f"delay line failed ({fwd.returncode}): {fwd.stderr.read().strip()}")
+    if fwd is not None:
+        bed.stop(fwd)
+        if fwd.returncode not in (0, -signal.SIGTERM):
+            raise BedError(f"delay line failed ({fwd.returncode}): {fwd.stderr.read().strip()}")
+    else:  # the netem delay line's counters (drops there would be the bed's, not the AQM's)
+        meta["tc_delay_end"] = bed._exec("d", "tc", "-s", "-j", "qdisc", "show", check=False)
     meta["t0_monotonic"] = t0
     meta["wall_s"] = time.monotonic() - t_start
     return meta

@@ -423,13 +423,8 @@ def _ss_windows(text: str) -> dict[int, tuple[int, int | None]]:
     return out
 
 
-def bed_checks(run_dir: Path, port_base: int) -> dict:
-    """The bed's own figures: the delay line's lateness and drops, the probes' RTTs against
-    the configured ones, the senders' min RTT, the agents' CPU time, and the agents' readings
-    against the tools' (`ss -ti`, `tc -s`) at the mid-run snapshot."""
-    meta = json.loads((run_dir / "meta.json").read_text())
-    fwd = json.loads((run_dir / "forward.json").read_text())
-    cfg = meta["config"]
+def _forwarder_checks(fwd: dict) -> dict:
+    """The user-space delay line's own timing and drops (forward.json)."""
     out: dict = {"forwarder_realtime": fwd["realtime"]}
     for dev, d in fwd["lateness"].items():
         label = "to senders (ACKs)" if dev == "d0" else "to router (data)"
@@ -439,6 +434,33 @@ def bed_checks(run_dir: Path, port_base: int) -> dict:
     out["frames without kernel stamp"] = fwd["frames_without_kernel_stamp"]
     out["delay line socket drops"] = sum(fwd["socket_drops"].values())
     out["delay line max frames held"] = fwd["max_held"]
+    return out
+
+
+def _netem_checks(tc_json: str) -> dict:
+    """The netem delay line's drops and most packets held (`tc -s -j qdisc` at the end)."""
+    try:
+        qs = [q for q in json.loads(tc_json) if q.get("kind") == "netem"]
+    except (ValueError, TypeError):
+        return {"delay line": "netem (no counters)"}
+    return {
+        "delay line": "netem",
+        "delay line drops": sum(int(q.get("drops", 0)) for q in qs),
+        "delay line packets": sum(int(q.get("packets", 0)) for q in qs),
+    }
+
+
+def bed_checks(run_dir: Path, port_base: int) -> dict:
+    """The bed's own figures: the delay line's lateness and drops, the probes' RTTs against
+    the configured ones, the senders' min RTT, the agents' CPU time, and the agents' readings
+    against the tools' (`ss -ti`, `tc -s`) at the mid-run snapshot."""
+    meta = json.loads((run_dir / "meta.json").read_text())
+    cfg = meta["config"]
+    out: dict = {"kernel": meta.get("kernel", "")}
+    if (run_dir / "forward.json").exists():
+        out.update(_forwarder_checks(json.loads((run_dir / "forward.json").read_text())))
+    else:
+        out.update(_netem_checks(meta.get("tc_delay_end", "")))
     probe = pl.read_csv(run_dir / "probe.csv")
     for port, rtt in meta["probe_ports_rtt_ms"].items():
         x = probe.filter(pl.col("sport") == int(port))["rtt_ms"].drop_nans().to_numpy() - rtt
@@ -481,6 +503,13 @@ def bed_checks(run_dir: Path, port_base: int) -> dict:
         agree += len(seen) > 0 and seen.min() <= cw <= seen.max()
     out["ss -ti cwnd within tcp_info samples (flows)"] = f"{agree}/{total}"
     q = pl.read_csv(run_dir / "qdisc.csv")
+    # Stalls of the whole bed (the machine, or a user-mode Linux guest, losing the CPU) show as
+    # gaps between the qdisc sampler's readings, due every sample_ms.
+    gaps = np.diff(q.sort("t_s")["t_s"].to_numpy()) * 1000
+    if len(gaps):
+        out["qdisc sampler gap p99_ms"] = float(np.percentile(gaps, 99))
+        out["qdisc sampler gap max_ms"] = float(np.max(gaps))
+        out["qdisc sampler gaps > 50 ms"] = int(np.sum(gaps > 50))
     qn = q.filter((pl.col("t_s") >= t_a - 0.011) & (pl.col("t_s") <= t_b + 0.011))
     try:
         tc = next(x for x in json.loads(meta["tc_s"]) if x.get("handle") == "10:")

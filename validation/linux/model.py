@@ -2,7 +2,8 @@
 same metrics as the testbed's.
 
 The scenario: the 10 Mb/s bottleneck (bytes on the wire = the IP packet + the 14-byte
-Ethernet header, which is what htb counts), a drop-tail queue of the same limit in packets,
+Ethernet header, which is what htb counts), a drop-tail queue of the same limit in packets
+(or the queue manager matching the bed's qdisc, qdiscs.py),
 no propagation delay (the veth links have none) and 1 Gb/s access links, one `bulk` entry of
 N greedy downloads (server on the right sends, as the testbed's senders do), each flow on its
 own pair of hosts with its RTT from `[rtt]` (constant, or a matrix giving flow i its own),
@@ -82,9 +83,11 @@ def scenario(
     start_jitter_s: float = 1.0,
     seed: int = 1,
     name: str = "linux-bed",
+    queue: dict | None = None,
 ) -> dict:
     """The aqmlab scenario of a testbed configuration (`tcp`: the keys beside the preset,
-    usually `overrides_for(preset)`)."""
+    usually `overrides_for(preset)`; `queue`: the bottleneck's `[queue]` table,
+    qdiscs.aqmlab_queue, drop-tail of `limit` packets when None)."""
     if len(rtts_ms) != flows:
         raise ValueError(f"rtts_ms has {len(rtts_ms)} values for {flows} flows")
     if len(set(rtts_ms)) == 1:
@@ -106,7 +109,7 @@ def scenario(
             "right_hosts": flows,
             "bottleneck_framing": {"overhead_bytes": 14},
         },
-        "queue": {"kind": "droptail", "limit": int(limit), "unit": "packets"},
+        "queue": queue or {"kind": "droptail", "limit": int(limit), "unit": "packets"},
         "tcp": {"preset": preset, **(tcp or {})},
         "rtt": rtt,
         "delay_box": {"placement": "split"},

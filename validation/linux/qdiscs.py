@@ -1,0 +1,132 @@
+"""The bottleneck queue disciplines the bed can use, each with its parameters set explicitly
+on both sides: the tc arguments of the Linux qdisc (the leaf under the htb class that sets the
+rate) and the `[queue]` table of the matching aqmlab queue (docs/queues.md).
+
+Every parameter that both sides have is written out here with the Linux default as the value,
+so that neither side runs on a default the other does not share. Sources: the kernel's
+`*_init` functions (Linux 6.1, the UML kernel's version: `sch_codel.c`, `sch_fq_codel.c`,
+`sch_pie.c`/`include/net/pie.h`, `sch_cake.c`), tc-codel(8), tc-fq_codel(8), tc-pie(8),
+tc-cake(8), and docs/queues.md for aqmlab's keys.
+
+Units: Linux counts a packet's length with its 14-byte Ethernet header (skb->len at the
+router's egress), aqmlab counts IP bytes. Where a parameter is a length, the value each side
+documents as Linux's is used (codel and fq_codel `mtu` 1514 and quantum 1514 on both sides;
+cake's adjusted length is IP + 14 on both sides through `overhead 14`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Not available: fq_pie (CONFIG_NET_SCH_FQ_PIE is off in Debian's user-mode-linux 6.1 and the
+# host kernel has no fq_pie), dualpi2 (in Linux only from 6.16; neither kernel has it).
+NAMES = ("pfifo", "codel", "fq_codel", "pie", "cake")
+
+
+# PIE's update period. Linux keeps it in jiffies (pie_change: usecs_to_jiffies, rounded up):
+# its default 15 ms is 20 ms at HZ = 100 (the UML kernel's), 16 ms at HZ = 250. 20 ms is a
+# whole number of jiffies at HZ = 100, 250 and 1000, so both sides run the same period.
+PIE_TUPDATE_MS = 20
+
+
+@dataclass(frozen=True)
+class Qdisc:
+    name: str
+    default_limit: int  # packets: Linux's default (pfifo: the bed's historic 100)
+    limit_settable: bool = True  # cake's packet limit is fixed (sch->limit = 10240)
+    notes: list[str] = field(default_factory=list)
+
+
+QDISCS = {
+    "pfifo": Qdisc("pfifo", 100),
+    "codel": Qdisc("codel", 1000),  # codel_init: sch->limit = DEFAULT_CODEL_LIMIT
+    "fq_codel": Qdisc("fq_codel", 10240),  # fq_codel_init: sch->limit = 10*1024
+    "pie": Qdisc("pie", 1000),  # pie_init: sch->limit = 1000
+    "cake": Qdisc("cake", 10240, limit_settable=False),  # cake_init: sch->limit = 10240
+}
+
+
+def check(name: str, limit: int | None) -> int:
+    """The packet limit to use for `name` (its default when `limit` is None)."""
+    if name not in QDISCS:
+        raise ValueError(f"qdisc {name!r}: expected one of {', '.join(NAMES)}")
+    q = QDISCS[name]
+    if limit is None:
+        return q.default_limit
+    if limit <= 0:
+        raise ValueError(f"limit {limit}: expected a positive number of packets")
+    if not q.limit_settable and limit != q.default_limit:
+        raise ValueError(f"{name}: the packet limit is fixed at {q.default_limit} in Linux")
+    return limit
+
+
+def tc_args(name: str, limit: int) -> list[str]:
+    """The qdisc's kind and options, for `tc qdisc add dev r1 parent 1:1 handle 10: ...`."""
+    if name == "pfifo":
+        return ["pfifo", "limit", str(limit)]
+    if name == "codel":
+        # codel_params_init: target 5 ms, interval 100 ms, no ECN, no ce_threshold.
+        return ["codel", "limit", str(limit), "target", "5ms", "interval", "100ms", "noecn"]
+    if name == "fq_codel":
+        # fq_codel_init: 1024 flows, quantum psched_mtu (1514), memory_limit 32 MiB,
+        # drop_batch 64, ECN on: turned off here (the bed's TCP does not negotiate ECN; off on
+        # both sides so that a mark can never stand in for a drop).
+        return [
+            "fq_codel", "limit", str(limit), "flows", "1024", "quantum", "1514",
+            "target", "5ms", "interval", "100ms", "memory_limit", "33554432",
+            "drop_batch", "64", "noecn",
+        ]  # fmt: skip
+    if name == "pie":
+        # pie_params_init: target 15 ms, alpha 2 and beta 20 (in 1/16 s⁻¹: 0.125 and 1.25),
+        # no ECN, no byte mode, the timestamp delay estimator (dq_rate_estimator off). The
+        # 150 ms burst allowance is not settable (MAX_BURST). tupdate: see PIE_TUPDATE_MS.
+        return [
+            "pie", "limit", str(limit), "target", "15ms", "tupdate", f"{PIE_TUPDATE_MS}ms",
+            "alpha", "2", "beta", "20", "noecn", "nobytemode", "no_dq_rate_estimator",
+        ]  # fmt: skip
+    if name == "cake":
+        # Unshaped (the htb class above sets the rate), one tin, per-flow fairness only (the
+        # bed has one sender and one receiver host, aqmlab a host pair per flow: `flows`
+        # isolation makes the host count irrelevant on both sides), rtt 100 ms (target
+        # rtt/20 = 5 ms), overhead 14: the adjusted length is the IP packet + 14 bytes on
+        # both sides (Linux subtracts its network offset when an overhead is given).
+        return [
+            "cake", "unlimited", "besteffort", "flows", "nonat", "nowash",
+            "no-ack-filter", "rtt", "100ms", "overhead", "14", "mpu", "0", "noatm",
+        ]  # fmt: skip
+    raise ValueError(f"qdisc {name!r}: expected one of {', '.join(NAMES)}")
+
+
+def aqmlab_queue(name: str, limit: int) -> dict:
+    """The `[queue]` table of the aqmlab queue that matches `tc_args(name, limit)`."""
+    if name == "pfifo":
+        return {"kind": "droptail", "limit": int(limit), "unit": "packets"}
+    if name == "codel":
+        return {
+            "kind": "codel", "limit": int(limit), "target_ms": 5.0, "interval_ms": 100.0,
+            "mtu": 1514, "ecn": False,
+        }  # fmt: skip
+    if name == "fq_codel":
+        return {
+            "kind": "fq_codel", "limit": int(limit), "flows": 1024, "quantum": 1514,
+            "target_ms": 5.0, "interval_ms": 100.0, "memory_limit": 33554432,
+            "drop_batch": 64, "mtu": 1514, "ecn": False,
+        }  # fmt: skip
+    if name == "pie":
+        # aqmlab's `pie` is RFC 8033 in f64 (docs/queues.md lists where Linux differs: the
+        # decay 1/64 against 2 %, the +2 % above 250 ms, where the burst allowance is spent);
+        # the timestamp estimator and de-randomisation are Linux's choices.
+        return {
+            "kind": "pie", "limit": int(limit), "target_ms": 15.0,
+            "t_update_ms": float(PIE_TUPDATE_MS),
+            "alpha": 0.125, "beta": 1.25, "max_burst_ms": 150.0, "estimator": "timestamp",
+            "derandomize": True, "ecn": False, "byte_mode": False,
+        }  # fmt: skip
+    if name == "cake":
+        return {
+            "kind": "cake", "limit": int(limit), "bandwidth": "unlimited",
+            "diffserv": "besteffort", "isolation": "flows", "rtt_ms": 100.0,
+            "target_ms": 5.0, "overhead": 14, "mpu": 0, "atm": "noatm",
+            "ack_filter": "no-ack-filter",
+        }  # fmt: skip
+    raise ValueError(f"qdisc {name!r}: expected one of {', '.join(NAMES)}")
