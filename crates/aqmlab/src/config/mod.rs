@@ -77,6 +77,11 @@ pub struct Scenario {
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     pub bottleneck_mbps: f64,
+    /// Rate of the bottleneck's reverse direction (right → left), Mb/s: an access link whose
+    /// download (to clients on the left) and upload differ, as DSL, cable and most fibre
+    /// plans do. Absent (default): `bottleneck_mbps` both ways.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck_mbps_reverse: Option<f64>,
     pub bottleneck_delay_ms: f64,
     pub access_mbps: f64,
     pub access_delay_ms: f64,
@@ -147,6 +152,15 @@ pub struct HopConfig {
 }
 
 impl Scenario {
+    /// Rate of the bottleneck (hop 0) in direction `dir` (0 forward, 1 reverse), Mb/s.
+    pub fn bottleneck_rate_mbps(&self, dir: usize) -> f64 {
+        let t = &self.topology;
+        match dir {
+            0 => t.bottleneck_mbps,
+            _ => t.bottleneck_mbps_reverse.unwrap_or(t.bottleneck_mbps),
+        }
+    }
+
     /// Number of hops of the chain (1: the dumbbell).
     pub fn hop_count(&self) -> u32 {
         1 + self.topology.hops.len() as u32
@@ -250,6 +264,10 @@ impl Scenario {
 pub struct RateStep {
     pub at_s: f64,
     pub mbps: f64,
+    /// The reverse direction's new rate. Absent: `mbps` when the link is symmetric (no
+    /// `bottleneck_mbps_reverse`), else the reverse rate stays as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_mbps: Option<f64>,
 }
 
 /// Per-connection minimum RTT added by delay boxes (like dummynet / ns-2 DelayBox). A
@@ -511,6 +529,17 @@ pub enum Direction {
     Download,
     /// The client sends.
     Upload,
+}
+
+impl Direction {
+    /// The bottleneck direction (0 forward, left → right; 1 reverse) that the data of a
+    /// transfer in this direction cross, with its client on `client_side`.
+    pub fn bottleneck_dir(self, client_side: Side) -> usize {
+        match (self, client_side) {
+            (Direction::Upload, Side::Left) | (Direction::Download, Side::Right) => 0,
+            (Direction::Download, Side::Left) | (Direction::Upload, Side::Right) => 1,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -840,11 +869,17 @@ impl Scenario {
         }
         let t = &self.topology;
         positive("topology.bottleneck_mbps", t.bottleneck_mbps)?;
+        if let Some(r) = t.bottleneck_mbps_reverse {
+            positive("topology.bottleneck_mbps_reverse", r)?;
+        }
         positive("topology.access_mbps", t.access_mbps)?;
         let mut last_at = 0.0;
         for (i, step) in t.bottleneck_steps.iter().enumerate() {
             let p = format!("topology.bottleneck_steps[{i}]");
             positive(&format!("{p}.mbps"), step.mbps)?;
+            if let Some(r) = step.reverse_mbps {
+                positive(&format!("{p}.reverse_mbps"), r)?;
+            }
             if !(step.at_s.is_finite() && step.at_s > last_at) {
                 return Err(ConfigError::new(
                     format!("{p}.at_s"),

@@ -4,20 +4,25 @@
 use super::error::{integer_in, non_negative, ConfigError};
 use super::{Scenario, TrafficConfig};
 
-/// The per-flow rate of a `udp_cbr` entry, bits per second.
+/// The per-flow rate of a `udp_cbr` entry, bits per second (a `share` is of the capacity of
+/// the bottleneck direction its packets cross).
 pub(crate) fn flow_rate_bps(sc: &Scenario, tr: &TrafficConfig) -> f64 {
     let TrafficConfig::UdpCbr {
         flows,
         rate_mbps,
         share,
+        direction,
+        client_side,
         ..
     } = tr
     else {
         unreachable!("a udp_cbr entry")
     };
+    // A share is of the capacity of the direction the flows' packets cross.
+    let capacity = sc.bottleneck_rate_mbps(direction.bottleneck_dir(*client_side));
     match (rate_mbps, share) {
         (Some(r), _) => r * 1e6,
-        (None, Some(s)) => s * sc.topology.bottleneck_mbps * 1e6 / *flows as f64,
+        (None, Some(s)) => s * capacity * 1e6 / *flows as f64,
         (None, None) => unreachable!("validated: rate_mbps or share"),
     }
 }

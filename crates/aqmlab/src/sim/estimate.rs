@@ -117,7 +117,8 @@ fn max_extra_rtt_s(sc: &Scenario) -> f64 {
 pub fn estimate(sc: &Scenario) -> Estimate {
     let t = &sc.topology;
     let d = sc.duration_s;
-    let c_bps = t.bottleneck_mbps * 1e6;
+    // Both directions' rates (an asymmetric access link's download and upload).
+    let c_both_bps = (sc.bottleneck_rate_mbps(0) + sc.bottleneck_rate_mbps(1)) * 1e6;
     let a_bps = t.access_mbps * 1e6;
     let hosts = [t.left_hosts as f64, t.right_hosts as f64];
     let mut tcp = false;
@@ -131,15 +132,13 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         match tr {
             TrafficConfig::UdpCbr {
                 flows,
-                rate_mbps,
-                share,
                 packet_bytes,
                 client_side,
                 direction,
                 ..
             } => {
                 let f = *flows as f64;
-                let per_flow = rate_mbps.map_or(share.unwrap_or(0.0) * c_bps / f, |r| r * 1e6);
+                let per_flow = crate::config::flow_rate_bps(sc, tr);
                 // Senders sit on the client's side for uploads, on the other for downloads.
                 let upload = *direction == crate::config::Direction::Upload;
                 let left = (*client_side == crate::config::Side::Left) == upload;
@@ -219,7 +218,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         }
     }
     let tcp_pps = if tcp {
-        2.0 * c_bps / (8.0 * TCP_MEAN_PACKET)
+        c_both_bps / (8.0 * TCP_MEAN_PACKET)
     } else {
         0.0
     };

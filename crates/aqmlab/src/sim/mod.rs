@@ -274,7 +274,6 @@ impl Simulation {
             }
             links.push(link);
         }
-        let b_rate = BitsPerSec::from_mbps(sc.topology.bottleneck_mbps);
         let b_delay = millis(sc.topology.bottleneck_delay_ms);
         let rev_cfg = sc.queue_reverse.clone().unwrap_or_else(|| sc.queue.clone());
         for (dir, (qcfg, loss)) in [
@@ -284,6 +283,7 @@ impl Simulation {
         .into_iter()
         .enumerate()
         {
+            let b_rate = BitsPerSec::from_mbps(sc.bottleneck_rate_mbps(dir));
             // Queue streams 0 and 1 belong to the bottleneck: the same across queue managers.
             let mut q = Queue::new(
                 qcfg.build_for_link(b_rate, mean_pkt, b_delay),
@@ -644,10 +644,17 @@ impl Simulation {
                 }
             },
             Ev::RateStep(i) => {
-                let rate = self.sc.topology.bottleneck_steps[i as usize].mbps;
-                for dir in 0..2 {
-                    let b = self.bottleneck(dir) as usize;
-                    self.links[b].set_rate(self.sched.now(), BitsPerSec::from_mbps(rate));
+                let t = &self.sc.topology;
+                let step = &t.bottleneck_steps[i as usize];
+                // The reverse direction follows `mbps` only on a symmetric link.
+                let symmetric = t.bottleneck_mbps_reverse.is_none();
+                let reverse = step.reverse_mbps.or(symmetric.then_some(step.mbps));
+                let now = self.sched.now();
+                for (dir, rate) in [(0, Some(step.mbps)), (1, reverse)] {
+                    if let Some(r) = rate {
+                        let b = self.bottleneck(dir) as usize;
+                        self.links[b].set_rate(now, BitsPerSec::from_mbps(r));
+                    }
                 }
             },
         }

@@ -1,5 +1,6 @@
 //! Capacity steps (`topology.bottleneck_steps`): the bottleneck's rate changes at set times,
-//! in both directions.
+//! in both directions, or each direction its own on an asymmetric link
+//! (`topology.bottleneck_mbps_reverse`).
 
 use aqmlab::config::RateStep;
 use aqmlab::sim::Simulation;
@@ -19,10 +20,12 @@ fn the_link_serves_at_each_steps_rate() {
         RateStep {
             at_s: 10.0,
             mbps: 2.0,
+            reverse_mbps: None,
         },
         RateStep {
             at_s: 20.0,
             mbps: 10.0,
+            reverse_mbps: None,
         },
     ];
     let (sim, tables) = run(sc);
@@ -57,7 +60,11 @@ fn steps_are_validated() {
         sc.warmup_s = 0.0;
         sc.topology.bottleneck_steps = steps
             .into_iter()
-            .map(|(at_s, mbps)| RateStep { at_s, mbps })
+            .map(|(at_s, mbps)| RateStep {
+                at_s,
+                mbps,
+                reverse_mbps: None,
+            })
             .collect();
         Simulation::new(sc).err().map(|e| e.to_string())
     };
@@ -77,4 +84,63 @@ fn steps_are_validated() {
         e.starts_with("topology.bottleneck_steps[0].mbps = 0"),
         "{e}"
     );
+}
+
+/// The data rate of each 1-s interval of the reverse direction (the downloads' data: servers
+/// on the right), after slow start.
+fn reverse_intervals(tables: &[aqmlab::measure::Table]) -> Vec<(f64, f64)> {
+    let b = table(tables, "bottleneck");
+    let (t, thr) = (f64s(b, "t_s"), f64s(b, "throughput_mbps"));
+    let dir = match &b.columns.iter().find(|c| c.0 == "direction").unwrap().1 {
+        aqmlab::measure::Column::Str(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    (0..t.len())
+        .filter(|&i| dir[i] == "reverse" && t[i] > 3.0)
+        .map(|i| (t[i], thr[i]))
+        .collect()
+}
+
+/// An asymmetric access link: 2 Mb/s right → left (the downloads' direction) under a 10 Mb/s
+/// forward direction. A step that names only `mbps` leaves the reverse rate alone on such a
+/// link (10 s); one with `reverse_mbps` changes it (20 s: 5 Mb/s). Each interval's data rate
+/// is at most its capacity (a packet of slack) and at least 90 % of it.
+#[test]
+fn an_asymmetric_link_serves_each_direction_at_its_own_rate() {
+    let mut sc = greedy_10mbps(8, 30.0, 4);
+    sc.warmup_s = 5.0;
+    sc.topology.bottleneck_mbps_reverse = Some(2.0);
+    sc.topology.bottleneck_steps = vec![
+        RateStep {
+            at_s: 10.0,
+            mbps: 20.0,
+            reverse_mbps: None,
+        },
+        RateStep {
+            at_s: 20.0,
+            mbps: 20.0,
+            reverse_mbps: Some(5.0),
+        },
+    ];
+    let (_sim, tables) = run(sc);
+    let slack = 1500.0 * 8.0 / 1e6;
+    let rows = reverse_intervals(&tables);
+    assert!(rows.len() >= 25, "{} intervals", rows.len());
+    for (t, mbps) in rows {
+        // The interval ending at 21 s straddles the step's slow restart of the queue's drain.
+        let cap = if t <= 20.0 { 2.0 } else { 5.0 };
+        assert!(mbps <= cap + slack, "t = {t}: {mbps} Mb/s over {cap}");
+        if t > 22.0 || t <= 20.0 {
+            assert!(mbps >= 0.9 * cap, "t = {t}: {mbps} Mb/s of {cap}");
+        }
+    }
+}
+
+#[test]
+fn the_reverse_rate_is_validated() {
+    let mut sc = greedy_10mbps(1, 5.0, 1);
+    sc.warmup_s = 0.0;
+    sc.topology.bottleneck_mbps_reverse = Some(0.0);
+    let e = Simulation::new(sc).err().unwrap().to_string();
+    assert!(e.starts_with("topology.bottleneck_mbps_reverse = 0"), "{e}");
 }

@@ -50,6 +50,7 @@ import numpy as np
 import polars as pl
 
 from aqmlab.analysis.directions import first_hop, studied_direction
+from aqmlab.scenario.direction_names import rate_mbps
 
 FLENT_TEST = "rrul_be_nflows"
 FLENT_FORMAT_VERSION = 4
@@ -199,12 +200,9 @@ def _overhead_bytes(framing: Any) -> float:
     return 0.0
 
 
-def _rate_mbps(topology: Mapping[str, Any], t: np.ndarray) -> np.ndarray:
-    """The bottleneck's rate at each time, capacity steps applied."""
-    rate = np.full(len(t), float(topology["bottleneck_mbps"]))
-    for step in topology.get("bottleneck_steps") or []:
-        rate[t >= float(step["at_s"])] = float(step["mbps"])
-    return rate
+def _rate_mbps(topology: Mapping[str, Any], direction: str, t: np.ndarray) -> np.ndarray:
+    """The bottleneck's rate in `direction` at each time, capacity steps applied."""
+    return np.array([rate_mbps(topology, direction, float(x)) for x in t], dtype=float)
 
 
 def propagation_rtt_ms(topology: Mapping[str, Any]) -> float:
@@ -240,7 +238,7 @@ def queue_windows(queue: pl.DataFrame, scenario: Mapping[str, Any], direction: s
     wire = q["mean_bytes"].to_numpy().astype(float) + q["mean_pkts"].to_numpy().astype(
         float
     ) * _overhead_bytes(topo.get("bottleneck_framing"))
-    delay = wire * 8 / (_rate_mbps(topo, t - window_s / 2) * 1e6) * 1e3
+    delay = wire * 8 / (_rate_mbps(topo, direction, t - window_s / 2) * 1e6) * 1e3
     return q.with_columns(pl.Series("delay_ms", delay, dtype=pl.Float64))
 
 

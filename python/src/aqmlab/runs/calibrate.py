@@ -37,6 +37,7 @@ from aqmlab.scenario.calibration import (
     Calibration,
     calibration_fields,
     calibration_key,
+    direction_capacity,
     output_path,
     own_per_source,
     response_direction,
@@ -125,7 +126,9 @@ def uncongested(
         if field in own:
             s[listed] = [own[field]]
     topo = dict(s["topology"])
-    topo["bottleneck_mbps"] = float(topo["bottleneck_mbps"]) * factor
+    for key in ("bottleneck_mbps", "bottleneck_mbps_reverse"):
+        if topo.get(key) is not None:
+            topo[key] = float(topo[key]) * factor
     topo["access_queue_packets"] = max(int(topo.get("access_queue_packets", 0)), BIG_QUEUE)
     s["topology"] = topo
     s["queue"] = {"kind": "droptail", "limit": BIG_QUEUE}
@@ -208,7 +211,7 @@ def calibrate_entry(
     kind = entry["kind"]
     pop_key = POPULATION[kind]
     direction = response_direction(entry)
-    capacity = float(scenario["topology"]["bottleneck_mbps"])
+    capacity = direction_capacity(scenario["topology"], direction)
     say = log or (lambda _m: None)
 
     def job(p: float) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab.errors import ScenarioError, make_dirs, os_problem, show_value
+from aqmlab.scenario.direction_names import rate_mbps
 
 __all__ = [
     "CAPACITY_FACTOR",
@@ -79,7 +80,7 @@ IN_RUN_FILE = "calibration.json"
 # `aqmlab.scenario.load`), and the field of the calibration key each replaces.
 PER_SOURCE_KEYS = {"traffic_tcp": "tcp", "traffic_rtt": "rtt", "traffic_hop": "hop"}
 # Topology keys left out of the key: the capacity that scenarios vary and queue sizes.
-_TOPOLOGY_IGNORED = ("bottleneck_mbps", "access_queue_packets")
+_TOPOLOGY_IGNORED = ("bottleneck_mbps", "bottleneck_mbps_reverse", "access_queue_packets")
 
 
 # Defaults of the core (config.rs), so that writing a default out does not change the key.
@@ -140,6 +141,13 @@ def response_direction(entry: Mapping[str, Any]) -> str:
     """Bottleneck direction of a Web source's responses: clients on the left (default) get
     them right → left, the `reverse` direction."""
     return "reverse" if entry.get("client_side", "left") == "left" else "forward"
+
+
+def direction_capacity(topology: Mapping[str, Any], direction: str) -> float:
+    """The bottleneck's rate in `direction` at the start (0 when the topology has none)."""
+    if "bottleneck_mbps" not in topology:
+        return 0.0
+    return rate_mbps(topology, direction)
 
 
 def calibration_fields(scenario: Mapping[str, Any], index: int) -> dict[str, Any]:
@@ -440,9 +448,8 @@ def resolve_loads(
     stored = stored_in(path)
     if isinstance(path, Mapping):
         shown, path = shown or IN_RUN_FILE, IN_RUN_FILE
-    capacity = float((scenario.get("topology") or {}).get("bottleneck_mbps") or 0)
     found = {i: _entry_calibration(scenario, i, stored, path, shown) for i in todo}
-    pops = _populations(scenario, found, capacity)
+    pops = _populations(scenario, found)
     used = []
     for i in todo:
         entry = scenario["traffic"][i]
@@ -518,12 +525,15 @@ def _entry_calibration(
 def _populations(
     scenario: Mapping[str, Any],
     found: Mapping[int, tuple[Calibration, str]],
-    capacity: float,
 ) -> dict[int, float]:
-    """Unrounded population of every `load` entry (see `resolve_loads`)."""
+    """Unrounded population of every `load` entry (see `resolve_loads`): a load is a fraction
+    of the capacity of the direction its responses cross."""
     traffic = scenario["traffic"]
     direction = {i: response_direction(traffic[i]) for i in found}
-    target = {i: float(traffic[i]["load"]) * capacity for i in found}
+    topology = scenario.get("topology") or {}
+    target = {
+        i: float(traffic[i]["load"]) * direction_capacity(topology, direction[i]) for i in found
+    }
     pops = {i: target[i] / c.slope_mbps for i, (c, b) in found.items() if b == LOAD_BASES[0]}
     two_way = [i for i, (_c, b) in found.items() if b != LOAD_BASES[0]]
     for d in ("forward", "reverse"):

@@ -7,9 +7,12 @@ geometric names stay accepted, and stay the tables' values (so old results read 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from aqmlab.errors import ScenarioError
 
-__all__ = ["ALIASES", "CAPTURE_POINTS", "canonical", "capture_point", "label"]
+__all__ = ["ALIASES", "CAPTURE_POINTS", "canonical", "capture_point", "label", "rate_mbps"]
 
 # A user's name -> the tables' name.
 ALIASES = {"download": "reverse", "upload": "forward", "forward": "forward", "reverse": "reverse"}
@@ -37,3 +40,26 @@ def capture_point(name: str) -> str:
 def label(direction: str) -> str:
     """How a direction reads in a summary or a report: `download (right → left)`."""
     return _LABELS.get(direction, direction)
+
+
+def rate_mbps(topology: Mapping[str, Any], direction: str, at_s: float | None = None) -> float:
+    """The bottleneck's rate in `direction` (`forward`/`reverse`, or a user's name), Mb/s: an
+    asymmetric link's `bottleneck_mbps_reverse` for the reverse direction, and at `at_s` the
+    capacity steps in force then (on an asymmetric link a step without `reverse_mbps` leaves
+    the reverse rate as it was: docs/network.md)."""
+    reverse = canonical(direction) == "reverse"
+    forward_mbps = float(topology["bottleneck_mbps"])
+    asymmetric = topology.get("bottleneck_mbps_reverse") is not None
+    rate = float(topology["bottleneck_mbps_reverse"]) if asymmetric and reverse else forward_mbps
+    if at_s is None:
+        return rate
+    for step in topology.get("bottleneck_steps") or []:
+        if at_s < float(step["at_s"]):
+            break
+        if not reverse:
+            rate = float(step["mbps"])
+        elif step.get("reverse_mbps") is not None:
+            rate = float(step["reverse_mbps"])
+        elif not asymmetric:
+            rate = float(step["mbps"])
+    return rate
