@@ -613,6 +613,12 @@ impl Simulation {
             },
             Ev::Interval => {
                 let now = self.sched.now();
+                if now >= self.end {
+                    // The interval that ends the run is closed by `finish`, after every event
+                    // due at the end: an arrival at exactly `duration_s` (queued after this
+                    // event) is in the summary, so it must be in the table too.
+                    return;
+                }
                 for dir in 0..2 {
                     let link = &self.links[self.bottleneck(dir) as usize];
                     self.monitors[dir].interval(now, link, &mut self.bneck_rows);
@@ -621,8 +627,7 @@ impl Simulation {
                     let link = &self.links[self.first_hop_link as usize + 2 + i];
                     mon.interval(now, link, &mut self.bneck_rows);
                 }
-                // The end of the run is sampled by `finish`, after everything due then.
-                if self.sc.trace.qdisc && now < self.end {
+                if self.sc.trace.qdisc {
                     self.sample_qdisc(now);
                 }
                 let p = self.monitors[0].interval;

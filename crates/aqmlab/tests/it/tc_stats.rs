@@ -284,3 +284,29 @@ fn every_queue_kind_has_tc_statistics_that_conserve_packets() {
         }
     }
 }
+
+/// A packet that reaches the bottleneck exactly at `duration_s`, when the last reporting
+/// interval also ends (issue 36, fuzzer finding 5): it is in the summary, so it must be in the
+/// table's last interval too. 1000-byte CBR packets leave every 1 ms from t = 0; each waits
+/// the delay box's half RTT (19.92 ms) and its 80 µs on the 100 Mb/s access link, so packet
+/// k arrives at k ms + 20 ms, and packet 1980 at 2 s, the end of the run.
+#[test]
+fn an_arrival_at_the_end_of_the_run_is_in_the_last_interval() {
+    let mut sc = base(2.0);
+    sc.rtt = aqmlab::config::RttConfig::Constant { rtt_ms: 39.84 };
+    sc.topology.bottleneck_mbps = 10.0;
+    sc.topology.access_mbps = 100.0;
+    sc.traffic = serde_json::from_value(serde_json::json!([
+        {"kind": "udp_cbr", "flows": 1, "rate_mbps": 8.0, "packet_bytes": 1000,
+         "direction": "upload", "client_side": "left"}
+    ]))
+    .unwrap();
+    let (sim, tables) = run(sc);
+    let s = &sim.summary().forward;
+    assert_eq!(s.arrivals, 1981, "packets 0..=1980");
+    assert_eq!(column_sum(&tables, "forward", "arrivals", f64::MAX), s.arrivals);
+    assert_eq!(
+        column_sum(&tables, "forward", "departures", f64::MAX),
+        s.departures
+    );
+}

@@ -277,4 +277,14 @@ mod tests {
         let e = serde_json::from_str::<CakeConfig>(r#"{"bandwidth": true}"#).unwrap_err();
         assert!(e.to_string().contains("expected a tc rate"), "{e}");
     }
+
+    /// The rate in force reads in the results as Mb/s under a key that says so (issue 36:
+    /// it was bytes/s under `bandwidth`, where the user had written bits).
+    #[test]
+    fn the_results_give_the_bandwidth_in_mbps() {
+        let cfg: CakeConfig = serde_json::from_str(r#"{"bandwidth": "9Mbit"}"#).unwrap();
+        let json = serde_json::to_value(cfg.params()).unwrap();
+        assert_eq!(json["bandwidth_mbps"].as_f64(), Some(9.0), "{json}");
+        assert!(json.get("bandwidth").is_none(), "{json}");
+    }
 }

@@ -36,7 +36,10 @@ use crate::units::{Time, MS};
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CakeParams {
-    /// Shaped rate in bytes/s (tc `bandwidth`, given in bits); 0 = unlimited.
+    /// Shaped rate in bytes/s (tc `bandwidth`, given in bits); 0 = unlimited. In the results
+    /// as `bandwidth_mbps` (Mb/s, the project's unit for rates; 0 = unlimited), not as a bare
+    /// number whose unit a reader would have to guess (issue 36).
+    #[serde(rename = "bandwidth_mbps", serialize_with = "bytes_per_s_as_mbps")]
     pub bandwidth: u64,
     pub diffserv: Diffserv,
     pub flow_mode: FlowMode,
@@ -55,6 +58,11 @@ pub struct CakeParams {
     /// COBALT's `rec_inv_sqrt` starts at 0 (Linux `cobalt_vars_init`), not 1.0.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub linux_cobalt_init: bool,
+}
+
+/// A rate in bytes/s written as Mb/s.
+fn bytes_per_s_as_mbps<S: serde::Serializer>(rate: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(*rate as f64 * 8e-6)
 }
 
 impl CakeParams {
