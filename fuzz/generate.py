@@ -68,6 +68,9 @@ def queue(r: random.Random) -> dict[str, Any]:
         q["min_th"] = r.choice([1.0, 5.0, 30.0])
     if kind == "pi":
         q["q_ref"] = r.choice([10.0, 50.0, 0.0])
+        if r.random() < 0.3:
+            # A frequency: its unit bounds (`_hz`) refuse one that would never let a run end.
+            q["sample_hz"] = pick(r, ([160.0, 170.0], [1e9, 1e-9, 0.0, -1.0]))
     if kind == "rem":
         q["b_ref"] = r.choice([10.0, 50.0])
         if r.random() < 0.3:
@@ -119,6 +122,9 @@ def queue(r: random.Random) -> dict[str, Any]:
             ce_threshold_selector=1,
             ce_threshold_mask=r.choice([1, 3]),
         )
+    if kind == "fq_codel" and r.random() < 0.2:
+        # tc's memory_limit (bytes), down to less than one packet (issue 36's UDP flood).
+        q["memory_limit"] = pick(r, ([1500, 32 << 20], [1, 0, 10**12]))
     if kind in ("codel", "fq_codel") and r.random() < 0.3:
         q["target_ms"] = pick(r, ([5.0, 1.0], [1e-9, 200.0]))
     if kind in ("red", "gred_i", "ared") and r.random() < 0.3:
@@ -277,7 +283,16 @@ def scenario(r: random.Random) -> dict[str, Any]:
             {"at_s": pick(r, ([0.1, 0.3], [0.0, -1.0, 1e9])), "mbps": pick(r, RATE_MBPS)}
             for _ in range(r.choice([1, 2]))
         ]
+        for step in steps:
+            if r.random() < 0.3:
+                step["reverse_mbps"] = pick(r, RATE_MBPS)
         doc["topology"]["bottleneck_steps"] = steps
+    if r.random() < 0.1:
+        # An asymmetric access link: the reverse direction (the download) at its own rate.
+        doc["topology"]["bottleneck_mbps_reverse"] = pick(r, RATE_MBPS)
+    if r.random() < 0.05:
+        # Arrival bins (the burstiness table): fine bins are memory per second of a run.
+        doc.setdefault("measure", {})["burst_bin_ms"] = pick(r, ([0.0, 10.0], [1e-3, 1e-9]))
     if r.random() < 0.1:
         # Captures and traces: a point (host numbers possibly out of range), maybe a sampled
         # or windowed selection, and a TCP state trace at every change or per interval.
