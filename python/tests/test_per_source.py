@@ -70,3 +70,24 @@ def test_the_report_shows_it(mix_study):
     html = study_report.build_report(mix_study).render()
     assert "Per source: what each queue gives and costs" in html
     assert "traffic[1] bulk" in html
+
+
+def test_each_source_over_time(mix_study):
+    """`source_intervals`, drawn per representative run (issue 36: Flent's all_scaled per
+    source): its goodput rows, over their 1-s spans, add up to the source's delivered bytes."""
+    from aqmlab.report import study_plots as sp
+
+    rid = mix_study.runs()["run_id"][0]
+    res = mix_study.results(rid)
+    iv = res["source_intervals"]
+    assert set(iv["source"]) == {0, 1}
+    assert iv["t_s"].min() > 2.0  # after the warm-up only
+    conns = res["connections"]
+    for src in (0, 1):
+        got = iv.filter(pl.col("source") == src)["goodput_mbps"].sum() * 1e6 / 8
+        want = conns.filter(pl.col("source") == src)["bytes_delivered_measured"].sum()
+        assert got == pytest.approx(want, abs=1e-3)
+    fig = sp.source_traces(mix_study)
+    assert fig is not None and len(fig.axes) == 2 * 2  # goodput and delay, per scheme
+    html = study_report.build_report(mix_study).render()
+    assert "source_traces" in html

@@ -225,8 +225,9 @@ impl Simulation {
             self.loss_run_rows.take(),
             self.queue_delay_rows.take(),
         ];
-        if self.source_delays.is_some() {
+        if let Some(d) = self.source_delays.as_mut() {
             tables.push(self.source_delay_rows.take());
+            tables.push(d.take_interval_rows());
         }
         self.drain_traces(&mut tables);
         if self.sc.trace.qdisc {
@@ -337,8 +338,9 @@ impl Simulation {
             };
             mon.write_delay_rows(link, &mut self.queue_delay_rows);
         }
-        if let Some(d) = &self.source_delays {
+        if let Some(d) = self.source_delays.as_mut() {
             d.write_rows(&mut self.source_delay_rows);
+            d.close_interval(self.sched.now());
         }
         self.loss_run_rows
             .push_histogram("tcp_all", -1, &self.tcp_loss_runs);

@@ -274,6 +274,10 @@ impl Simulation {
                 // when the client is on the left.
                 let reverse = (side == 0) == c.client_left;
                 self.goodput[reverse as usize] += self.out.delivered;
+                if let Some(d) = self.source_delays.as_mut() {
+                    let source = self.tags[slot as usize].source;
+                    d.deliver(source, reverse as usize, self.out.delivered);
+                }
             }
             let before = Self::completed_exchanges(&c.app);
             let action = c.app.on_event(side, &self.out, now);

@@ -630,11 +630,19 @@ impl Simulation {
                 if self.sc.trace.qdisc {
                     self.sample_qdisc(now);
                 }
+                if now > self.warmup {
+                    if let Some(d) = self.source_delays.as_mut() {
+                        d.close_interval(now);
+                    }
+                }
                 let p = self.monitors[0].interval;
                 self.sched.after(p, Ev::Interval);
             },
             Ev::TimerSweep => self.sweep_timers(),
             Ev::Warmup => {
+                if let Some(d) = self.source_delays.as_mut() {
+                    d.start(self.sched.now());
+                }
                 for m in 0..self.monitor_count() {
                     let b = self.bottleneck(m) as usize;
                     let now = self.sched.now();

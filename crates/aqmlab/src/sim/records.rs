@@ -207,6 +207,23 @@ row_buffer! {
 }
 
 row_buffer! {
+    /// Each traffic source's experience over time (`source_intervals`, Flent's `all_scaled`
+    /// per source): per reporting interval after the warm-up, source and bottleneck direction
+    /// (hop 0), its TCP goodput (bytes delivered in order to the receiving application, in
+    /// the direction the bytes crossed) and the mean queueing delay of its TCP packets. Rows
+    /// only where the source sent or received something; written for the scenarios that keep
+    /// `source_delay`.
+    pub struct SourceIntervalRows => "source_intervals" {
+        t_s: f64,
+        source: u64,
+        direction: &'static str,
+        goodput_mbps: f64,
+        packets: u64,
+        delay_mean_ms: f64,
+    }
+}
+
+row_buffer! {
     /// tc-style statistics of the bottleneck queues over time (`[trace] qdisc`), long form: one
     /// row per field per direction at the end of every reporting interval and of the run,
     /// cumulative from the start (`sim::qdisc`).

@@ -57,7 +57,7 @@ fn an_override_equal_to_the_default_changes_nothing() {
     same.traffic_tcp = vec![Some(sc.tcp.clone()), None];
     same.traffic_rtt = vec![None, Some(sc.rtt.clone())];
     let mut tables = run(same).1;
-    tables.retain(|t| t.name != "source_delay");
+    tables.retain(|t| t.name != "source_delay" && t.name != "source_intervals");
     assert_eq!(digest(&run(sc).1), digest(&tables));
 }
 
@@ -130,4 +130,56 @@ fn source_delay_splits_the_queue_delay_histogram() {
     assert_eq!(sources.into_iter().collect::<Vec<_>>(), vec![0, 1]);
     let (_, plain) = run(two_sources());
     assert!(plain.iter().all(|t| t.name != "source_delay"));
+    assert!(plain.iter().all(|t| t.name != "source_intervals"));
+}
+
+/// `source_intervals` (each source's goodput and delay over time) adds up to the whole-run
+/// figures: per source, its goodput rows × their 1-s spans give the bytes its connections
+/// delivered after the warm-up (the `connections` table), and its packets per direction are
+/// the `source_delay` histogram's counts (the same sojourns, binned).
+#[test]
+fn source_intervals_add_up_to_each_sources_totals() {
+    let mut sc = two_sources();
+    sc.warmup_s = 5.0;
+    sc.traffic_rtt = vec![None, Some(RttConfig::Constant { rtt_ms: 80.0 })];
+    let (_, tables) = run(sc);
+    let iv = table(&tables, "source_intervals");
+    let (t, src, mbps, pkts) = (
+        f64s(iv, "t_s"),
+        u64s(iv, "source"),
+        f64s(iv, "goodput_mbps"),
+        u64s(iv, "packets"),
+    );
+    assert!(t.iter().all(|&x| x > 5.0), "rows after the warm-up only");
+    let conns = table(&tables, "connections");
+    let (c_src, c_bytes) = (
+        u64s(conns, "source"),
+        u64s(conns, "bytes_delivered_measured"),
+    );
+    let sd = table(&tables, "source_delay");
+    let (d_src, d_count) = (u64s(sd, "source"), u64s(sd, "count"));
+    for s in 0..2u64 {
+        let bytes: f64 = (0..iv.rows())
+            .filter(|&i| src[i] == s)
+            .map(|i| mbps[i] * 1e6 / 8.0)
+            .sum();
+        let want: u64 = (0..conns.rows())
+            .filter(|&i| c_src[i] == s)
+            .map(|i| c_bytes[i])
+            .sum();
+        assert!(want > 0);
+        assert!(
+            (bytes - want as f64).abs() < 1e-3,
+            "source {s}: {bytes} vs {want}"
+        );
+        let packets: u64 = (0..iv.rows())
+            .filter(|&i| src[i] == s)
+            .map(|i| pkts[i])
+            .sum();
+        let counted: u64 = (0..sd.rows())
+            .filter(|&i| d_src[i] == s)
+            .map(|i| d_count[i])
+            .sum();
+        assert_eq!(packets, counted, "source {s}");
+    }
 }

@@ -13,10 +13,10 @@ import polars as pl
 from aqmlab.analysis.directions import studied_direction
 from aqmlab.analysis.source_delays import class_delays
 
-__all__ = ["per_source"]
+__all__ = ["per_source", "source_names"]
 
 
-def _source_names(scenario: Mapping[str, Any]) -> dict[int, tuple[str, str]]:
+def source_names(scenario: Mapping[str, Any]) -> dict[int, tuple[str, str]]:
     """Source index -> (its name in the table, the direction carrying its data)."""
     out = {}
     for i, entry in enumerate(scenario.get("traffic") or []):
@@ -33,7 +33,7 @@ def per_source(study, axes: Sequence[str]) -> pl.DataFrame:
     if runs.height == 0:
         return pl.DataFrame()
     first = study.scenario(runs["run_id"][0])
-    names = _source_names(first)
+    names = source_names(first)
     if len(names) < 2:
         return pl.DataFrame()  # one source: the summary already says it all
     measured = float(first.get("duration_s", 0)) - float(first.get("warmup_s", 0))

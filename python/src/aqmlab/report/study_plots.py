@@ -41,6 +41,7 @@ from aqmlab.analysis import metrics as mt
 from aqmlab.analysis.directions import first_hop
 from aqmlab.report import study_layout as lay
 from aqmlab.report import study_summary as ss
+from aqmlab.report.per_source import source_names
 
 __all__ = [
     "metrics_by_cell",
@@ -53,6 +54,7 @@ __all__ = [
     "response_time_cdf",
     "response_time_ranking",
     "response_times",
+    "source_traces",
 ]
 
 GROUP_FIGSIZE = (5.6, 3.5)  # at 100 dpi two side by side fit the report's width
@@ -474,4 +476,54 @@ def queue_traces(
         f"Queue length, {window_s:g} s after the warm-up (mean per window, min–max band)",
         fontsize="medium",
     )
+    return fig
+
+
+# --- each source over time -------------------------------------------------------------------
+
+
+def source_traces(study, runs: Mapping[str, str] | None = None) -> Figure | None:
+    """Each traffic source over time in one representative run per curve (Flent's
+    `all_scaled`, per source): its goodput (top row) and the mean queueing delay of its
+    packets (bottom row) per reporting interval, in the direction that carries its data,
+    from the `source_intervals` table. None when no run has that table."""
+    runs = representative_runs(study) if runs is None else dict(runs)
+    traces = {}
+    for label, rid in runs.items():
+        try:
+            t = study.results(rid)["source_intervals"]
+        except KeyError:
+            continue
+        if t.height:
+            traces[label] = (rid, t)
+    if not traces:
+        return None
+    fig = Figure(figsize=(max(6.0, 3.4 * len(traces)), 5.0), layout="constrained")
+    axes = fig.subplots(2, len(traces), sharex=True, sharey="row", squeeze=False)
+    for col, (label, (rid, t)) in enumerate(traces.items()):
+        names = source_names(study.scenario(rid))
+        top, bottom = axes[0][col], axes[1][col]
+        for source, (name, direction) in names.items():
+            s = t.filter((pl.col("source") == source) & (pl.col("direction") == direction))
+            if s.height == 0:
+                continue
+            s = s.sort("t_s")
+            x = s["t_s"].to_numpy()
+            line = top.plot(x, s["goodput_mbps"].to_numpy(), lw=0.9, drawstyle="steps-pre")[0]
+            bottom.plot(
+                x,
+                s["delay_mean_ms"].to_numpy(),
+                lw=0.9,
+                drawstyle="steps-pre",
+                color=line.get_color(),
+                label=name,
+            )
+        top.set_title(f"{label} (run {rid})", fontsize="small")
+        top.set_ylabel("goodput (Mb/s)")
+        bottom.set_ylabel("queueing delay (ms)")
+        bottom.set_xlabel("time (s)")
+        for ax in (top, bottom):
+            ax.grid(True, alpha=0.3)
+    axes[1][0].legend(fontsize="x-small")
+    fig.suptitle("Each source over time, in the direction of its data", fontsize="medium")
     return fig

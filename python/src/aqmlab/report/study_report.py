@@ -261,6 +261,9 @@ def _per_source(doc: HtmlDocument, study: Study, layout: lay.Layout) -> None:
                 v = r[col]
                 row[col] = "–" if v is None else f"{v:,.3f}" if "Mb/s" in col else f"{v:,.1f}"
         rows.append(row)
+    fig = sp.source_traces(study)
+    if fig is not None:
+        doc.figure(fig, "source_traces")
     doc.table(
         rows,
         caption="Per traffic source, means over the repetitions: TCP goodput delivered in "
