@@ -20,7 +20,17 @@ pub mod flags {
     pub const AE: u8 = 0x20;
     pub const ECE: u8 = 0x40;
     pub const CWR: u8 = 0x80;
+    /// The model's mark of a TCP timestamp option carrying LEDBAT's one-way-delay feedback
+    /// (`tcp/ledbat.rs`) in the packet's last SACK slot (`TS_SLOT`): the option's room in a
+    /// real header, where it leaves space for three SACK blocks. The bit is PSH's, which the
+    /// model never sets otherwise.
+    pub const TS: u8 = 0x08;
 }
+
+/// The SACK slot a LEDBAT segment's timestamp option rides in (`flags::TS`): (the sender's
+/// timestamp of the data, the one-way delay of the last data segment the sender of this
+/// segment received, `ledbat::NO_SAMPLE` if none).
+pub const TS_SLOT: usize = MAX_SACK_BLOCKS - 1;
 
 /// The IP ECN field (RFC 3168 §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
