@@ -162,10 +162,11 @@ impl PacketStore {
         self.peak = self.peak.max(self.live);
         if let Some(id) = self.free.pop() {
             let slot = &mut self.slots[id as usize];
-            if p.sack_n == 0 {
-                // Only the first cache line: the SACK blocks are read only when `sack_n` > 0,
-                // and not writing the second line spares a store miss on most packets. The
-                // slot keeps an older packet's (valid, unread) blocks.
+            if (p.sack_n | (p.flags & flags::TS)) == 0 {
+                // Only the first cache line: the SACK blocks are read only when `sack_n` > 0
+                // (or LEDBAT's timestamp option rides in their last slot, `flags::TS`), and
+                // not writing the second line spares a store miss on most packets. The slot
+                // keeps an older packet's (valid, unread) blocks.
                 slot.set_header(&p);
             } else {
                 *slot = p;

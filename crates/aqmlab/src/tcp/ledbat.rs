@@ -205,7 +205,7 @@ mod tests {
         // No sample yet: no change.
         assert_eq!(l.on_ack(10_000, 2000, 10_000, MSS), 10_000);
         l.on_sample(0, 40 * MS); // base 40 ms, queuing 0: off_target 1
-        // cwnd += 1 · 2000 · 1000 / 10 000 = 200 B.
+                                 // cwnd += 1 · 2000 · 1000 / 10 000 = 200 B.
         assert_eq!(l.on_ack(10_000, 2000, 10_000, MSS), 10_200);
         assert!((l.cwnd - 10_200.0).abs() < 1e-9);
         // Queuing 50 ms: off_target 0.5: += 0.5 · 1000 · 1000 / 10 200 = 49.0196 B.
