@@ -80,10 +80,12 @@ fn the_receiver_reports_the_exact_one_way_delay() {
 /// approach is exponential: an excess of e packets holds e packet times of extra queue,
 /// off_target = −e·pt/TARGET, and the window moves off_target segments per RTT, so
 /// τ = TARGET·RTT/pt = 0.1 s · 0.12 s / 1.2 ms = 10 s; from slow start's overshoot (about
-/// 110 ms) it is within 0.05 ms after 80 s. At rest, the MIN filter sees the least of the last
-/// 4 reports; a delayed ACK releases 2 segments into the queue at once, so the queue's
-/// ripple (and the distance of its mean from the filtered minimum) is one packet time. The
-/// tolerance: 1 packet time (1.2 ms) plus the histogram's 0.1 ms bin. No losses.
+/// 110 ms) it is within 0.05 ms after 80 s. At rest, the MIN filter holds the least of the
+/// last 4 reports; a delayed ACK acknowledges two segments, sent back to back, and reports
+/// the later one, which waited about one packet time longer than the earlier; the queue
+/// drains one packet per packet time and refills by two per ACK. So the mean over all packets
+/// lies within one packet time of the filtered value. The tolerance: 1 packet time (1.2 ms)
+/// plus the histogram's 0.1 ms bin. No losses.
 #[test]
 fn alone_it_holds_the_queue_at_target() {
     let (_, tables) = run(one_flow(90.0, 80.0));
