@@ -59,6 +59,7 @@ METRIC_NAMES = {
     "goodput_mbps": "goodput",
     "jain": "Jain's index",
     "short_completion_s": "short-transfer completion (median)",
+    "lbe_share": "LEDBAT's share",
 }
 
 

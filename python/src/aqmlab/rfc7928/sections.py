@@ -25,7 +25,17 @@ SECTIONS = (
     Section(
         "transport", "transport.toml", "5.1-5.3", "Transport protocols", "case", "goodput_mbps"
     ),
-    Section("lbe", "lbe.toml", "5.4", "Less-than-best-effort transport", "case", "goodput_mbps"),
+    # §5.4 judges the LEDBAT flow's share of the goodput: lower keeps its less-than-best-effort
+    # priority, which an AQM that holds the queue below LEDBAT's TARGET takes away.
+    Section(
+        "lbe",
+        "lbe.toml",
+        "5.4",
+        "Less-than-best-effort transport",
+        "case",
+        "lbe_share",
+        higher_is_better=False,
+    ),
     Section("rtt_fairness", "rtt_fairness.toml", "6", "Round-trip-time fairness", "rtt", "jain"),
     Section(
         "burst",
