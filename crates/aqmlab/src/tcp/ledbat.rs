@@ -9,7 +9,8 @@
 //!   sender's clock (`update_base_delay`: a new bucket when the minute changes, else the
 //!   last bucket keeps the minimum);
 //! - the current delay is `FILTER` over the last `CURRENT_FILTER` samples
-//!   (`update_current_delay`); FILTER is the MIN filter (RFC 6817 §3.4.2 names it);
+//!   (`update_current_delay`); FILTER is the MIN filter, RFC 6817's suggestion and both
+//!   references' choice;
 //! - queuing_delay = current − base; off_target = (TARGET − queuing_delay) / TARGET;
 //! - cwnd += GAIN · off_target · bytes_newly_acked · MSS / cwnd, then
 //!   cwnd ≤ flightsize + ALLOWED_INCREASE · MSS and cwnd ≥ MIN_CWND · MSS;
@@ -40,7 +41,7 @@
 
 use crate::units::{Time, MS};
 
-/// TARGET: 100 ms (RFC 6817 §2.5, §3.2.2; RFC 7928 §5.4).
+/// TARGET: 100 ms (RFC 6817 §2.5: at most 100 ms; RFC 7928 §5.4).
 pub const TARGET: Time = 100 * MS;
 /// GAIN = 1, as a ratio (RFC 6817 §2.5).
 pub const GAIN_NUM: u64 = 1;
