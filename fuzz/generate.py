@@ -48,7 +48,7 @@ TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
 # Every preset the core knows (historic and Linux), so that a new one is fuzzed at once.
 PRESETS = tcp_presets()
 # Congestion controls drawn beside any preset (the historic stacks' own Reno and Linux's).
-CONGESTION = ["reno", "linux_reno", "cubic", "dctcp", "bbr", "prague"]
+CONGESTION = ["reno", "linux_reno", "cubic", "dctcp", "bbr", "prague", "ledbat"]
 
 
 def pick(r: random.Random, values: tuple[list, list]) -> Any:

@@ -135,6 +135,45 @@ def test_chain_rows_are_read_per_hop():
     assert mt.hop_rows({"summary": {}}) == []
 
 
+class _FakeRun:
+    """A run's results as `run_metrics` reads them: `summary` and tables by name."""
+
+    def __init__(self, summary: dict, tables: dict[str, pl.DataFrame]):
+        self.summary, self._tables = summary, tables
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        return self._tables[name]
+
+
+def test_lbe_sources_and_share():
+    # A source runs LEDBAT by its own `tcp` (preset name, or table), as the core resolves it
+    # (`traffic_tcp`), or by the scenario's.
+    bulk = {"kind": "bulk", "flows": 1}
+    sc = {"traffic": [bulk, {**bulk, "tcp": "linux-ledbat"}], "tcp": {"preset": "linux-reno"}}
+    assert mt.lbe_sources(sc) == [1]
+    resolved = {"traffic": [bulk, bulk], "traffic_tcp": [None, {"congestion_control": "ledbat"}]}
+    assert mt.lbe_sources(resolved) == [1]
+    assert mt.lbe_sources({"traffic": [bulk], "tcp": {"preset": "linux-ledbat"}}) == [0]
+    overridden = {
+        "traffic": [{**bulk, "tcp": {"preset": "linux-ledbat", "congestion_control": "cubic"}}]
+    }
+    assert mt.lbe_sources(overridden) == []
+    # 7.5 MB and 2.5 MB delivered in 10 s: 6 and 2 Mb/s, LEDBAT's share 2 / 8.
+    conns = pl.DataFrame(
+        {
+            "source": [0, 1],
+            "bytes_delivered_measured": [7_500_000, 2_500_000],
+            "completed": [False, False],
+            "start_s": [0.0, 0.0],
+        }
+    )
+    run = _FakeRun({"summary": {"measured_s": 10.0, "forward": {}}}, {"connections": conns})
+    m = mt.run_metrics(run, resolved)
+    assert (m["source0_mbps"], m["lbe_mbps"]) == (pytest.approx(6.0), pytest.approx(2.0))
+    assert m["lbe_share"] == pytest.approx(0.25)
+    assert "lbe_share" not in mt.run_metrics(run, {"traffic": [bulk, bulk]})
+
+
 def test_verdict_rules():
     base_d, base_g = [10.0, 11.0, 12.0], [9.0, 9.1, 8.9]
     assert vd.verdict(base_d, [2.0, 3.0, 2.5], base_g, [9.0, 9.05, 8.95]) == "better"
@@ -196,7 +235,7 @@ def test_smoke_report_has_every_section(pack):
         assert table_rows(html, str(escape(cap))) == 1
     assert "baseline: delay" in html and "codel" in html
     assert "1-sigma" in html and "twice its standard error" in html
-    assert "Less-than-best-effort" in html
+    assert "Bursty video frames" in html  # the sections not run, and why
     assert not missing_figures(
         pack.parent,
         "congestion_ellipses",
@@ -211,6 +250,22 @@ def test_smoke_report_has_every_section(pack):
         pack.parent / "sweeps" / "congestion.toml", pack.parent / "congestion", jobs=1, quiet=True
     )
     assert (again.total, again.skipped, again.ran, again.failed) == (4, 4, 0, 0)
+
+
+def test_lbe_section_reports_ledbat_share(tmp_path):
+    """§5.4 end to end at smoke scale: NewReno and LEDBAT through drop-tail and CoDel, the
+    share table one row per scheme, the section no longer among those not run."""
+    outcome = run_pack(
+        parse_aqm_list("droptail,codel"), "lbe", "smoke", tmp_path / "p", jobs=1, quiet=True
+    )
+    assert outcome.failed == 0 and outcome.runs == 2
+    html = outcome.report.read_text(encoding="utf-8")
+    cap = (
+        "§5.4: the less-than-best-effort (LEDBAT, TARGET 100 ms) flow: its goodput and share "
+        "(mean over repetitions)"
+    )
+    assert table_rows(html, cap) == 2
+    assert "§5.4</td>" not in html.split("RFC 7928 sections not run")[-1]
 
 
 def test_smoke_report_opens_cleanly_in_chromium(pack):

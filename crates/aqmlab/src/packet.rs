@@ -20,7 +20,17 @@ pub mod flags {
     pub const AE: u8 = 0x20;
     pub const ECE: u8 = 0x40;
     pub const CWR: u8 = 0x80;
+    /// The model's mark of a TCP timestamp option carrying LEDBAT's one-way-delay feedback
+    /// (`tcp/ledbat.rs`) in the packet's last SACK slot (`TS_SLOT`): the option's room in a
+    /// real header, where it leaves space for three SACK blocks. The bit is PSH's, which the
+    /// model never sets otherwise.
+    pub const TS: u8 = 0x08;
 }
+
+/// The SACK slot a LEDBAT segment's timestamp option rides in (`flags::TS`): (the sender's
+/// timestamp of the data, the one-way delay of the last data segment the sender of this
+/// segment received, `ledbat::NO_SAMPLE` if none).
+pub const TS_SLOT: usize = MAX_SACK_BLOCKS - 1;
 
 /// The IP ECN field (RFC 3168 §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -152,10 +162,11 @@ impl PacketStore {
         self.peak = self.peak.max(self.live);
         if let Some(id) = self.free.pop() {
             let slot = &mut self.slots[id as usize];
-            if p.sack_n == 0 {
-                // Only the first cache line: the SACK blocks are read only when `sack_n` > 0,
-                // and not writing the second line spares a store miss on most packets. The
-                // slot keeps an older packet's (valid, unread) blocks.
+            if (p.sack_n | (p.flags & flags::TS)) == 0 {
+                // Only the first cache line: the SACK blocks are read only when `sack_n` > 0
+                // (or LEDBAT's timestamp option rides in their last slot, `flags::TS`), and
+                // not writing the second line spares a store miss on most packets. The slot
+                // keeps an older packet's (valid, unread) blocks.
                 slot.set_header(&p);
             } else {
                 *slot = p;

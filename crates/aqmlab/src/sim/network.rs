@@ -12,7 +12,7 @@ use super::Simulation;
 use crate::aqm::Aqm;
 use crate::net::link::{Link, LinkId};
 use crate::net::queue::Offer;
-use crate::packet::{Packet, PktId, Proto};
+use crate::packet::{flags, Packet, PktId, Proto};
 use crate::units::Time;
 
 /// Hasher for the path table's `(host, host)` keys: one multiply-rotate per word (the
@@ -255,13 +255,14 @@ impl Simulation {
             }
             self.send_on(next, id);
         } else {
-            // A copy without the SACK blocks unless it carries some: they fill the packet's
-            // second cache line, which most packets (no SACK) never need to load.
+            // A copy without the SACK blocks unless it carries some (or LEDBAT's timestamp
+            // option, `flags::TS`, in their last slot): they fill the packet's second cache
+            // line, which most packets (no SACK) never need to load.
             let mut pkt = Packet {
                 sack: Default::default(),
                 ..*p
             };
-            if pkt.sack_n > 0 {
+            if (pkt.sack_n | (pkt.flags & flags::TS)) != 0 {
                 pkt.sack = p.sack;
             }
             self.pkts.free(id);

@@ -223,6 +223,11 @@ pub enum CongestionControl {
     /// when the peer does not agree on AccECN it runs Linux Reno without ECN or pacing
     /// (the module's `prague-reno` fallback).
     Prague,
+    /// LEDBAT (RFC 6817), a less-than-best-effort sender (`tcp/ledbat.rs`): the window
+    /// follows the queuing delay (one-way delay over its minimum) towards a 100 ms target,
+    /// GAIN 1, at most one segment per RTT faster; halved on loss as Linux Reno. Its segments
+    /// carry the timestamp option's one-way-delay feedback, so `sack_max_blocks` ≤ 3.
+    Ledbat,
 }
 
 fn default_prague_rtt_target_ms() -> f64 {
@@ -551,6 +556,14 @@ impl TcpConfig {
                 "an integer in 1..=4 (RFC 2018 §3, no timestamps)",
             );
         }
+        if self.congestion_control == CongestionControl::Ledbat && self.sack_max_blocks > 3 {
+            return err(
+                "sack_max_blocks",
+                &self.sack_max_blocks,
+                "an integer in 1..=3 with congestion_control = \"ledbat\" (its timestamp \
+                 option takes the room of a fourth block)",
+            );
+        }
         if self.pacing && self.congestion_control == CongestionControl::Reno {
             return err(
                 "pacing",
@@ -571,7 +584,10 @@ impl TcpConfig {
         if self.hystart_plus_plus
             && matches!(
                 self.congestion_control,
-                CongestionControl::Reno | CongestionControl::Bbr | CongestionControl::Prague
+                CongestionControl::Reno
+                    | CongestionControl::Bbr
+                    | CongestionControl::Prague
+                    | CongestionControl::Ledbat
             )
         {
             let cc = format!("{:?}", self.congestion_control).to_lowercase();

@@ -30,6 +30,7 @@ use super::bbr::Bbr;
 use super::config::{CongestionControl, TcpConfig};
 use super::cubic::{AckContext, Cubic};
 use super::hystart_pp::HystartPP;
+use super::ledbat::Ledbat;
 use super::pacing::Pacer;
 use super::prague::Prague;
 use super::prr::Prr;
@@ -103,6 +104,9 @@ pub struct LinuxCong {
     /// together.
     pub prr: Option<Prr>,
     pub rack: Option<Rack>,
+    /// LEDBAT's state (`congestion_control = "ledbat"`, `tcp/ledbat.rs`), both roles: the
+    /// sender's delay history and window, the receiver's delay to report.
+    pub ledbat: Option<Box<Ledbat>>,
 }
 
 /// DCTCP's sender state as Linux `tcp_dctcp.c` keeps it: α in 1/1024 units, and the
@@ -216,6 +220,8 @@ impl LinuxCong {
             cc_seed: 0,
             prr: cfg.prr.then(Prr::default),
             rack: cfg.rack_tlp.then(Rack::default),
+            ledbat: (cfg.congestion_control == CongestionControl::Ledbat)
+                .then(|| Box::new(Ledbat::default())),
         }
     }
 
@@ -228,6 +234,13 @@ impl LinuxCong {
             + self.rate.as_ref().map_or(0, |_| size_of::<RateEstimator>())
             + self.bbr.as_ref().map_or(0, |_| size_of::<Bbr>())
             + self.prague.as_ref().map_or(0, |_| size_of::<Prague>())
+            + self.ledbat.as_ref().map_or(0, |_| size_of::<Ledbat>())
+    }
+
+    /// The send stamp of the last data segment sent (`on_data_sent`): LEDBAT's timestamp.
+    #[inline]
+    pub fn last_send_stamp(&self) -> Time {
+        self.last_at
     }
 
     /// Becomes a copy of `t` (a template's new state) keeping its own buffers' capacity

@@ -11,6 +11,7 @@ pub mod ecn;
 pub mod endpoint;
 pub mod gso;
 pub mod hystart_pp;
+pub mod ledbat;
 pub mod pacing;
 pub mod prague;
 mod presets;

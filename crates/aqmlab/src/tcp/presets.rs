@@ -24,7 +24,7 @@ type Build = fn() -> TcpConfig;
 
 /// Every name `[tcp] preset` takes but the deprecated ones, in the order `aqmlab presets`
 /// shows them, with the preset it builds.
-const NAMED: [(&str, Build); 11] = [
+const NAMED: [(&str, Build); 12] = [
     ("freebsd-2.2.8", TcpConfig::freebsd_228),
     ("freebsd-4.x", TcpConfig::freebsd_4x),
     ("ns2-weigle2005", TcpConfig::ns2_fulltcp),
@@ -35,6 +35,7 @@ const NAMED: [(&str, Build); 11] = [
     ("linux-bbr", TcpConfig::linux_bbr),
     ("linux-prague", TcpConfig::linux_prague),
     ("linux-prague-2020", TcpConfig::linux_prague_2020),
+    ("linux-ledbat", TcpConfig::linux_ledbat),
     // Linux's default congestion control, CUBIC.
     ("linux", TcpConfig::linux_cubic),
 ];
@@ -335,6 +336,20 @@ impl TcpConfig {
             prague_rtt_target_ms: 15.0,
             prague_rtt_transition: 100,
             ..Self::linux_prague()
+        }
+    }
+
+    /// A LEDBAT sender (RFC 6817, `tcp/ledbat.rs`) on Linux's endpoint (preset
+    /// `linux-ledbat`): LEDBAT's window rule in place of Reno's, with TARGET 100 ms and GAIN 1
+    /// (RFC 6817 §2.5; RFC 7928 §5.4), libutp's slow-start exit, and the one-way delay
+    /// reported in the timestamp option (`flags::TS`); Linux has no LEDBAT in its tree, so
+    /// the rest — IW 10, SACK with RACK-TLP and PRR, Linux's timers and delayed ACKs, the
+    /// loss response of Linux Reno (ssthresh = max(cwnd/2, 2), RFC 6817's halving with
+    /// MIN_CWND 2) — is `linux_reno`'s, as the out-of-tree module tcp_ledbat runs it.
+    pub fn linux_ledbat() -> Self {
+        TcpConfig {
+            congestion_control: CongestionControl::Ledbat,
+            ..Self::linux_reno()
         }
     }
 }

@@ -16,6 +16,7 @@ mod ecn;
 mod fq_pie;
 mod framing;
 mod fuzz_scenarios;
+mod ledbat;
 mod mixes;
 mod pcap_encoder;
 mod prague;

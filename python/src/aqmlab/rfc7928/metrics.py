@@ -22,6 +22,7 @@ __all__ = [
     "first_hop",
     "hop_rows",
     "jain",
+    "lbe_sources",
     "run_metrics",
 ]
 
@@ -119,6 +120,28 @@ def hop_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def lbe_sources(scenario: Mapping[str, Any]) -> list[int]:
+    """The traffic sources whose connections run LEDBAT (RFC 7928 §5.4's less-than-best-effort
+    sender): a source's own TCP configuration (`traffic_tcp`, as the core resolves a traffic
+    entry's `tcp`; or the entry's `tcp`, a preset name or a table), else the scenario's."""
+
+    def ledbat(tcp: Any) -> bool:
+        if isinstance(tcp, str):
+            return tcp == "linux-ledbat"
+        if isinstance(tcp, Mapping):
+            cc = tcp.get("congestion_control")
+            return cc == "ledbat" or (cc is None and tcp.get("preset") == "linux-ledbat")
+        return False
+
+    own = list(scenario.get("traffic_tcp") or [])
+    out = []
+    for i, t in enumerate(scenario.get("traffic") or []):
+        tcp = own[i] if i < len(own) and own[i] is not None else t.get("tcp")
+        if ledbat(tcp if tcp is not None else scenario.get("tcp")):
+            out.append(i)
+    return out
+
+
 def _table(res: Any, name: str) -> pl.DataFrame:
     try:
         return res[name]
@@ -130,7 +153,8 @@ def run_metrics(res: Any, scenario: Mapping[str, Any]) -> dict[str, float]:
     """One run's §2 metrics: goodput (TCP and UDP delivered, Mb/s), queueing delay (mean,
     p50, p95, p99), drop and mark probability, utilization, Jain's index of the long-lived
     TCP flows, the goodput of each traffic source, the short transfers' completion and
-    start-up times (median, s), the Web responses' median time."""
+    start-up times (median, s), the Web responses' median time; with LEDBAT sources (§5.4)
+    their goodput (`lbe_mbps`) and share of the long-lived flows' goodput (`lbe_share`)."""
     core = res.summary.get("summary") or {}
     link = core.get(DIRECTION) or {}
     span = float(core.get("measured_s") or 0.0) or math.nan
@@ -167,6 +191,14 @@ def run_metrics(res: Any, scenario: Mapping[str, Any]) -> dict[str, float]:
             m["short_completion_s"] = float((done["last_byte_s"] - done["start_s"]).median())
             m["short_startup_s"] = float((done["first_byte_s"] - done["start_s"]).median())
             m["short_flows"] = float(done.height)
+        lbe = lbe_sources(scenario)
+        if lbe:
+            # §5.4: the less-than-best-effort flows' goodput and their share of the TCP goodput.
+            m["lbe_mbps"] = sum(m[f"source{i}_mbps"] for i in lbe)
+            tcp_total = sum(
+                m[f"source{i}_mbps"] for i, t in enumerate(traffic) if t.get("kind") == "bulk"
+            )
+            m["lbe_share"] = m["lbe_mbps"] / tcp_total if tcp_total > 0 else math.nan
     ex = _table(res, "exchanges")
     if ex.height:
         ok = ex.filter(pl.col("completed") & (pl.col("start_s") >= warm))

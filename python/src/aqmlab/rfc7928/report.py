@@ -1,7 +1,8 @@
 """The pack's report: per section a summary table (scenario x scheme, each cell a verdict with
 its numbers), the delay-goodput ellipses over repetitions (RFC 7928 §2.7), the CDFs of the
-queueing delay, and the section's own views (goodput per RTT class for §6, delay and goodput
-over time for §8.2.5-8.2.6); an overall table like RFC 7928 §13's, scheme x section."""
+queueing delay, and the section's own views (the LEDBAT flow's share for §5.4, goodput per
+RTT class for §6, delay and goodput over time for §8.2.5-8.2.6); an overall table like
+RFC 7928 §13's, scheme x section."""
 
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ METRIC_NAMES = {
     "goodput_mbps": "goodput",
     "jain": "Jain's index",
     "short_completion_s": "short-transfer completion (median)",
+    "lbe_share": "LEDBAT's share",
 }
 
 
@@ -228,6 +230,30 @@ def _rtt_classes(doc: HtmlDocument, df: pl.DataFrame, scens: Sequence[str], sche
     doc.table(rows, "§6.3: goodput per RTT class (mean over repetitions)")
 
 
+def _lbe_shares(doc: HtmlDocument, df: pl.DataFrame, scens: Sequence[str], schemes: Sequence[str]):
+    """RFC 7928 §5.4: the LEDBAT flow's goodput, the others', and LEDBAT's share."""
+    rows = []
+    for scen in scens:
+        for aqm in schemes:
+            lbe = _mean(_values(df, scen, aqm, "lbe_mbps"))
+            total = _mean(_values(df, scen, aqm, "tcp_goodput_mbps"))
+            rows.append(
+                {
+                    "case": scen,
+                    "aqm": aqm,
+                    "LEDBAT, Mb/s": lbe,
+                    "others, Mb/s": total - lbe,
+                    "LEDBAT share": _mean(_values(df, scen, aqm, "lbe_share")),
+                    "delay mean (ms)": _mean(_values(df, scen, aqm, "delay_mean_ms")),
+                }
+            )
+    doc.table(
+        rows,
+        "§5.4: the less-than-best-effort (LEDBAT, TARGET 100 ms) flow: its goodput and share "
+        "(mean over repetitions)",
+    )
+
+
 def _over_time(doc: HtmlDocument, study: Study, df: pl.DataFrame, schemes: Sequence[str], key: str):
     """Queueing delay (backlog / capacity) and goodput over time, repetition 0 of each scheme."""
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
@@ -362,6 +388,8 @@ def write(
         plt.close(fig)
         if s.key == "rtt_fairness":
             _rtt_classes(doc, df, scens, schemes)
+        if s.key == "lbe":
+            _lbe_shares(doc, df, scens, schemes)
         if s.needs_hops:
             _hops(doc, study, df)
         if s.key in ("varying_congestion", "varying_capacity"):
@@ -380,6 +408,7 @@ def write(
                 "drop_prob",
                 "mark_prob",
                 "jain",
+                "lbe_share",
                 "short_completion_s",
                 "short_startup_s",
                 "web_response_s",

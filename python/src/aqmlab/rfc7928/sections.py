@@ -25,6 +25,17 @@ SECTIONS = (
     Section(
         "transport", "transport.toml", "5.1-5.3", "Transport protocols", "case", "goodput_mbps"
     ),
+    # §5.4 judges the LEDBAT flow's share of the goodput: lower keeps its less-than-best-effort
+    # priority, which an AQM that holds the queue below LEDBAT's TARGET takes away.
+    Section(
+        "lbe",
+        "lbe.toml",
+        "5.4",
+        "Less-than-best-effort transport",
+        "case",
+        "lbe_share",
+        higher_is_better=False,
+    ),
     Section("rtt_fairness", "rtt_fairness.toml", "6", "Round-trip-time fairness", "rtt", "jain"),
     Section(
         "burst",
@@ -76,11 +87,6 @@ SECTIONS = (
 
 # RFC 7928 tests the core cannot express yet, and what they would need.
 NOT_EXPRESSIBLE = (
-    (
-        "5.4",
-        "Less-than-best-effort senders: the core has no LEDBAT (RFC 6817) congestion control; "
-        "it would need a delay-based sender with LEDBAT's target (100 ms) and gain.",
-    ),
     (
         "7.2 (video)",
         "Bursty video frames: no source that sends a frame's packets back to back at a frame "

@@ -5,10 +5,26 @@
 //! timeout (`tcp_enter_loss`), whether the sender is cwnd-limited after output
 //! (`tcp_cwnd_validate`) and each data segment sent. Reached only with a Linux algorithm.
 
-use super::{prr_mut, segments, Endpoint, MAX_CWND};
-use crate::packet::{Packet, MAX_SACK_BLOCKS};
+use super::{prr_mut, segments, Endpoint, Seg, MAX_CWND};
+use crate::packet::{flags, Packet, MAX_SACK_BLOCKS, TS_SLOT};
 use crate::tcp::config::{CongestionControl, TcpConfig, TimerModel};
+use crate::tcp::ledbat::{Ledbat, NO_SAMPLE};
+use crate::tcp::window_growth::slow_start;
 use crate::units::Time;
+
+/// A segment with LEDBAT's timestamp option arrived at `now`: as a receiver, the one-way
+/// delay of its data (exact clocks: arrival minus the peer's send stamp) is the delay to
+/// report next; as a sender, the delay it reports is a sample (RFC 6817 §2.4.2, libutp's
+/// `reply_micro`).
+fn ledbat_feedback(l: &mut Ledbat, now: Time, pkt: &Packet) {
+    let (stamp, reply) = pkt.sack[TS_SLOT];
+    if pkt.len > 0 {
+        l.reply = now.saturating_sub(stamp);
+    }
+    if reply != NO_SAMPLE {
+        l.on_sample(now, reply);
+    }
+}
 
 impl Endpoint {
     /// An ACK arrived (not beyond snd_max): counts the segments it delivers, cumulatively or
@@ -38,6 +54,9 @@ impl Endpoint {
             self.ecn.on_ack_acc(pkt, acked, progress);
         }
         let rto_rtt = lx.rto_rtt;
+        if let (Some(l), true) = (lx.ledbat.as_deref_mut(), pkt.has(flags::TS)) {
+            ledbat_feedback(l, now, pkt);
+        }
         if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
             d.on_ack(acked, ece, snd_una, snd_max);
         }
@@ -71,8 +90,10 @@ impl Endpoint {
     /// CWR state after an ECE reduction, until the data then outstanding is acknowledged.
     #[inline(never)]
     pub(super) fn linux_cong_avoid(&mut self, now: Time, cfg: &TcpConfig, acked: u32) {
-        if cfg.congestion_control == CongestionControl::Bbr {
-            return; // BBR sets cwnd itself (`cong_control`), after every ACK
+        match cfg.congestion_control {
+            CongestionControl::Bbr => return, // BBR sets cwnd itself (`cong_control`)
+            CongestionControl::Ledbat => return self.ledbat_cong_avoid(cfg, acked),
+            _ => {},
         }
         if self.linux.as_deref().is_some_and(|l| l.prague.is_some()) {
             return; // so does Prague (`prague_cong_control`, `paced_after_ack`)
@@ -92,6 +113,56 @@ impl Endpoint {
         }
         if cwnd != before {
             self.cwnd = cwnd as u64 * mss;
+        }
+    }
+
+    /// LEDBAT's window update for `acked` segments newly delivered (`tcp/ledbat.rs`):
+    /// Linux's slow start while cwnd < ssthresh, ended (ssthresh = cwnd) once the queuing
+    /// delay exceeds 0.9·TARGET (libutp); then RFC 6817's update, with the flight size before
+    /// this ACK (outstanding now plus what it delivered). cwnd stays whole segments, the
+    /// fraction kept by the controller.
+    fn ledbat_cong_avoid(&mut self, cfg: &TcpConfig, acked: u32) {
+        if acked == 0 || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
+            return;
+        }
+        let mss = cfg.mss as u64;
+        let mut cwnd = segments(self.cwnd, mss);
+        let ssthresh = segments(self.ssthresh, mss);
+        let clamp = (MAX_CWND / mss) as u32;
+        let flight = (self.snd_max - self.snd_una) + acked as u64 * mss;
+        let Some(lx) = self.linux.as_deref_mut() else {
+            return;
+        };
+        let limited = lx.is_cwnd_limited(cwnd, ssthresh);
+        let Some(l) = lx.ledbat.as_deref_mut() else {
+            return;
+        };
+        let mut acked = acked;
+        if cwnd < ssthresh {
+            if l.ends_slow_start() {
+                self.ssthresh = cwnd as u64 * mss;
+            } else {
+                if limited {
+                    acked = slow_start(&mut cwnd, ssthresh, acked, clamp);
+                }
+                self.cwnd = cwnd as u64 * mss;
+                if acked == 0 || !limited {
+                    return;
+                }
+            }
+        }
+        let w = l.on_ack(cwnd as u64 * mss, acked as u64 * mss, flight, mss);
+        self.cwnd = (w / mss).min(clamp as u64) * mss;
+    }
+
+    /// LEDBAT's timestamp option on a segment about to go out (not a SYN): the send stamp of
+    /// its data (`on_data_sent`'s) and the one-way delay this end last measured.
+    pub(super) fn ledbat_stamp(&self, seg: &mut Seg) {
+        if let Some(lx) = self.linux.as_deref() {
+            let stamp = if seg.len > 0 { lx.last_send_stamp() } else { 0 };
+            let reply = lx.ledbat.as_ref().map_or(NO_SAMPLE, |l| l.reply);
+            seg.sack[TS_SLOT] = (stamp, reply);
+            seg.flags |= flags::TS;
         }
     }
 

@@ -265,6 +265,9 @@ impl Endpoint {
     fn push_seg(&mut self, cfg: &TcpConfig, mut seg: Seg, out: &mut Outbox) {
         if seg.flags & flags::SYN == 0 {
             self.fill_sack(cfg, &mut seg);
+            if cfg.congestion_control == CongestionControl::Ledbat {
+                self.ledbat_stamp(&mut seg);
+            }
         }
         self.account(&seg);
         if let Some(a) = self.lack.as_mut() {
