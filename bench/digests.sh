@@ -17,7 +17,9 @@
 # The hash is XXH64 of an explicit byte encoding of the values (`Digest` in
 # crates/aqmlab/benches/throughput.rs): the same on every Rust toolchain, so a reference file
 # stays comparable after an upgrade. Files made before it (std's DefaultHasher) are not
-# comparable with files made after it.
+# comparable with files made after it, nor are files made before issue 37's stop, whose
+# column hashes included each drained batch's length (a row made at the end of the run then
+# changed the hash by moving from the last drain to `finish`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AQMLAB=${AQMLAB:-.venv/bin/aqmlab}
