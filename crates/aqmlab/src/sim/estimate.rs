@@ -55,6 +55,12 @@ const OPEN_CONNECTION_S: f64 = 30.0;
 /// few objects each).
 const USER_CONNECTIONS_PER_S: f64 = 0.5;
 
+/// Seconds between a `pages` user's pages, lower side, with PackMime's think-time law (its
+/// median gap is 2^3.22 ≈ 9 s), and with any fixed think time (a page takes at least a few
+/// round trips).
+const PAGE_CYCLE_S: f64 = 2.0;
+const PAGE_CYCLE_MIN_S: f64 = 0.05;
+
 /// What a run will cost (upper-side estimates, see the module doc).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Estimate {
@@ -152,6 +158,16 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 if per_flow * f / senders > a_bps {
                     udp_overloaded_hosts += senders;
                 }
+            },
+            TrafficConfig::Pages(c) => {
+                // A page's connections are open at once; a page every think time (upper
+                // side: at most PAGE_CYCLE_S apart with PackMime's law, whose median is 9 s).
+                tcp = true;
+                let u = c.users as f64;
+                let per_page = super::pages::connections_per_page(c);
+                users += u;
+                open += u * per_page;
+                conn_rate += u * per_page / c.think_s.unwrap_or(PAGE_CYCLE_S).max(PAGE_CYCLE_MIN_S);
             },
             TrafficConfig::Bulk { flows, .. } => {
                 tcp = true;
