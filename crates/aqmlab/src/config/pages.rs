@@ -109,7 +109,11 @@ pub(super) fn validate(p: &str, c: &PagesConfig) -> Result<(), ConfigError> {
 /// Sizes ≥ 1 byte and ≤ 1 GB, one origin per object, origins 0..k all used.
 fn validate_page(p: &str, page: &FixedPage) -> Result<(), ConfigError> {
     const MAX_BYTES: u64 = 1 << 30;
-    integer_in(format!("{p}.document_bytes"), page.document_bytes, 1..=MAX_BYTES)?;
+    integer_in(
+        format!("{p}.document_bytes"),
+        page.document_bytes,
+        1..=MAX_BYTES,
+    )?;
     if page.object_bytes.len() > 10_000 {
         return Err(ConfigError::new(
             format!("{p}.object_bytes"),
@@ -117,7 +121,11 @@ fn validate_page(p: &str, page: &FixedPage) -> Result<(), ConfigError> {
             "at most 10000 objects",
         ));
     }
-    if let Some(b) = page.object_bytes.iter().find(|&&b| !(1..=MAX_BYTES).contains(&b)) {
+    if let Some(b) = page
+        .object_bytes
+        .iter()
+        .find(|&&b| !(1..=MAX_BYTES).contains(&b))
+    {
         return Err(ConfigError::new(
             format!("{p}.object_bytes"),
             b,

@@ -291,10 +291,13 @@ impl Simulation {
     }
 
     fn page_sources(&self) -> impl Iterator<Item = (u32, &super::pages::PageSource)> {
-        self.sources.iter().enumerate().filter_map(|(i, s)| match s {
-            super::Source::Pages(p) => Some((i as u32, p.as_ref())),
-            _ => None,
-        })
+        self.sources
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                super::Source::Pages(p) => Some((i as u32, p.as_ref())),
+                _ => None,
+            })
     }
 
     fn has_pages(&self) -> bool {

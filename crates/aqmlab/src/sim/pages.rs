@@ -81,16 +81,26 @@ fn exchange(request: u64, response: u64) -> WebExchange {
 
 /// A page's connections: the document's first (it opens at the page's start), then those that
 /// open when the document has arrived.
-pub fn plan(page: &Page, protocol: PageProtocol, h1_connections: u32, request: u64) -> Vec<ConnPlan> {
-    let by_origin = |o: u32| -> Vec<&PageObject> {
-        page.objects.iter().filter(|x| x.origin == o).collect()
-    };
+pub fn plan(
+    page: &Page,
+    protocol: PageProtocol,
+    h1_connections: u32,
+    request: u64,
+) -> Vec<ConnPlan> {
+    let by_origin =
+        |o: u32| -> Vec<&PageObject> { page.objects.iter().filter(|x| x.origin == o).collect() };
     let mut plans = Vec::new();
     for o in 0..page.origins {
         let objects = by_origin(o);
         match protocol {
             PageProtocol::Http2 => {
-                let preface = |first: bool| if first { (H2_CLIENT_PREFACE, H2_SERVER_PREFACE) } else { (0, 0) };
+                let preface = |first: bool| {
+                    if first {
+                        (H2_CLIENT_PREFACE, H2_SERVER_PREFACE)
+                    } else {
+                        (0, 0)
+                    }
+                };
                 let mut exchanges = Vec::new();
                 if o == 0 {
                     let (c, s) = preface(true);
@@ -104,7 +114,10 @@ pub fn plan(page: &Page, protocol: PageProtocol, h1_connections: u32, request: u
                     let n = objects.len() as u64;
                     exchanges.push(exchange(
                         c + n * (H2_FRAME_HEADER + request),
-                        s + objects.iter().map(|x| h2_response_bytes(x.bytes)).sum::<u64>(),
+                        s + objects
+                            .iter()
+                            .map(|x| h2_response_bytes(x.bytes))
+                            .sum::<u64>(),
                     ));
                 }
                 plans.push(ConnPlan {
@@ -144,7 +157,13 @@ pub fn plan(page: &Page, protocol: PageProtocol, h1_connections: u32, request: u
 /// page's at the 99th percentile of the tables.
 pub fn connections_per_page(cfg: &PagesConfig) -> f64 {
     match &cfg.page {
-        Some(p) => plan(&fixed(p), cfg.protocol, cfg.h1_connections, cfg.request_bytes).len() as f64,
+        Some(p) => plan(
+            &fixed(p),
+            cfg.protocol,
+            cfg.h1_connections,
+            cfg.request_bytes,
+        )
+        .len() as f64,
         None => {
             let lv = pages::levels(PageStats::of(cfg.device), pages::normal_quantile(0.99));
             let requests = lv.requests.iter().sum::<u64>() as f64;
@@ -388,7 +407,12 @@ impl PageSource {
             .map(|_| rng.below(self.server_hosts as u64) as u32)
             .collect();
         let client = u % self.client_hosts;
-        let plans = plan(&page, self.cfg.protocol, self.cfg.h1_connections, self.cfg.request_bytes);
+        let plans = plan(
+            &page,
+            self.cfg.protocol,
+            self.cfg.h1_connections,
+            self.cfg.request_bytes,
+        );
         let mut opens: Vec<OpenRequest> = plans
             .iter()
             .map(|p| OpenRequest {
@@ -552,12 +576,21 @@ mod tests {
         let counts: Vec<usize> = plans.iter().map(|c| c.exchanges.len()).collect();
         assert_eq!(counts, vec![4, 2, 2, 2, 2, 2]);
         assert_eq!(plans[0].exchanges[0].response, 5_000);
-        assert!(plans.iter().flat_map(|c| &c.exchanges).all(|e| e.request == 500));
+        assert!(plans
+            .iter()
+            .flat_map(|c| &c.exchanges)
+            .all(|e| e.request == 500));
         // Two objects on another origin: two connections there, none idle.
         let p = page(5_000, &[(1, 1), (2, 1)]);
         let plans = plan(&p, PageProtocol::Http11, 6, 500);
         assert_eq!(plans.len(), 3);
-        assert_eq!(plans.iter().map(|c| (c.origin, c.index)).collect::<Vec<_>>(), vec![(0, 0), (1, 0), (1, 1)]);
+        assert_eq!(
+            plans
+                .iter()
+                .map(|c| (c.origin, c.index))
+                .collect::<Vec<_>>(),
+            vec![(0, 0), (1, 0), (1, 1)]
+        );
     }
 
     /// Bytes conserved: a plan carries the page's bytes plus exactly its framing.
@@ -568,7 +601,11 @@ mod tests {
         for _ in 0..500 {
             let p = pages::draw(s, &mut rng);
             let body = |plans: &[ConnPlan]| -> u64 {
-                plans.iter().flat_map(|c| &c.exchanges).map(|e| e.response).sum()
+                plans
+                    .iter()
+                    .flat_map(|c| &c.exchanges)
+                    .map(|e| e.response)
+                    .sum()
             };
             assert_eq!(body(&plan(&p, PageProtocol::Http11, 6, 700)), p.bytes());
             let framing: u64 = std::iter::once(p.document_bytes)
@@ -576,7 +613,10 @@ mod tests {
                 .map(|b| h2_response_bytes(b) - b)
                 .sum::<u64>()
                 + H2_SERVER_PREFACE * p.origins as u64;
-            assert_eq!(body(&plan(&p, PageProtocol::Http2, 6, 700)), p.bytes() + framing);
+            assert_eq!(
+                body(&plan(&p, PageProtocol::Http2, 6, 700)),
+                p.bytes() + framing
+            );
             let h1 = plan(&p, PageProtocol::Http11, 6, 700);
             for o in 0..p.origins {
                 let n = h1.iter().filter(|c| c.origin == o).count();

@@ -91,7 +91,12 @@ impl Knots {
     /// The quantity at z = Φ⁻¹(u): linear in (z, ln x) between the knots, the end segments
     /// extended.
     pub fn at(&self, z: f64) -> f64 {
-        let i = Z.iter().filter(|&&k| k <= z).count().saturating_sub(1).min(3);
+        let i = Z
+            .iter()
+            .filter(|&&k| k <= z)
+            .count()
+            .saturating_sub(1)
+            .min(3);
         let (z0, z1) = (Z[i], Z[i + 1]);
         let (y0, y1) = (self.0[i].ln(), self.0[i + 1].ln());
         (y0 + (y1 - y0) * (z - z0) / (z1 - z0)).exp()
@@ -118,7 +123,10 @@ fn parse(device: &str) -> PageStats {
             .map(|l| l.split(',').collect::<Vec<_>>())
             .find(|f| f[0] == dev && f[1] == quantity && f[2] == ty)
             .map(|f| {
-                let v: Vec<f64> = f[3..8].iter().map(|x| x.parse().expect("a number")).collect();
+                let v: Vec<f64> = f[3..8]
+                    .iter()
+                    .map(|x| x.parse().expect("a number"))
+                    .collect();
                 Knots([v[0], v[1], v[2], v[3], v[4]])
             })
             .unwrap_or_else(|| panic!("page_weight.csv lacks {dev},{quantity},{ty}"))
@@ -219,7 +227,7 @@ pub fn levels(stats: &PageStats, z: f64) -> PageLevels {
     bytes[4] = other_bytes.max(other_requests);
     // The document is one of the HTML requests; the other HTML requests need a byte each.
     let html = 2; // LISTED index of Html
-    // A page with one HTML request has its HTML bytes in the document.
+                  // A page with one HTML request has its HTML bytes in the document.
     let document_bytes = if requests[html] == 1 {
         bytes[html]
     } else {
@@ -324,7 +332,10 @@ mod tests {
             }
             for (i, &z) in Z.iter().enumerate() {
                 let lv = levels(s, z);
-                assert_eq!(lv.requests.iter().sum::<u64>(), s.total_requests.0[i] as u64);
+                assert_eq!(
+                    lv.requests.iter().sum::<u64>(),
+                    s.total_requests.0[i] as u64
+                );
                 assert_eq!(
                     lv.bytes.iter().sum::<u64>(),
                     (s.total_kb.0[i] * KB) as u64,
@@ -357,8 +368,18 @@ mod tests {
                     + f64::from(kind == ObjectType::Html)
             };
             let kb = |kind: ObjectType, p: &Page| {
-                let b: u64 = p.objects.iter().filter(|o| o.kind == kind).map(|o| o.bytes).sum();
-                (b + if kind == ObjectType::Html { p.document_bytes } else { 0 }) as f64 / KB
+                let b: u64 = p
+                    .objects
+                    .iter()
+                    .filter(|o| o.kind == kind)
+                    .map(|o| o.bytes)
+                    .sum();
+                (b + if kind == ObjectType::Html {
+                    p.document_bytes
+                } else {
+                    0
+                }) as f64
+                    / KB
             };
             let mut checks: Vec<(String, Knots, Vec<f64>)> = vec![
                 (

@@ -17,6 +17,7 @@ mod fq_pie;
 mod framing;
 mod fuzz_scenarios;
 mod mixes;
+mod pages;
 mod pcap_encoder;
 mod prague;
 mod prr;
