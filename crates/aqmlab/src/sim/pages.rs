@@ -14,15 +14,17 @@
 //!   24-octet preface (§3.4) and a SETTINGS frame, the server with its SETTINGS frame, each
 //!   acknowledging the other's (§6.5.3): 24 + 9 + 9 octets from the client, 9 + 9 from the
 //!   server, on the first write of each side. How the server interleaves the streams'
-//!   frames (RFC 9113 §5.3.1 leaves it to the server; RFC 9218 §4's default is urgency 3,
-//!   not incremental: one response after another) changes when each object completes but
+//!   frames (left to it: RFC 9113 §5.3 deprecates RFC 7540's priority signals; RFC 9218 §4's
+//!   defaults, urgency 3 and not incremental, serve one response after another; round robin
+//!   in 16 KB frames is the other common choice) changes when each object completes but
 //!   not when the origin's last byte arrives, because every response is requested at once
 //!   and ready at once (no server think time): the model writes an origin's responses as one
 //!   block and measures the page at its last byte, which is the same under round robin in
 //!   16 KB frames, under RFC 9218's default, or under any order.
 //! - HTTP/1.1 (RFC 9112 §9.3, persistent connections, no pipelining): up to `h1_connections`
-//!   (6, as browsers: Chromium's `kDefaultMaxSocketsPerGroup` and Firefox's
-//!   `network.http.max-persistent-connections-per-server` are both 6) connections per origin,
+//!   connections per origin (6, as browsers: Chromium's `g_max_sockets_per_group` for its
+//!   normal socket pool in `net/socket/client_socket_pool_manager.cc`, which Lighthouse's
+//!   load simulator also takes as its `CONNECTIONS_PER_ORIGIN`),
 //!   one request at a time on each. Objects are dealt to the connections when the document
 //!   arrives, each to the one with the fewest bytes dealt so far (list scheduling, ties to
 //!   the lowest), which is where a browser's queue would send it if every connection drained
