@@ -432,6 +432,32 @@ mod tests {
         assert!(huge.peak_bytes > 10e9, "{huge:?}");
     }
 
+    /// Page users: a fixed page on three origins over HTTP/2 keeps 3 connections per user
+    /// open, and a page every `think_s` opens 3 connections: 10 users × 3 / 0.5 s over 100 s.
+    /// Over HTTP/1.1, drawn pages cost more connections than over HTTP/2.
+    #[test]
+    fn page_users_count_their_connections() {
+        let page = r#""page": {"document_bytes": 1000, "object_bytes": [1, 2, 3, 4],
+                       "object_origins": [0, 1, 2, 2]}"#;
+        let e = estimate(&scenario(
+            &format!(r#"{{"kind": "pages", "users": 10, "think_s": 0.5, {page}}}"#),
+            "",
+        ));
+        assert_eq!((e.users, e.connections_open), (10.0, 30.0));
+        assert!(
+            (e.connections_total - 100.0 * 10.0 * 3.0 / 0.5).abs() < 1e-6,
+            "{e:?}"
+        );
+        let drawn = |protocol: &str| {
+            estimate(&scenario(
+                &format!(r#"{{"kind": "pages", "users": 10, "protocol": "{protocol}"}}"#),
+                "",
+            ))
+            .connections_open
+        };
+        assert!(drawn("http/1.1") > drawn("h2"));
+    }
+
     /// FQ-PIE's update touches every flow: a 1-µs update period is costed as such.
     #[test]
     fn fq_pie_updates_count_their_flows() {
