@@ -345,11 +345,6 @@ impl Simulation {
             return;
         }
         c.notified = true;
-        let (complete, expected, received) = (
-            c.app.transfer_complete() && !c.aborted,
-            c.app.bytes_expected(),
-            c.app.bytes_received(),
-        );
         let mut opens = std::mem::take(&mut self.opens);
         let next_page = match &mut self.sources[source as usize] {
             Source::Mah(m) => m.on_done(u, now, &mut opens),
@@ -357,6 +352,9 @@ impl Simulation {
             Source::Ftp(f) => Some(f.on_done(u, now)),
             Source::Bulk | Source::PackMime(_) | Source::Replay(_) | Source::UdpCbr => None,
             Source::Pages(p) => {
+                let c = &self.conns[slot as usize];
+                let complete = c.app.transfer_complete() && !c.aborted;
+                let (expected, received) = (c.app.bytes_expected(), c.app.bytes_received());
                 let done = p.on_done(u, now, complete, expected, received, &mut opens);
                 let protocol = p.protocol();
                 done.map(|(record, next)| {
