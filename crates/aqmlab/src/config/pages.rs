@@ -87,7 +87,9 @@ pub struct PagesConfig {
 
 /// Checks traffic entry `p` (`traffic[i]`), a `pages` source.
 pub(super) fn validate(p: &str, c: &PagesConfig) -> Result<(), ConfigError> {
-    integer_in(format!("{p}.users"), c.users, 1..=1_000_000)?;
+    // At most ~200 connections open per user (HTTP/1.1, a page at the tables' tail): the
+    // slots (2^26) hold 100,000 users' worth.
+    integer_in(format!("{p}.users"), c.users, 1..=100_000)?;
     integer_in(format!("{p}.h1_connections"), c.h1_connections, 1..=6)?;
     integer_in(format!("{p}.request_bytes"), c.request_bytes, 1..=65_536)?;
     non_negative(&format!("{p}.start_spread_s"), c.start_spread_s)?;
@@ -102,6 +104,19 @@ pub(super) fn validate(p: &str, c: &PagesConfig) -> Result<(), ConfigError> {
     }
     if let Some(page) = &c.page {
         validate_page(&format!("{p}.page"), page)?;
+        // Each page holds at most one connection per object and the document's open at once:
+        // within half the simulation's connection slots (2^26).
+        let per_page = page.object_bytes.len() as u64 + 1;
+        if c.users as u64 * per_page > 1 << 25 {
+            return Err(ConfigError::new(
+                format!("{p}.users"),
+                c.users,
+                format!(
+                    "at most {} users for a page of {per_page} requests (2^25 connections)",
+                    (1u64 << 25) / per_page
+                ),
+            ));
+        }
     }
     Ok(())
 }

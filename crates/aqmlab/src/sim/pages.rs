@@ -196,7 +196,8 @@ pub fn fixed(p: &FixedPage) -> Page {
     }
 }
 
-/// Connection identity: user (20 bits), page (28), origin (9), connection within it (3).
+/// Connection identity: user (20 bits: at most 100,000 users), page (28), origin (9), connection
+/// within it (3).
 fn identity(user: u32, page: u64, origin: u32, index: u32) -> u64 {
     ((user as u64) << 40) | ((page & 0x0FFF_FFFF) << 12) | ((origin as u64) << 3) | index as u64
 }

@@ -286,3 +286,25 @@ fn packets_are_conserved_with_pages_beside_a_bulk_download() {
         }
     }
 }
+
+/// A fixed page of many requests for many users would hold more connections than the
+/// simulation has slots: refused on `users`, with the most users that fit (2^25 / 401 =
+/// 83,676).
+#[test]
+fn too_many_connections_are_refused_on_users() {
+    let n = 400;
+    let page = serde_json::json!({
+        "document_bytes": 9, "object_bytes": vec![1; n], "object_origins": vec![0; n]
+    });
+    let json = |users: u32| {
+        let mut v: serde_json::Value = serde_json::to_value(base(1.0)).unwrap();
+        v["traffic"] = serde_json::json!([{"kind": "pages", "users": users, "page": page}]);
+        v.to_string()
+    };
+    let e = Scenario::from_json(&json(100_000)).unwrap_err();
+    assert!(
+        e.starts_with("traffic[0].users = 100000: expected at most 83676 users"),
+        "{e}"
+    );
+    assert!(Scenario::from_json(&json(83_676)).is_ok());
+}
