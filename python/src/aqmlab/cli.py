@@ -571,6 +571,10 @@ def format_summary(results) -> str:
             )
         else:
             lines.append(f"TCP goodput (after warm-up): {core['tcp_goodput_mbps']:.3f} Mb/s")
+    from aqmlab.analysis import pages  # standard library only
+
+    if (line := pages.format_line(core)) is not None:
+        lines.append(line)
     events = stats.get("events")
     if wall > 0:
         ev = f"{events / wall:,.0f} events/s" if isinstance(events, int | float) else "- events/s"

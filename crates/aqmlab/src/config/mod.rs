@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod error;
 mod ftp;
+pub mod pages;
 pub mod replay;
 pub mod trace;
 mod udp_cbr;
@@ -732,6 +733,9 @@ pub enum TrafficConfig {
         #[serde(default = "default_start_spread")]
         start_spread_s: f64,
     },
+    /// Browsing users loading today's pages (HTTP Archive statistics) over HTTP/2 or HTTP/1.1
+    /// (`config::pages`, `sim::pages`).
+    Pages(pages::PagesConfig),
 }
 
 /// The UNC model's empirical laws as `(value, cumulative probability)` points (sizes in bytes,
@@ -1050,6 +1054,7 @@ impl Scenario {
                     }
                 },
                 TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
+                TrafficConfig::Pages(c) => pages::validate(&p, c)?,
                 TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
                 TrafficConfig::Replay { connections, .. } => connections.validate(&p)?,
                 TrafficConfig::Packmime {

@@ -72,6 +72,9 @@ pub struct Summary {
     pub tcp_loss_runs: Vec<u64>,
     /// UDP CBR totals (all zero without `udp_cbr` sources).
     pub udp: UdpSummary,
+    /// Page loads of `pages` sources (`sim::pages`); absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<super::pages::PageSummary>,
     /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
     /// dumbbell.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -229,6 +232,9 @@ impl Simulation {
             tables.push(self.source_delay_rows.take());
             tables.push(d.take_interval_rows());
         }
+        if self.has_pages() {
+            tables.push(self.page_rows.take());
+        }
         self.drain_traces(&mut tables);
         if self.sc.trace.qdisc {
             tables.push(self.qdisc_rows.take());
@@ -280,8 +286,39 @@ impl Simulation {
                     .collect();
             }
             self.close_mix_metrics();
+            self.close_pages();
         }
         self.drain()
+    }
+
+    fn page_sources(&self) -> impl Iterator<Item = (u32, &super::pages::PageSource)> {
+        self.sources
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                super::Source::Pages(p) => Some((i as u32, p.as_ref())),
+                _ => None,
+            })
+    }
+
+    fn has_pages(&self) -> bool {
+        self.page_sources().next().is_some()
+    }
+
+    /// End of run: the rows of pages still loading, and the `pages` summary.
+    fn close_pages(&mut self) {
+        if !self.has_pages() {
+            return;
+        }
+        let mut rows = std::mem::take(&mut self.page_rows);
+        for (i, p) in self.page_sources() {
+            for r in p.unfinished() {
+                rows.push_record(i, p.protocol(), &r);
+            }
+        }
+        self.page_rows = rows;
+        let summary = super::pages::PageSummary::of(self.page_sources().map(|(_, p)| p));
+        self.summary.pages = Some(summary);
     }
 
     /// Hop `k`'s totals at the end of the run (`now`).

@@ -100,6 +100,18 @@ fn log2_law(rng: &mut Rng, loc: f64, scale2: f64, extra_var: f64) -> f64 {
     (loc + scale2.sqrt() * extra_var.sqrt() * rng.normal()).exp2()
 }
 
+/// A user's parameters of PackMime-HTTP 1.1's between-page gap law: ℓ_b ~ N(3.22, 0.73),
+/// s_b ~ Gamma(1.85, rate 1.85) [§8.3.7], drawn once per user (also `sim::pages`' users).
+pub(super) fn think_law(rng: &mut Rng) -> (f64, f64) {
+    let loc = normal_mv(rng, 3.22, 0.73);
+    (loc, gamma(rng, 1.85, 1.0 / 1.85))
+}
+
+/// A between-page gap: 2^{ℓ_b + √s_b·√1.21·N} seconds [§8.3.7].
+pub(super) fn think_time_s(rng: &mut Rng, loc: f64, scale2: f64) -> f64 {
+    log2_law(rng, loc, scale2, 1.21)
+}
+
 impl BrowserSource {
     pub fn new(
         seed: u64,
@@ -114,9 +126,7 @@ impl BrowserSource {
             .map(|u| {
                 let mut rng = Rng::substream(seed, StreamKind::Workload, source as u64, u as u64);
                 let parallel = parallel[rng.below(parallel.len() as u64) as usize];
-                // ℓ_b ~ N(3.22, 0.73), s_b ~ Gamma(1.85, rate 1.85) [§8.3.7], per user.
-                let think_loc = normal_mv(&mut rng, 3.22, 0.73);
-                let think_scale2 = gamma(&mut rng, 1.85, 1.0 / 1.85);
+                let (think_loc, think_scale2) = think_law(&mut rng);
                 User {
                     rng,
                     parallel,
@@ -322,8 +332,7 @@ impl BrowserSource {
         if user.in_flight == 0 && user.pending.is_empty() {
             let think = match &self.laws.think_time {
                 Some(law) => law.sample(&mut user.rng),
-                // Think: 2^{ℓ_b + √s_b·√1.21·N} seconds [§8.3.7 between-page gap].
-                None => log2_law(&mut user.rng, user.think_loc, user.think_scale2, 1.21),
+                None => think_time_s(&mut user.rng, user.think_loc, user.think_scale2),
             };
             return Some(now + secs(think));
         }

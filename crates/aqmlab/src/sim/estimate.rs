@@ -55,6 +55,12 @@ const OPEN_CONNECTION_S: f64 = 30.0;
 /// few objects each).
 const USER_CONNECTIONS_PER_S: f64 = 0.5;
 
+/// Seconds between a `pages` user's pages, lower side, with PackMime's think-time law (its
+/// median gap is 2^3.22 ≈ 9 s), and with any fixed think time (a page takes at least a few
+/// round trips).
+const PAGE_CYCLE_S: f64 = 2.0;
+const PAGE_CYCLE_MIN_S: f64 = 0.05;
+
 /// What a run will cost (upper-side estimates, see the module doc).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Estimate {
@@ -151,6 +157,16 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 if per_flow * f / senders > a_bps {
                     udp_overloaded_hosts += senders;
                 }
+            },
+            TrafficConfig::Pages(c) => {
+                // A page's connections are open at once; a page every think time (upper
+                // side: at most PAGE_CYCLE_S apart with PackMime's law, whose median is 9 s).
+                tcp = true;
+                let u = c.users as f64;
+                let per_page = super::pages::connections_per_page(c);
+                users += u;
+                open += u * per_page;
+                conn_rate += u * per_page / c.think_s.unwrap_or(PAGE_CYCLE_S).max(PAGE_CYCLE_MIN_S);
             },
             TrafficConfig::Bulk { flows, .. } => {
                 tcp = true;
@@ -413,6 +429,32 @@ mod tests {
         let huge = estimate(&scenario(r#"{"kind": "mah", "users": 10000000}"#, ""));
         assert!(small.peak_bytes < 300e6, "{small:?}");
         assert!(huge.peak_bytes > 10e9, "{huge:?}");
+    }
+
+    /// Page users: a fixed page on three origins over HTTP/2 keeps 3 connections per user
+    /// open, and a page every `think_s` opens 3 connections: 10 users × 3 / 0.5 s over 100 s.
+    /// Over HTTP/1.1, drawn pages cost more connections than over HTTP/2.
+    #[test]
+    fn page_users_count_their_connections() {
+        let page = r#""page": {"document_bytes": 1000, "object_bytes": [1, 2, 3, 4],
+                       "object_origins": [0, 1, 2, 2]}"#;
+        let e = estimate(&scenario(
+            &format!(r#"{{"kind": "pages", "users": 10, "think_s": 0.5, {page}}}"#),
+            "",
+        ));
+        assert_eq!((e.users, e.connections_open), (10.0, 30.0));
+        assert!(
+            (e.connections_total - 100.0 * 10.0 * 3.0 / 0.5).abs() < 1e-6,
+            "{e:?}"
+        );
+        let drawn = |protocol: &str| {
+            estimate(&scenario(
+                &format!(r#"{{"kind": "pages", "users": 10, "protocol": "{protocol}"}}"#),
+                "",
+            ))
+            .connections_open
+        };
+        assert!(drawn("http/1.1") > drawn("h2"));
     }
 
     /// FQ-PIE's update touches every flow: a 1-µs update period is costed as such.

@@ -29,6 +29,7 @@ mod network;
 mod observe;
 mod one_or_more;
 pub mod packmime_draws;
+mod pages;
 mod qdisc;
 mod records;
 mod replay;
@@ -129,6 +130,7 @@ enum Source {
     Replay(replay::ReplaySource),
     /// UDP CBR flows live in `Simulation::udp`.
     UdpCbr,
+    Pages(Box<pages::PageSource>),
 }
 
 pub struct Simulation {
@@ -183,6 +185,8 @@ pub struct Simulation {
     /// Bottleneck queueing delay by traffic source, when the sources differ in TCP or RTT.
     source_delays: Option<source_delay::SourceDelays>,
     source_delay_rows: records::SourceDelayRows,
+    /// Pages of `pages` sources (`sim::pages`); drained only when the scenario has one.
+    page_rows: records::PageRows,
     udp: udp_cbr::CbrFlows,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
@@ -409,6 +413,7 @@ impl Simulation {
                 )
             }),
             source_delay_rows: Default::default(),
+            page_rows: Default::default(),
             udp: udp_cbr::CbrFlows::default(),
             goodput: [0; 2],
             tcp_loss_runs: Vec::new(),

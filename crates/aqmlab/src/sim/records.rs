@@ -234,3 +234,30 @@ row_buffer! {
         value: f64,
     }
 }
+
+row_buffer! {
+    /// One row per page of a `pages` source (`sim::pages`), written when the page is loaded
+    /// (or the run ends: `completed` false, `plt_s` NaN). Times from the page's start (its
+    /// document connection's `connect()`).
+    pub struct PageRows => "pages" {
+        source: u64,
+        user: u64,
+        page: u64,
+        protocol: &'static str,
+        start_s: f64,
+        /// To the first byte of the document's response (NaN: it never came).
+        ttfb_s: f64,
+        /// To the last byte of the page's last object.
+        plt_s: f64,
+        /// Requests: the document and every subresource.
+        objects: u64,
+        /// Response bytes the page's connections carry (HTTP/2 framing included), and those
+        /// delivered to the browser.
+        bytes: u64,
+        bytes_delivered: u64,
+        origins: u64,
+        connections: u64,
+        /// Every connection of the page delivered all its responses.
+        completed: bool,
+    }
+}

@@ -7,7 +7,9 @@
 use super::app::App;
 use super::browsers::{self, BrowserSource};
 use super::bulk_app::BulkApp;
+use super::delay_boxes::ExtraRtt;
 use super::events::{Ev, MAX_SOURCES};
+use super::pages::{self, PageSource};
 use super::replay::ReplaySource;
 use super::sources::{MahSource, OpenRequest, PackMimeSource};
 use super::web_app::WebApp;
@@ -164,6 +166,15 @@ impl Simulation {
                     self.add_cbr_source(source);
                     self.sources.push(Source::UdpCbr);
                 },
+                TrafficConfig::Pages(c) => {
+                    let (cl, sv) = sides(c.client_side);
+                    let mut ps = PageSource::new(seed, self.warmup, source, c, cl, sv);
+                    for u in 0..c.users {
+                        let t = ps.start_time(u);
+                        self.sched.at(t, Ev::Start { source, flow: u });
+                    }
+                    self.sources.push(Source::Pages(Box::new(ps)));
+                },
             }
         }
     }
@@ -181,6 +192,7 @@ impl Simulation {
             Source::Browsers(b) => b.start_page(flow, &mut opens),
             Source::Ftp(_) => self.start_ftp(source, flow),
             Source::UdpCbr => unreachable!("UDP flows are not started by Ev::Start"),
+            Source::Pages(p) => p.start_page(flow, now, &mut opens),
             Source::Replay(r) => {
                 let TrafficConfig::Replay { connections, .. } = &self.sc.traffic[source as usize]
                 else {
@@ -224,7 +236,9 @@ impl Simulation {
             TrafficConfig::Bulk { client_side, .. }
             | TrafficConfig::Ftp { client_side, .. }
             | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
+            TrafficConfig::Pages(ref c) => c.client_side == Side::Left,
         };
+        let pages = matches!(self.sources[source as usize], Source::Pages(_));
         let now = self.sched.now();
         let hop = self.sc.hop_of(source as usize);
         for r in opens.drain(..) {
@@ -237,6 +251,14 @@ impl Simulation {
                 now,
                 self.response_end[source as usize],
             ));
+            // A page's connections to one origin share its RTT (`pages::rtt_key`).
+            let extra_rtt = match r.extra_rtt {
+                None if pages => Some(ExtraRtt::shared(
+                    self.sample_rtt(source, pages::rtt_key(r.identity), client_host, server_host),
+                    self.sc.delay_box.client_share(),
+                )),
+                e => e,
+            };
             self.open(
                 source,
                 r.identity,
@@ -244,7 +266,7 @@ impl Simulation {
                 server_host,
                 app,
                 r.user,
-                r.extra_rtt,
+                extra_rtt,
                 r.primary,
             );
         }
@@ -300,9 +322,12 @@ impl Simulation {
         let (Some(u), source) = (c.user, c.source) else {
             return;
         };
+        let first_byte = c.first_byte;
         let mut opens = std::mem::take(&mut self.opens);
-        if let Source::Browsers(b) = &mut self.sources[source as usize] {
-            b.on_primary_response(u, &mut opens);
+        match &mut self.sources[source as usize] {
+            Source::Browsers(b) => b.on_primary_response(u, &mut opens),
+            Source::Pages(p) => p.on_document(u, first_byte, &mut opens),
+            _ => {},
         }
         self.open_requests(source, &mut opens);
         self.opens = opens;
@@ -326,6 +351,17 @@ impl Simulation {
             Source::Browsers(b) => b.on_done(u, now, &mut opens),
             Source::Ftp(f) => Some(f.on_done(u, now)),
             Source::Bulk | Source::PackMime(_) | Source::Replay(_) | Source::UdpCbr => None,
+            Source::Pages(p) => {
+                let c = &self.conns[slot as usize];
+                let complete = c.app.transfer_complete() && !c.aborted;
+                let (expected, received) = (c.app.bytes_expected(), c.app.bytes_received());
+                let done = p.on_done(u, now, complete, expected, received, &mut opens);
+                let protocol = p.protocol();
+                done.map(|(record, next)| {
+                    self.page_rows.push_record(source, protocol, &record);
+                    next
+                })
+            },
         };
         if let Some(t) = next_page {
             self.sched.at(t, Ev::Start { source, flow: u });

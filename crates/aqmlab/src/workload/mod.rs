@@ -5,6 +5,7 @@
 //! - `mah`: Mah's 1997 empirical HTTP/1.0 model (seven CDFs shipped as data files).
 //! - `packmime`: PackMime-HTTP as implemented in ns-2.35 (inter-arrivals, request and response
 //!   sizes, HTTP/1.1 connection structure, server delay, DelayBox RTTs).
+//! - `pages`: today's Web pages from the HTTP Archive's published per-page statistics.
 //! - `rtt`: per-flow minimum RTT tables of the studies (Study A's 7×7 matrix).
 //!
 //! See `docs/workload.md` for sources, substitutions and what is not public.
@@ -13,4 +14,5 @@ pub mod dist;
 pub mod file_size;
 pub mod mah;
 pub mod packmime;
+pub mod pages;
 pub mod rtt;

@@ -18,6 +18,7 @@ mod framing;
 mod fuzz_scenarios;
 mod ledbat;
 mod mixes;
+mod pages;
 mod pcap_encoder;
 mod prague;
 mod prr;
