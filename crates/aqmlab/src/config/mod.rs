@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod dash;
 pub mod error;
 mod ftp;
 pub mod replay;
@@ -703,6 +704,9 @@ pub enum TrafficConfig {
         #[serde(default = "default_start_spread")]
         start_spread_s: f64,
     },
+    /// Adaptive video players (dash.js v4.7.4's model), each fetching segments over one
+    /// persistent HTTP/1.1 connection (`config::dash`, `sim::dash_app`).
+    Dash(dash::DashConfig),
 }
 
 /// The UNC model's empirical laws as `(value, cumulative probability)` points (sizes in bytes,
@@ -1016,6 +1020,7 @@ impl Scenario {
                 },
                 TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
                 TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
+                TrafficConfig::Dash(d) => d.validate(&p)?,
                 TrafficConfig::Replay { connections, .. } => connections.validate(&p)?,
                 TrafficConfig::Packmime {
                     rate,

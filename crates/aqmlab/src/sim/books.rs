@@ -72,6 +72,8 @@ pub struct Summary {
     pub tcp_loss_runs: Vec<u64>,
     /// UDP CBR totals (all zero without `udp_cbr` sources).
     pub udp: UdpSummary,
+    /// DASH sessions' means (`sim::dash`; NaN, serialized as null, without sessions).
+    pub dash: super::dash::DashSummary,
     /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
     /// dumbbell.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -116,6 +118,9 @@ impl Simulation {
         }
         self.record_flow_losses(slot);
         self.record_exchanges(slot);
+        if self.dash.is_some() {
+            self.record_dash(slot);
+        }
     }
 
     /// The connection's row, but for its bottleneck drops (`record_flow_losses`).
@@ -229,6 +234,7 @@ impl Simulation {
             tables.push(self.source_delay_rows.take());
         }
         self.drain_traces(&mut tables);
+        self.drain_dash(&mut tables);
         if self.sc.trace.qdisc {
             tables.push(self.qdisc_rows.take());
         }
@@ -279,6 +285,7 @@ impl Simulation {
                     .collect();
             }
             self.close_mix_metrics();
+            self.summary.dash = self.dash_summary();
         }
         self.drain()
     }

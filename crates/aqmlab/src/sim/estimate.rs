@@ -127,6 +127,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     let mut conn_rate = 0.0; // connections per second
     let mut open = 0.0; // connections open at once
     let mut users = 0.0;
+    // DASH players: their state, their schedule checks while the buffer is full, and their
+    // per-segment rows (when asked for).
+    let (mut dash_bytes, mut dash_per_s, mut dash_rows_per_s) = (0.0, 0.0, 0.0);
     for tr in &sc.traffic {
         match tr {
             TrafficConfig::UdpCbr {
@@ -216,6 +219,17 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 open += *u as f64 * most;
                 conn_rate += *u as f64 * USER_CONNECTIONS_PER_S;
             },
+            TrafficConfig::Dash(c) => {
+                tcp = true;
+                let n = c.sessions as f64;
+                open += n;
+                conn_rate += n / d;
+                dash_bytes += n * super::dash::session_bytes(c);
+                dash_per_s += n * 1e3 / c.poll_ms;
+                if c.segment_rows {
+                    dash_rows_per_s += n / c.segment_s;
+                }
+            },
         }
     }
     let tcp_pps = if tcp {
@@ -273,6 +287,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     if tcp {
         per_s += 1.0 / (sc.tcp.tick_ms * 1e-3);
     }
+    per_s += dash_per_s;
     let events = d
         * ((pps + hop_tcp_pps) * EVENTS_PER_PACKET
             + udp_send_pps
@@ -296,7 +311,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + bottleneck_q.min(pps.max(1.0) * d)
         + udp_overloaded_hosts * t.access_queue_packets as f64;
     let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
-    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate);
+    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate + dash_rows_per_s);
     let all_hosts =
         hosts[0] + hosts[1] + 2.0 * t.cross_hosts as f64 * hop_links.len().max(1) as f64;
     let peak_bytes = BASE_BYTES
@@ -304,7 +319,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + packets_in_flight * size_of::<Packet>() as f64
         + open * (size_of::<Conn>() + 64) as f64
         + users * USER_BYTES
-        + rows_per_chunk * ROW_BYTES;
+        + rows_per_chunk * ROW_BYTES
+        + dash_bytes;
     Estimate {
         trace_bytes: trace_bytes(sc, tcp_pps, udp_pps, open),
         events,
@@ -315,7 +331,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         users,
         rows_per_chunk,
         chunk_s,
-        record_bytes_per_s: (per_s + 3.0 * conn_rate) * ROW_BYTES,
+        record_bytes_per_s: (per_s + 3.0 * conn_rate + dash_rows_per_s) * ROW_BYTES,
         hosts: all_hosts,
         connections_total,
     }

@@ -1,0 +1,450 @@
+//! dash.js's bitrate choice as pure functions of what the player has measured: the throughput
+//! estimator, the ThroughputRule and BOLA, and the dynamic strategy that switches between
+//! them. Read from dash.js v4.7.4 (github.com/Dash-Industry-Forum/dash.js, tag v4.7.4):
+//!
+//! - `src/streaming/rules/ThroughputHistory.js`: per segment a throughput sample
+//!   `8 · bytes / download_ms` kb/s (download time from the first byte to the last:
+//!   `useDeadTimeLatency = true`) and a latency sample (request to first byte, ms); at most 20
+//!   kept. The default average (`movingAverageMethod = slidingWindow`) is the mean of the last
+//!   4 throughput samples (VOD), widened by one for each of the last consecutive ratios
+//!   ≥ 1.3 or ≤ 1/1.3; latency: the mean of the last 4. The EWMA alternative keeps a fast and a
+//!   slow estimate (half-lives 3 s and 8 s of download time; latency 1 and 2 samples), each
+//!   corrected for its start-up bias by `1 − 0.5^(weight/half-life)`; throughput takes the
+//!   lower, latency the higher. A sample whose download took under 50 ms
+//!   (`cacheLoadThresholds.video`) counts as a cache hit: ignored once real samples exist.
+//!   The safe throughput is the average × `bandwidthSafetyFactor` (0.9).
+//! - `src/streaming/controllers/AbrController.js` `getQualityForBitrate`: with latency `L`
+//!   and segment duration `d`, `L > d` gives quality 0, else the bitrate is scaled by
+//!   `1 − L/d`; the choice is the highest rung whose bitrate ≤ it (none: 0). The first segment
+//!   uses `DEFAULT_VIDEO_BITRATE` = 1000 kb/s without latency. `_updateDynamicAbrStrategy`:
+//!   BOLA when the buffer exceeds `stableBufferTime`, back to throughput below half of it.
+//! - `src/streaming/rules/abr/ThroughputRule.js`: the quality for the safe throughput.
+//! - `src/streaming/rules/abr/BolaRule.js` (Spiteri, Urgaonkar, Sitaraman, "BOLA:
+//!   Near-optimal bitrate adaptation for online videos", INFOCOM 2016, arXiv:1601.06748):
+//!   utilities `u_m = ln(S_m) − ln(S_1) + 1`; buffer time
+//!   `B = max(stableBufferTime, 10 + 2·M)`; `gp = (u_M − 1) / (B/10 − 1)`, `Vp = 10 / gp`; the
+//!   quality maximises `(Vp·(u_m + gp) − Q) / S_m` (ties: the higher). Start-up state: the
+//!   throughput rule's choice, with the placeholder buffer set so that BOLA would choose it,
+//!   until the buffer holds a segment's duration. Steady state: the placeholder grows by the
+//!   time since the last download ended (or since the last call), the choice uses buffer +
+//!   placeholder, BOLA-O keeps an increase to at most `max(last, throughput choice)`, and a
+//!   buffer above `Vp·(u_q + gp)` first consumes the placeholder, then delays the request
+//!   (not at the top quality). After each download the placeholder decays by 0.99 and is
+//!   capped at `Vp·(u_last + gp)` minus the buffer at that request; it is emptied when the
+//!   buffer runs low (BUFFER_EMPTY).
+
+use std::collections::VecDeque;
+
+use crate::config::dash::{DashAbr, DashAverage};
+
+/// ThroughputHistory.js constants.
+const MAX_MEASUREMENTS: usize = 20;
+const SAMPLE_AMOUNT_VOD: usize = 4;
+const LATENCY_SAMPLE_AMOUNT: usize = 4;
+const THROUGHPUT_SCALE: f64 = 1.3;
+const EWMA_TPUT_HALF_LIFE_S: [f64; 2] = [3.0, 8.0];
+const EWMA_LATENCY_HALF_LIFE: [f64; 2] = [1.0, 2.0];
+/// `cacheLoadThresholds.video`, ms.
+const CACHE_THRESHOLD_MS: f64 = 50.0;
+/// BolaRule.js constants.
+const MINIMUM_BUFFER_S: f64 = 10.0;
+const MINIMUM_BUFFER_PER_LEVEL_S: f64 = 2.0;
+const PLACEHOLDER_DECAY: f64 = 0.99;
+
+/// Fast and slow EWMA with their total weight (`updateEwmaEstimate`).
+#[derive(Clone, Debug, Default)]
+struct Ewma {
+    est: [f64; 2],
+    weight: f64,
+}
+
+impl Ewma {
+    fn push(&mut self, value: f64, weight: f64, half_life: [f64; 2]) {
+        for (e, h) in self.est.iter_mut().zip(half_life) {
+            let alpha = 0.5f64.powf(weight / h);
+            *e = (1.0 - alpha) * value + alpha * *e;
+        }
+        self.weight += weight;
+    }
+
+    /// Bias-corrected estimates (`getAverageEwma`); `None` before any sample.
+    fn corrected(&self, half_life: [f64; 2]) -> Option<[f64; 2]> {
+        (self.weight > 0.0).then(|| {
+            [0, 1].map(|k| self.est[k] / (1.0 - 0.5f64.powf(self.weight / half_life[k])))
+        })
+    }
+}
+
+/// The samples of one player (ThroughputHistory.js for its video track).
+#[derive(Clone, Debug, Default)]
+pub struct ThroughputHistory {
+    tput_kbps: VecDeque<f64>,
+    latency_ms: VecDeque<f64>,
+    has_cached: bool,
+    ewma_tput: Ewma,
+    ewma_latency: Ewma,
+}
+
+impl ThroughputHistory {
+    /// A segment of `bytes` whose first byte came `latency_ms` after its request and whose
+    /// last came `download_ms` after its first.
+    pub fn push(&mut self, bytes: u64, latency_ms: f64, download_ms: f64) {
+        let latency_ms = if latency_ms > 0.0 { latency_ms } else { 1.0 };
+        let download_ms = if download_ms > 0.0 { download_ms } else { 1.0 };
+        let tput = (8.0 * bytes as f64 / download_ms).round();
+        if download_ms < CACHE_THRESHOLD_MS {
+            if !self.tput_kbps.is_empty() && !self.has_cached {
+                return; // real samples exist: a cached load would skew them
+            }
+            self.has_cached = true;
+        } else if self.has_cached {
+            *self = ThroughputHistory::default();
+        }
+        for (q, v) in [
+            (&mut self.tput_kbps, tput),
+            (&mut self.latency_ms, latency_ms),
+        ] {
+            q.push_back(v);
+            if q.len() > MAX_MEASUREMENTS {
+                q.pop_front();
+            }
+        }
+        self.ewma_tput
+            .push(tput, 0.001 * download_ms, EWMA_TPUT_HALF_LIFE_S);
+        self.ewma_latency
+            .push(latency_ms, 1.0, EWMA_LATENCY_HALF_LIFE);
+    }
+
+    /// `getSampleSize` for throughput (VOD): 4, plus one per large ratio among the last ones.
+    fn sample_size(&self) -> usize {
+        let arr = &self.tput_kbps;
+        let mut n = SAMPLE_AMOUNT_VOD;
+        if n >= arr.len() {
+            return arr.len();
+        }
+        for i in 1..SAMPLE_AMOUNT_VOD {
+            let ratio = arr[arr.len() - i] / arr[arr.len() - i - 1];
+            if ratio >= THROUGHPUT_SCALE || ratio <= 1.0 / THROUGHPUT_SCALE {
+                n += 1;
+                if n == arr.len() {
+                    break;
+                }
+            }
+        }
+        n
+    }
+
+    /// The average throughput, kb/s (`None` before any sample).
+    pub fn average_kbps(&self, method: DashAverage) -> Option<f64> {
+        match method {
+            DashAverage::SlidingWindow => {
+                let n = self.sample_size();
+                (n > 0).then(|| mean_of_last(&self.tput_kbps, n))
+            },
+            DashAverage::Ewma => self
+                .ewma_tput
+                .corrected(EWMA_TPUT_HALF_LIFE_S)
+                .map(|[f, s]| f.min(s)),
+        }
+    }
+
+    /// The average latency, ms (`None` before any sample).
+    pub fn latency_ms(&self, method: DashAverage) -> Option<f64> {
+        match method {
+            DashAverage::SlidingWindow => {
+                let n = LATENCY_SAMPLE_AMOUNT.min(self.latency_ms.len());
+                (n > 0).then(|| mean_of_last(&self.latency_ms, n))
+            },
+            DashAverage::Ewma => self
+                .ewma_latency
+                .corrected(EWMA_LATENCY_HALF_LIFE)
+                .map(|[f, s]| f.max(s)),
+        }
+    }
+}
+
+fn mean_of_last(q: &VecDeque<f64>, n: usize) -> f64 {
+    q.iter().skip(q.len() - n).sum::<f64>() / n as f64
+}
+
+/// AbrController's `getQualityForBitrate`: the highest rung of `ladder_kbps` at or below
+/// `kbps`, after scaling it by `1 − latency/segment` (a latency above the segment: 0).
+pub fn quality_for_bitrate(
+    ladder_kbps: &[f64],
+    kbps: f64,
+    latency_ms: Option<f64>,
+    segment_s: f64,
+) -> usize {
+    let mut kbps = kbps;
+    if let Some(l) = latency_ms.filter(|&l| l > 0.0) {
+        let l = l / 1000.0;
+        if l > segment_s {
+            return 0;
+        }
+        kbps *= 1.0 - l / segment_s;
+    }
+    (0..ladder_kbps.len())
+        .rev()
+        .find(|&i| kbps * 1000.0 >= ladder_kbps[i] * 1000.0)
+        .unwrap_or(0)
+}
+
+/// BOLA's parameters for a ladder (`calculateBolaParameters`); `None` with one rung.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BolaParams {
+    pub utilities: Vec<f64>,
+    pub vp: f64,
+    pub gp: f64,
+}
+
+impl BolaParams {
+    pub fn new(ladder_kbps: &[f64], stable_buffer_s: f64) -> Option<Self> {
+        let u0 = ladder_kbps[0].ln();
+        let utilities: Vec<f64> = ladder_kbps.iter().map(|b| b.ln() - u0 + 1.0).collect();
+        let top = utilities.len() - 1;
+        if top == 0 {
+            return None;
+        }
+        let buffer_time = stable_buffer_s
+            .max(MINIMUM_BUFFER_S + MINIMUM_BUFFER_PER_LEVEL_S * ladder_kbps.len() as f64);
+        let gp = (utilities[top] - 1.0) / (buffer_time / MINIMUM_BUFFER_S - 1.0);
+        Some(BolaParams {
+            utilities,
+            vp: MINIMUM_BUFFER_S / gp,
+            gp,
+        })
+    }
+
+    /// `getQualityFromBufferLevel`: the rung maximising `(Vp·(u + gp) − level) / S`.
+    pub fn quality_for_level(&self, ladder_kbps: &[f64], level: f64) -> usize {
+        let mut best = (0, f64::NAN);
+        for (i, (u, s)) in self.utilities.iter().zip(ladder_kbps).enumerate() {
+            let score = (self.vp * (u + self.gp) - level) / s;
+            if best.1.is_nan() || score >= best.1 {
+                best = (i, score);
+            }
+        }
+        best.0
+    }
+
+    /// `maxBufferLevelForQuality`.
+    pub fn max_level(&self, q: usize) -> f64 {
+        self.vp * (self.utilities[q] + self.gp)
+    }
+
+    /// `minBufferLevelForQuality`.
+    pub fn min_level(&self, ladder_kbps: &[f64], q: usize) -> f64 {
+        let (qb, qu) = (ladder_kbps[q], self.utilities[q]);
+        (0..q)
+            .filter(|&i| self.utilities[i] < qu)
+            .map(|i| {
+                let (ib, iu) = (ladder_kbps[i], self.utilities[i]);
+                self.vp * (self.gp + (qb * iu - ib * qu) / (qb - ib))
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+/// BolaRule.js's state for one player.
+#[derive(Clone, Debug)]
+pub struct Bola {
+    params: BolaParams,
+    steady: bool,
+    placeholder: f64,
+    last_quality: usize,
+    last_segment_s: Option<f64>,
+    /// The last download's request and end (s), until a call has used them.
+    last_request: Option<f64>,
+    last_finish: Option<f64>,
+    last_call: Option<f64>,
+}
+
+/// What the rules decided for the next segment: its quality and how long to wait first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decision {
+    pub quality: usize,
+    pub delay_s: f64,
+}
+
+/// What the rules see at a decision.
+#[derive(Clone, Copy, Debug)]
+pub struct Inputs<'a> {
+    pub ladder_kbps: &'a [f64],
+    pub segment_s: f64,
+    pub now_s: f64,
+    pub level_s: f64,
+    pub current: usize,
+    /// Average and safe throughput (kb/s) and average latency (ms), if measured.
+    pub throughput_kbps: Option<f64>,
+    pub safety_factor: f64,
+    pub latency_ms: Option<f64>,
+}
+
+impl Inputs<'_> {
+    fn throughput_quality(&self) -> Option<usize> {
+        self.throughput_kbps.map(|t| {
+            quality_for_bitrate(
+                self.ladder_kbps,
+                t * self.safety_factor,
+                self.latency_ms,
+                self.segment_s,
+            )
+        })
+    }
+}
+
+impl Bola {
+    pub fn new(params: BolaParams) -> Self {
+        Bola {
+            params,
+            steady: false,
+            placeholder: 0.0,
+            last_quality: 0,
+            last_segment_s: None,
+            last_request: None,
+            last_finish: None,
+            last_call: None,
+        }
+    }
+
+    #[cfg(test)]
+    pub fn placeholder_s(&self) -> f64 {
+        self.placeholder
+    }
+
+    /// A segment of quality `q` and duration `d` arrived at `finish_s`, requested at
+    /// `request_s`, the buffer then being `level_s` (`onMediaFragmentLoaded`,
+    /// `onMetricAdded`, `checkNewSegment`).
+    pub fn on_segment(&mut self, q: usize, d: f64, request_s: f64, finish_s: f64, level_s: f64) {
+        self.last_quality = q;
+        self.last_segment_s = Some(d);
+        self.last_request = Some(request_s);
+        self.last_finish = Some(finish_s);
+        self.placeholder *= PLACEHOLDER_DECAY;
+        let at_request = level_s + (finish_s - request_s);
+        let cap = (self.params.max_level(q) - at_request).max(0.0);
+        self.placeholder = self.placeholder.min(cap);
+    }
+
+    /// The buffer ran low (`onBufferEmpty`): the placeholder must not inflate the choice.
+    pub fn on_buffer_empty(&mut self) {
+        if self.steady {
+            self.placeholder = 0.0;
+        }
+    }
+
+    /// `getMaxIndex`: `None` = no change (nothing measured yet).
+    pub fn decide(&mut self, x: &Inputs) -> Option<Decision> {
+        let tq = x.throughput_quality()?;
+        let p = &self.params;
+        if !self.steady {
+            self.placeholder = (p.min_level(x.ladder_kbps, tq) - x.level_s).max(0.0);
+            self.last_quality = tq;
+            if self.last_segment_s.is_some_and(|d| x.level_s >= d) {
+                self.steady = true;
+            }
+            return Some(Decision {
+                quality: tq,
+                delay_s: 0.0,
+            });
+        }
+        // updatePlaceholderBuffer
+        if let Some(f) = self.last_finish {
+            self.placeholder += (x.now_s - f).max(0.0);
+        } else if let Some(c) = self.last_call {
+            self.placeholder += (x.now_s - c).max(0.0);
+        }
+        self.last_call = Some(x.now_s);
+        self.last_request = None;
+        self.last_finish = None;
+        let mut q = p.quality_for_level(x.ladder_kbps, x.level_s + self.placeholder);
+        // BOLA-O: never increase to a rung the throughput cannot sustain.
+        if q > self.last_quality && q > tq {
+            q = tq.max(self.last_quality);
+        }
+        let mut delay = (x.level_s + self.placeholder - p.max_level(q)).max(0.0);
+        if delay <= self.placeholder {
+            self.placeholder -= delay;
+            delay = 0.0;
+        } else {
+            delay -= self.placeholder;
+            self.placeholder = 0.0;
+            if q + 1 >= x.ladder_kbps.len() {
+                delay = 0.0; // at the top the schedule controller decides
+            }
+        }
+        self.last_quality = q;
+        Some(Decision {
+            quality: q,
+            delay_s: delay,
+        })
+    }
+}
+
+/// The player's ABR: the rule(s) of its strategy and their state.
+#[derive(Clone, Debug)]
+pub struct Abr {
+    strategy: DashAbr,
+    /// BOLA's parameters (`None`: one rung, BOLA never changes anything).
+    params: Option<BolaParams>,
+    /// BOLA's state, made at its first call as BolaRule.js makes it (`getBolaState`): the
+    /// segments before that are not its business.
+    bola: Option<Bola>,
+    /// Dynamic strategy: BOLA in use.
+    using_bola: bool,
+    stable_buffer_s: f64,
+}
+
+impl Abr {
+    pub fn new(strategy: DashAbr, ladder_kbps: &[f64], stable_buffer_s: f64) -> Self {
+        Abr {
+            strategy,
+            params: BolaParams::new(ladder_kbps, stable_buffer_s),
+            bola: None,
+            using_bola: strategy == DashAbr::Bola,
+            stable_buffer_s,
+        }
+    }
+
+    pub fn on_segment(&mut self, q: usize, d: f64, request_s: f64, finish_s: f64, level_s: f64) {
+        if let Some(b) = self.bola.as_mut() {
+            b.on_segment(q, d, request_s, finish_s, level_s);
+        }
+    }
+
+    pub fn on_buffer_empty(&mut self) {
+        if let Some(b) = self.bola.as_mut() {
+            b.on_buffer_empty();
+        }
+    }
+
+    /// The next segment's quality and delay (no change: the current quality, no delay).
+    pub fn decide(&mut self, x: &Inputs) -> Decision {
+        if self.strategy == DashAbr::Dynamic {
+            let threshold = if self.using_bola {
+                0.5 * self.stable_buffer_s
+            } else {
+                self.stable_buffer_s
+            };
+            self.using_bola = x.level_s > threshold;
+        }
+        let keep = Decision {
+            quality: x.current,
+            delay_s: 0.0,
+        };
+        if self.using_bola {
+            let Some(params) = &self.params else {
+                return keep;
+            };
+            return self
+                .bola
+                .get_or_insert_with(|| Bola::new(params.clone()))
+                .decide(x)
+                .unwrap_or(keep);
+        }
+        x.throughput_quality().map_or(keep, |q| Decision {
+            quality: q,
+            delay_s: 0.0,
+        })
+    }
+}
