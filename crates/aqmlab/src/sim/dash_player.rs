@@ -302,3 +302,96 @@ impl Player {
             - QOE_MU * startup
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    /// Milliseconds as integer nanoseconds.
+    fn millis(ms: u64) -> Time {
+        ms * 1_000_000
+    }
+
+    fn cfg(duration_s: Option<f64>) -> DashConfig {
+        let mut v = serde_json::json!({
+            "sessions": 1,
+            "ladder_kbps": [1000.0, 2000.0, 4000.0],
+            "abr": "throughput",
+        });
+        if let Some(d) = duration_s {
+            v["duration_s"] = d.into();
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// Requests segment `index` now, expecting `quality`; it arrives 100 ms later (first byte)
+    /// and `download_ms` after that.
+    fn fetch(p: &mut Player, c: &DashConfig, now: Time, index: u64, quality: usize, download_ms: u64) -> Time {
+        assert_eq!(p.schedule(c, now), Next::Request { index, quality, at: now });
+        let end = now + millis(100) + millis(download_ms);
+        p.on_segment(c, now, now + millis(100), end);
+        end
+    }
+
+    /// A synthetic sequence (4-s segments, 500 kB at 1000 kb/s, 1 MB at 2000 kb/s; latency
+    /// 100 ms, so the throughput rule's factor is 0.9 · (1 − 0.1/4) = 0.8775):
+    ///
+    /// | seg | request | end  | sample kb/s | buffer after | rule at the next request           |
+    /// | 0   | 0       | 2.1  | 2000        | 4 (playing)  | 2000 · 0.8775 = 1755 → rung 0      |
+    /// | 1   | 2.1     | 8.1  | 678         | empty at 6.1, stalled 2.0 s, 4 | mean 1339 → 0    |
+    /// | 2   | 8.1     | 9.2  | 4000        | 6.9          | mean 2226 → 1953 → 0               |
+    /// | 3   | 9.2     | 9.8  | 8000        | 10.3         | mean 3669.5 → 3220 → rung 1        |
+    /// | 4   | 9.8     | 10.7 | 10000       | 13.4 ≥ 12    | full: checks at 11.2 (12.9), 11.7  |
+    /// |     |         |      |             |              | (12.4), 12.2 (11.9 < 12): request  |
+    ///
+    /// The window at 12.2: 10000/8000 < 1.3, 8000/4000 ≥ 1.3 → 5 samples, mean 4935.6 →
+    /// 4331 → rung 2. Startup 2.1 s; one stall of 2.0 s; QoE (Yin et al.) of segments 0-4:
+    /// 4·1000 + 2000 − 1·1000 − 3000·2.0 − 3000·2.1 = −7300.
+    #[test]
+    fn startup_stall_resume_buffer_cap_and_qoe() {
+        let c = cfg(None);
+        let mut p = Player::new(&c, 0);
+        let mut t = fetch(&mut p, &c, 0, 0, 0, 2000);
+        assert_eq!((p.phase, p.startup_s), (Phase::Playing, Some(2.1)));
+        t = fetch(&mut p, &c, t, 1, 0, 5900);
+        assert_eq!(t, millis(8100));
+        assert_eq!((p.phase, p.stalls), (Phase::Playing, 1));
+        assert!((p.stall_s - 2.0).abs() < 1e-9);
+        assert!((p.level_s() - 4.0).abs() < 1e-9);
+        t = fetch(&mut p, &c, t, 2, 0, 1000);
+        assert!((p.level_s() - 6.9).abs() < 1e-9);
+        t = fetch(&mut p, &c, t, 3, 0, 500);
+        assert!((p.level_s() - 10.3).abs() < 1e-9);
+        t = fetch(&mut p, &c, t, 4, 1, 800);
+        assert_eq!(t, millis(10_700));
+        assert!((p.level_s() - 13.4).abs() < 1e-9);
+        assert!((p.qoe(t) - -7300.0).abs() < 1e-6, "{}", p.qoe(t));
+        assert_eq!((p.switches, p.sum_switch_kbps), (1, 1000.0));
+        // The buffer cap: 13.4 ≥ 12, checked every 500 ms until it drains below 12.
+        assert_eq!(p.schedule(&c, t), Next::Check { at: millis(11_200) });
+        assert_eq!(p.schedule(&c, millis(11_200)), Next::Check { at: millis(11_700) });
+        assert_eq!(p.schedule(&c, millis(11_700)), Next::Check { at: millis(12_200) });
+        assert_eq!(
+            p.schedule(&c, millis(12_200)),
+            Next::Request { index: 5, quality: 2, at: millis(12_200) }
+        );
+    }
+
+    /// A finite video: 10 s of 4-s segments is 3 segments (4, 4 and 2 s, the last of 250 kB
+    /// at 1000 kb/s); after the last one the schedule is done, and the buffer then drains
+    /// without counting a stall.
+    #[test]
+    fn finite_video_ends_without_a_stall() {
+        let c = cfg(Some(10.0));
+        assert_eq!(c.segment_count(), Some(3));
+        assert_eq!(Player::segment_bytes(&c, 2, 0), 250_000);
+        let mut p = Player::new(&c, 0);
+        let mut t = 0;
+        for i in 0..3 {
+            t = fetch(&mut p, &c, t, i, 0, 2000);
+        }
+        assert_eq!(p.schedule(&c, t), Next::Done);
+        p.advance(&c, t + millis(60_000));
+        assert_eq!((p.stalls, p.level_s()), (0, 0.0));
+        assert!((p.sum_seconds - 10.0).abs() < 1e-12);
+    }
+}

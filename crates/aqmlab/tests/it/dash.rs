@@ -28,22 +28,120 @@ fn link(mbps: f64, duration_s: f64) -> Scenario {
     sc
 }
 
+/// The last `n` segments' rungs of the one session of a run.
+fn last_rungs(tables: &[aqmlab::measure::Table], n: usize) -> Vec<u64> {
+    let q = u64s(table(tables, "dash_segments"), "quality");
+    q[q.len() - n..].to_vec()
+}
+
+/// The throughput rule on a bottleneck of known rate, 60 s, the HLS ladder (145, 365, 730,
+/// 1100, 2000, 3000, 4500, 6000, 7800 kb/s). Goodput is at most C · 1448/1500 (Linux's MSS
+/// with timestamps in 1500-byte packets); the rule takes 0.9 of the measured rate, scaled by
+/// 1 − latency/segment with a latency of at least the 100 ms RTT: at most 0.9 · 0.965 · 0.975
+/// = 0.847 C. At 4 Mb/s that is ≤ 3.39 Mb/s, and a sample of at least 3.08 Mb/s (the
+/// segment's download at 91 % of the bottleneck, slow start after idle included) is enough
+/// for 3000 kb/s: the steady rung is 3000, the highest below the capacity. At 8 Mb/s it is
+/// ≤ 6.78 Mb/s: 7800 is out of reach although below the capacity (the safety factor), and
+/// 6000 needs a sample of 7.1 Mb/s (89 % of the bottleneck): the steady rung is 6000.
 #[test]
-fn smoke() {
-    let mut sc = link(4.0, 60.0);
-    sc.traffic = vec![dash(serde_json::json!({"sessions": 1, "abr": "throughput", "segment_rows": true}))];
-    let (sim, tables) = run(sc);
-    let seg = table(&tables, "dash_segments");
-    let q = u64s(seg, "quality");
-    let b = f64s(seg, "buffer_at_request_s");
-    let t = f64s(seg, "throughput_kbps");
-    let s = f64s(seg, "sample_kbps");
-    let r = f64s(seg, "request_s");
-    for i in 0..q.len() {
-        eprintln!("{i} q={} req={:.3} buf={:.2} tput={:.0} sample={:.0}", q[i], r[i], b[i], t[i], s[i]);
+fn throughput_rule_settles_on_the_rung_the_link_sustains() {
+    for (mbps, rung_kbps) in [(4.0, 3000.0), (8.0, 6000.0)] {
+        let mut sc = link(mbps, 60.0);
+        sc.traffic = vec![dash(serde_json::json!({
+            "sessions": 1, "abr": "throughput", "segment_rows": true
+        }))];
+        let (_, tables) = run(sc);
+        let ladder = aqmlab::config::dash::HLS_LADDER_KBPS;
+        let want = ladder.iter().position(|&r| r == rung_kbps).unwrap() as u64;
+        assert_eq!(last_rungs(&tables, 6), vec![want; 6], "{mbps} Mb/s");
+        let ses = table(&tables, "dash_sessions");
+        assert_eq!(u64s(ses, "stalls"), vec![0]);
+        // The first segment at the rung for 1000 kb/s (730), and playback from its arrival.
+        assert_eq!(u64s(table(&tables, "dash_segments"), "quality")[0], 2);
+        let first_end = f64s(table(&tables, "dash_segments"), "end_s")[0];
+        assert_eq!(f64s(ses, "startup_s"), vec![first_end]);
     }
+}
+
+/// A finite video (40 s: 10 segments) by two players on a 4 Mb/s link: every session ends
+/// with every byte it asked for delivered, the segments' bytes add up to the request total
+/// and each is bitrate × 4 s / 8.
+#[test]
+fn bytes_requested_are_delivered_at_session_end() {
+    let mut sc = link(4.0, 120.0);
+    sc.topology.left_hosts = 2;
+    sc.topology.right_hosts = 2;
+    sc.traffic = vec![dash(serde_json::json!({
+        "sessions": 2, "duration_s": 40.0, "start_jitter_s": 1.0, "segment_rows": true
+    }))];
+    let (sim, tables) = run(sc);
     let ses = table(&tables, "dash_sessions");
-    eprintln!("{:?}", ses.columns.iter().map(|(n, c)| format!("{n}={c:?}")).collect::<Vec<_>>());
-    eprintln!("{}", sim.summary_json());
-    let _ = bools;
+    assert_eq!(bools(ses, "finished"), vec![true, true]);
+    assert_eq!(u64s(ses, "segments"), vec![10, 10]);
+    assert_eq!(u64s(ses, "bytes_requested"), u64s(ses, "bytes_delivered"));
+    let seg = table(&tables, "dash_segments");
+    let (bytes, kbps) = (u64s(seg, "bytes"), f64s(seg, "bitrate_kbps"));
+    for (b, k) in bytes.iter().zip(&kbps) {
+        assert_eq!(*b, (k * 1000.0 * 4.0 / 8.0) as u64);
+    }
+    assert_eq!(
+        bytes.iter().sum::<u64>(),
+        u64s(ses, "bytes_requested").iter().sum::<u64>()
+    );
+    // Both connections closed after their last segment: completed, none unfinished.
+    let s = sim.summary();
+    assert_eq!((s.connections_completed, s.connections_unfinished), (2, 0));
+    assert_eq!((s.dash.sessions, s.dash.sessions_finished, s.dash.segments), (2, 2, 20));
+    let requests = u64s(table(&tables, "connections"), "request_bytes");
+    assert_eq!(requests, vec![10 * 400, 10 * 400]);
+}
+
+/// BOLA and the dynamic default on the same link run without stalls and write one row per
+/// session; the same seed gives the same tables.
+#[test]
+fn bola_and_dynamic_run_and_are_deterministic() {
+    for abr in ["bola", "dynamic"] {
+        let make = || {
+            let mut sc = link(4.0, 60.0);
+            sc.traffic = vec![dash(serde_json::json!({"sessions": 1, "abr": abr}))];
+            sc
+        };
+        let (_, a) = run(make());
+        let (_, b) = run(make());
+        assert_eq!(crate::common::digest(&a), crate::common::digest(&b));
+        let ses = table(&a, "dash_sessions");
+        assert_eq!(u64s(ses, "stalls"), vec![0], "{abr}");
+        let bitrate = f64s(ses, "mean_bitrate_kbps")[0];
+        assert!(bitrate > 1000.0 && bitrate < 4000.0, "{abr}: {bitrate}");
+    }
+}
+
+/// Bad values are refused with the field named.
+#[test]
+fn bad_dash_entries_are_refused_by_name() {
+    let cases = [
+        (serde_json::json!({"sessions": 0}), "traffic[0].sessions"),
+        (
+            serde_json::json!({"sessions": 1, "ladder_kbps": [1000.0, 800.0]}),
+            "traffic[0].ladder_kbps[1]",
+        ),
+        (serde_json::json!({"sessions": 1, "ladder_kbps": []}), "traffic[0].ladder_kbps"),
+        (serde_json::json!({"sessions": 1, "segment_s": 0.0}), "traffic[0].segment_s"),
+        (
+            serde_json::json!({"sessions": 1, "duration_s": 1.0}),
+            "traffic[0].duration_s",
+        ),
+        (serde_json::json!({"sessions": 1, "safety_factor": 1.5}), "traffic[0].safety_factor"),
+        (serde_json::json!({"sessions": 1, "poll_ms": 0.0}), "traffic[0].poll_ms"),
+        (serde_json::json!({"sessions": 1, "request_bytes": 0}), "traffic[0].request_bytes"),
+    ];
+    for (v, field) in cases {
+        let mut sc = link(4.0, 10.0);
+        sc.traffic = vec![dash(v.clone())];
+        let err = sc.validate().expect_err(&v.to_string());
+        assert_eq!(err.field, field, "{v}");
+    }
+    // An unknown key is refused when the entry is read.
+    let v = serde_json::json!({"kind": "dash", "sessions": 1, "bitrates": [1.0]});
+    assert!(serde_json::from_value::<TrafficConfig>(v).is_err());
 }
