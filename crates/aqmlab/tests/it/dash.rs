@@ -37,12 +37,13 @@ fn last_rungs(tables: &[aqmlab::measure::Table], n: usize) -> Vec<u64> {
 /// The throughput rule on a bottleneck of known rate, 60 s, the HLS ladder (145, 365, 730,
 /// 1100, 2000, 3000, 4500, 6000, 7800 kb/s). Goodput is at most C · 1448/1500 (Linux's MSS
 /// with timestamps in 1500-byte packets); the rule takes 0.9 of the measured rate, scaled by
-/// 1 − latency/segment with a latency of at least the 100 ms RTT: at most 0.9 · 0.965 · 0.975
-/// = 0.847 C. At 4 Mb/s that is ≤ 3.39 Mb/s, and a sample of at least 3.08 Mb/s (the
-/// segment's download at 91 % of the bottleneck, slow start after idle included) is enough
-/// for 3000 kb/s: the steady rung is 3000, the highest below the capacity. At 8 Mb/s it is
-/// ≤ 6.78 Mb/s: 7800 is out of reach although below the capacity (the safety factor), and
-/// 6000 needs a sample of 7.1 Mb/s (89 % of the bottleneck): the steady rung is 6000.
+/// 1 − L/4 with a latency L of at least the 100 ms RTT: at most 0.9 · 0.965 · 0.975 = 0.847 C.
+/// At 4 Mb/s that is ≤ 3.39 Mb/s, so 4500 is out of reach, and 3000 needs samples of
+/// 3000 / (0.9 · 0.975) = 3.42 Mb/s (86 % of the link) at L = 100 ms: the steady rung is 3000,
+/// the highest below the capacity. At 8 Mb/s the bound is 6.78 Mb/s: 7800 is out of reach
+/// although below the capacity (the safety factor), and 6000 needs 6.84 Mb/s (86 %): the
+/// steady rung is 6000. A single player alone on the link measures nearly the whole link (the
+/// TCP model keeps its window across the player's idle periods).
 #[test]
 fn throughput_rule_settles_on_the_rung_the_link_sustains() {
     for (mbps, rung_kbps) in [(4.0, 3000.0), (8.0, 6000.0)] {
