@@ -167,20 +167,48 @@ impl DashConfig {
         }
         in_range(&format!("{p}.segment_s"), self.segment_s, 0.1, 60.0, "s")?;
         if let Some(d) = self.duration_s {
-            in_range(&format!("{p}.duration_s"), d, self.segment_s, 1e7, "s (≥ segment_s)")?;
+            in_range(
+                &format!("{p}.duration_s"),
+                d,
+                self.segment_s,
+                1e7,
+                "s (≥ segment_s)",
+            )?;
         }
-        in_range(&format!("{p}.safety_factor"), self.safety_factor, 0.01, 1.0, "")?;
-        in_range(&format!("{p}.stable_buffer_s"), self.stable_buffer_s, 0.1, 3600.0, "s")?;
+        in_range(
+            &format!("{p}.safety_factor"),
+            self.safety_factor,
+            0.01,
+            1.0,
+            "",
+        )?;
+        in_range(
+            &format!("{p}.stable_buffer_s"),
+            self.stable_buffer_s,
+            0.1,
+            3600.0,
+            "s",
+        )?;
         for (name, v) in [
             ("top_quality_buffer_s", self.top_quality_buffer_s),
             ("long_form_buffer_s", self.long_form_buffer_s),
         ] {
             in_range(&format!("{p}.{name}"), v, 0.1, 3600.0, "s")?;
         }
-        in_range(&format!("{p}.stall_threshold_s"), self.stall_threshold_s, 0.0, 60.0, "s")?;
+        in_range(
+            &format!("{p}.stall_threshold_s"),
+            self.stall_threshold_s,
+            0.0,
+            60.0,
+            "s",
+        )?;
         in_range(&format!("{p}.poll_ms"), self.poll_ms, 1.0, 60_000.0, "ms")?;
         positive(&format!("{p}.initial_kbps"), self.initial_kbps)?;
-        integer_in(format!("{p}.request_bytes"), self.request_bytes, 1..=1_000_000)?;
+        integer_in(
+            format!("{p}.request_bytes"),
+            self.request_bytes,
+            1..=1_000_000,
+        )?;
         non_negative(&format!("{p}.start_s"), self.start_s)?;
         non_negative(&format!("{p}.start_jitter_s"), self.start_jitter_s)?;
         Ok(())
@@ -194,6 +222,8 @@ fn in_range(field: &str, v: f64, lo: f64, hi: f64, unit: &str) -> Result<(), Con
     Err(ConfigError::new(
         field,
         v,
-        format!("a number in [{lo}, {hi}] {unit}").trim_end().to_string(),
+        format!("a number in [{lo}, {hi}] {unit}")
+            .trim_end()
+            .to_string(),
     ))
 }

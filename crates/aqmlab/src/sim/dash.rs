@@ -285,8 +285,9 @@ impl Simulation {
             return DashSummary::default();
         };
         let mut s = b.summary.clone();
-        let [bitrate, switches, stalls, stall, rebuffer, qoe, qoe_seg, startup] =
-            b.sums.map(|(v, n)| if n > 0 { v / n as f64 } else { f64::NAN });
+        let [bitrate, switches, stalls, stall, rebuffer, qoe, qoe_seg, startup] = b
+            .sums
+            .map(|(v, n)| if n > 0 { v / n as f64 } else { f64::NAN });
         s.mean_bitrate_kbps = bitrate;
         s.switches_mean = switches;
         s.stalls_mean = stalls;

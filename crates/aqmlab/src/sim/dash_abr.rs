@@ -69,9 +69,8 @@ impl Ewma {
 
     /// Bias-corrected estimates (`getAverageEwma`); `None` before any sample.
     fn corrected(&self, half_life: [f64; 2]) -> Option<[f64; 2]> {
-        (self.weight > 0.0).then(|| {
-            [0, 1].map(|k| self.est[k] / (1.0 - 0.5f64.powf(self.weight / half_life[k])))
-        })
+        (self.weight > 0.0)
+            .then(|| [0, 1].map(|k| self.est[k] / (1.0 - 0.5f64.powf(self.weight / half_life[k]))))
     }
 }
 
@@ -477,7 +476,14 @@ mod tests {
         close(p.max_level(0) - p.vp, 10.0, 1e-9);
         close(p.max_level(2) - p.vp, 16.0, 1e-9);
         close(p.min_level(&LADDER, 1), a - 3.0, 1e-9);
-        for (level, q) in [(5.0, 0), (11.2, 0), (11.5, 1), (14.2, 1), (14.5, 2), (30.0, 2)] {
+        for (level, q) in [
+            (5.0, 0),
+            (11.2, 0),
+            (11.5, 1),
+            (14.2, 1),
+            (14.5, 2),
+            (30.0, 2),
+        ] {
             assert_eq!(p.quality_for_level(&LADDER, level), q, "level {level}");
         }
         // One rung: BOLA has nothing to choose.
@@ -584,7 +590,10 @@ mod tests {
     fn throughput_rule_by_hand() {
         let hls = crate::config::dash::HLS_LADDER_KBPS;
         assert_eq!(quality_for_bitrate(&hls, 0.9 * 3865.0, Some(100.0), 4.0), 5);
-        assert_eq!(quality_for_bitrate(&hls, 0.9 * 3865.0, Some(4100.0), 4.0), 0);
+        assert_eq!(
+            quality_for_bitrate(&hls, 0.9 * 3865.0, Some(4100.0), 4.0),
+            0
+        );
         // 4500 exactly is reached (≥), 4499 is not.
         assert_eq!(quality_for_bitrate(&hls, 4500.0, None, 4.0), 6);
         assert_eq!(quality_for_bitrate(&hls, 4499.0, None, 4.0), 5);
@@ -608,11 +617,23 @@ mod tests {
         for k in [1100.0, 1000.0, 1000.0, 1000.0, 1200.0] {
             push(&mut h, k, 1000.0);
         }
-        close(h.average_kbps(DashAverage::SlidingWindow).unwrap(), 1050.0, 1e-9);
+        close(
+            h.average_kbps(DashAverage::SlidingWindow).unwrap(),
+            1050.0,
+            1e-9,
+        );
         // Then 2500: ratio 2500/1200 ≥ 1.3 widens to 5: (1000·3 + 1200 + 2500) / 5 = 1340.
         push(&mut h, 2500.0, 1000.0);
-        close(h.average_kbps(DashAverage::SlidingWindow).unwrap(), 1340.0, 1e-9);
-        close(h.latency_ms(DashAverage::SlidingWindow).unwrap(), 100.0, 1e-9);
+        close(
+            h.average_kbps(DashAverage::SlidingWindow).unwrap(),
+            1340.0,
+            1e-9,
+        );
+        close(
+            h.latency_ms(DashAverage::SlidingWindow).unwrap(),
+            100.0,
+            1e-9,
+        );
         // At most 20 samples are kept.
         for _ in 0..30 {
             push(&mut h, 700.0, 1000.0);
@@ -638,10 +659,22 @@ mod tests {
     fn cached_loads_do_not_skew_real_samples() {
         let mut h = ThroughputHistory::default();
         push(&mut h, 50_000.0, 20.0);
-        close(h.average_kbps(DashAverage::SlidingWindow).unwrap(), 50_000.0, 1e-9);
+        close(
+            h.average_kbps(DashAverage::SlidingWindow).unwrap(),
+            50_000.0,
+            1e-9,
+        );
         push(&mut h, 1000.0, 1000.0);
-        close(h.average_kbps(DashAverage::SlidingWindow).unwrap(), 1000.0, 1e-9);
+        close(
+            h.average_kbps(DashAverage::SlidingWindow).unwrap(),
+            1000.0,
+            1e-9,
+        );
         push(&mut h, 80_000.0, 10.0);
-        close(h.average_kbps(DashAverage::SlidingWindow).unwrap(), 1000.0, 1e-9);
+        close(
+            h.average_kbps(DashAverage::SlidingWindow).unwrap(),
+            1000.0,
+            1e-9,
+        );
     }
 }

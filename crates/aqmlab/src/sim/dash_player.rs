@@ -20,9 +20,9 @@
 //! are computed exactly (`advance`), so a stall needs no event of its own.
 //!
 //! QoE (Yin, Jindal, Sekar, Sinopoli, "A control-theoretic approach for dynamic adaptive video
-//! streaming over HTTP", SIGCOMM 2015, eq. (5) with q(R) = R in kb/s and the evaluation's
-//! "balanced" weights λ = 1, μ = μ_s = 3000): `Σ_k R_k − λ Σ_k |R_{k+1} − R_k| − μ T_rebuffer
-//! − μ_s T_startup`, over the segments downloaded, times in seconds.
+//! streaming over HTTP", SIGCOMM 2015: its QoE definition with q(R) = R in kb/s, and its
+//! evaluation's "balanced" weights λ = 1, μ = μ_s = 3000): `Σ_k R_k − λ Σ_k |R_{k+1} − R_k|
+//! − μ T_rebuffer − μ_s T_startup`, over the segments downloaded, times in seconds.
 
 use super::dash_abr::{Abr, Decision, Inputs, ThroughputHistory};
 use crate::config::dash::DashConfig;
@@ -48,7 +48,11 @@ pub enum Phase {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Next {
     /// Request segment `index` at quality `quality`, at `at` (now, or after BOLA's delay).
-    Request { index: u64, quality: usize, at: Time },
+    Request {
+        index: u64,
+        quality: usize,
+        at: Time,
+    },
     /// The buffer is full: check again at `at`.
     Check { at: Time },
     /// Every segment is in.
@@ -182,7 +186,9 @@ impl Player {
     /// Bytes of segment `index` at `quality`: bitrate × duration.
     pub fn segment_bytes(cfg: &DashConfig, index: u64, quality: usize) -> u64 {
         let d = Self::segment_duration(cfg, index);
-        (cfg.ladder_kbps[quality] * 1000.0 * d / 8.0).round().max(1.0) as u64
+        (cfg.ladder_kbps[quality] * 1000.0 * d / 8.0)
+            .round()
+            .max(1.0) as u64
     }
 
     /// The schedule at `now` (no request in flight): request, wait, or done.
@@ -325,8 +331,22 @@ mod tests {
 
     /// Requests segment `index` now, expecting `quality`; it arrives 100 ms later (first byte)
     /// and `download_ms` after that.
-    fn fetch(p: &mut Player, c: &DashConfig, now: Time, index: u64, quality: usize, download_ms: u64) -> Time {
-        assert_eq!(p.schedule(c, now), Next::Request { index, quality, at: now });
+    fn fetch(
+        p: &mut Player,
+        c: &DashConfig,
+        now: Time,
+        index: u64,
+        quality: usize,
+        download_ms: u64,
+    ) -> Time {
+        assert_eq!(
+            p.schedule(c, now),
+            Next::Request {
+                index,
+                quality,
+                at: now
+            }
+        );
         let end = now + millis(100) + millis(download_ms);
         p.on_segment(c, now, now + millis(100), end);
         end
@@ -368,11 +388,21 @@ mod tests {
         assert_eq!((p.switches, p.sum_switch_kbps), (1, 1000.0));
         // The buffer cap: 13.4 ≥ 12, checked every 500 ms until it drains below 12.
         assert_eq!(p.schedule(&c, t), Next::Check { at: millis(11_200) });
-        assert_eq!(p.schedule(&c, millis(11_200)), Next::Check { at: millis(11_700) });
-        assert_eq!(p.schedule(&c, millis(11_700)), Next::Check { at: millis(12_200) });
+        assert_eq!(
+            p.schedule(&c, millis(11_200)),
+            Next::Check { at: millis(11_700) }
+        );
+        assert_eq!(
+            p.schedule(&c, millis(11_700)),
+            Next::Check { at: millis(12_200) }
+        );
         assert_eq!(
             p.schedule(&c, millis(12_200)),
-            Next::Request { index: 5, quality: 2, at: millis(12_200) }
+            Next::Request {
+                index: 5,
+                quality: 2,
+                at: millis(12_200)
+            }
         );
     }
 

@@ -79,9 +79,9 @@ use sources::{MahSource, OpenRequest, PackMimeSource};
 use timers::TIMER_SWEEP;
 
 pub use books::{EngineStats, Summary};
+pub use dash::DashSummary;
 pub use monitor::DirectionSummary;
 pub use trace::TraceEntry;
-pub use dash::DashSummary;
 pub use udp_cbr::UdpSummary;
 
 /// One connection: both endpoints, the application driving them, and its record so far.

@@ -92,7 +92,10 @@ fn bytes_requested_are_delivered_at_session_end() {
     // Both connections closed after their last segment: completed, none unfinished.
     let s = sim.summary();
     assert_eq!((s.connections_completed, s.connections_unfinished), (2, 0));
-    assert_eq!((s.dash.sessions, s.dash.sessions_finished, s.dash.segments), (2, 2, 20));
+    assert_eq!(
+        (s.dash.sessions, s.dash.sessions_finished, s.dash.segments),
+        (2, 2, 20)
+    );
     let requests = u64s(table(&tables, "connections"), "request_bytes");
     assert_eq!(requests, vec![10 * 400, 10 * 400]);
 }
@@ -126,15 +129,30 @@ fn bad_dash_entries_are_refused_by_name() {
             serde_json::json!({"sessions": 1, "ladder_kbps": [1000.0, 800.0]}),
             "traffic[0].ladder_kbps[1]",
         ),
-        (serde_json::json!({"sessions": 1, "ladder_kbps": []}), "traffic[0].ladder_kbps"),
-        (serde_json::json!({"sessions": 1, "segment_s": 0.0}), "traffic[0].segment_s"),
+        (
+            serde_json::json!({"sessions": 1, "ladder_kbps": []}),
+            "traffic[0].ladder_kbps",
+        ),
+        (
+            serde_json::json!({"sessions": 1, "segment_s": 0.0}),
+            "traffic[0].segment_s",
+        ),
         (
             serde_json::json!({"sessions": 1, "duration_s": 1.0}),
             "traffic[0].duration_s",
         ),
-        (serde_json::json!({"sessions": 1, "safety_factor": 1.5}), "traffic[0].safety_factor"),
-        (serde_json::json!({"sessions": 1, "poll_ms": 0.0}), "traffic[0].poll_ms"),
-        (serde_json::json!({"sessions": 1, "request_bytes": 0}), "traffic[0].request_bytes"),
+        (
+            serde_json::json!({"sessions": 1, "safety_factor": 1.5}),
+            "traffic[0].safety_factor",
+        ),
+        (
+            serde_json::json!({"sessions": 1, "poll_ms": 0.0}),
+            "traffic[0].poll_ms",
+        ),
+        (
+            serde_json::json!({"sessions": 1, "request_bytes": 0}),
+            "traffic[0].request_bytes",
+        ),
     ];
     for (v, field) in cases {
         let mut sc = link(4.0, 10.0);
