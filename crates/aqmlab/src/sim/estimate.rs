@@ -488,4 +488,24 @@ mod tests {
         assert!(e.events > 2e8, "{e:?}");
         assert!(e.rows_per_chunk > 2e6, "{e:?}");
     }
+
+    /// DASH players: each holds a connection and its player, checks its full buffer every
+    /// `poll_ms`, and (with `segment_rows`) writes a row per segment. 10,000 sessions polling
+    /// every 1 ms over 100 s are 10^9 events; their rows, 10^4 / 4 s per second.
+    #[test]
+    fn dash_sessions_count_their_state_polls_and_rows() {
+        let base = estimate(&scenario(r#"{"kind": "bulk", "flows": 1}"#, ""));
+        let e = estimate(&scenario(
+            r#"{"kind": "dash", "sessions": 10000, "poll_ms": 1.0, "segment_rows": true}"#,
+            "",
+        ));
+        assert_eq!(e.connections_open, 10_000.0);
+        assert!(e.events - base.events > 1e9, "{e:?}");
+        let state = 10_000.0
+            * super::super::dash::session_bytes(
+                &serde_json::from_str(r#"{"sessions": 1}"#).unwrap(),
+            );
+        assert!(e.peak_bytes - base.peak_bytes > state, "{e:?}");
+        assert!(e.record_bytes_per_s - base.record_bytes_per_s >= 2500.0 * ROW_BYTES);
+    }
 }
