@@ -17,7 +17,8 @@
 //!   and segment duration `d`, `L > d` gives quality 0, else the bitrate is scaled by
 //!   `1 − L/d`; the choice is the highest rung whose bitrate ≤ it (none: 0). The first segment
 //!   uses `DEFAULT_VIDEO_BITRATE` = 1000 kb/s without latency. `_updateDynamicAbrStrategy`:
-//!   BOLA when the buffer exceeds `stableBufferTime`, back to throughput below half of it.
+//!   BOLA once a buffer level seen (at every BUFFER_LEVEL metric, `_onMetricAdded`) exceeds
+//!   `stableBufferTime`, back to throughput once one falls below half of it.
 //! - `src/streaming/rules/abr/ThroughputRule.js`: the quality for the safe throughput.
 //! - `src/streaming/rules/abr/BolaRule.js` (Spiteri, Urgaonkar, Sitaraman, "BOLA:
 //!   Near-optimal bitrate adaptation for online videos", INFOCOM 2016, arXiv:1601.06748):
@@ -417,16 +418,24 @@ impl Abr {
         }
     }
 
-    /// The next segment's quality and delay (no change: the current quality, no delay).
-    pub fn decide(&mut self, x: &Inputs) -> Decision {
+    /// The dynamic strategy sees a buffer level (`_onMetricAdded` → `_updateAbrStrategy`, at
+    /// every BUFFER_LEVEL metric: dash.js adds one as the buffer changes, so the player calls
+    /// this with the level before and after each append and at each decision, the instants
+    /// at which the level can cross a threshold).
+    pub fn see_level(&mut self, level_s: f64) {
         if self.strategy == DashAbr::Dynamic {
             let threshold = if self.using_bola {
                 0.5 * self.stable_buffer_s
             } else {
                 self.stable_buffer_s
             };
-            self.using_bola = x.level_s > threshold;
+            self.using_bola = level_s > threshold;
         }
+    }
+
+    /// The next segment's quality and delay (no change: the current quality, no delay).
+    pub fn decide(&mut self, x: &Inputs) -> Decision {
+        self.see_level(x.level_s);
         let keep = Decision {
             quality: x.current,
             delay_s: 0.0,
@@ -568,19 +577,21 @@ mod tests {
     }
 
     /// The dynamic strategy: BOLA above the stable buffer time (12 s), throughput again below
-    /// half of it (6 s). With BOLA's state made at 13 s and no segment since, its start-up
-    /// answers with the throughput rule's rung; the throughput rule answers alike, so the test
-    /// tells them apart by the placeholder BOLA keeps.
+    /// half of it (6 s); BOLA's state is made at its first call.
     #[test]
     fn dynamic_strategy_switches_with_hysteresis() {
         let mut abr = Abr::new(DashAbr::Dynamic, &LADDER, 12.0);
         abr.decide(&inputs(0.0, 11.0, 0, Some(3000.0)));
         assert!(!abr.using_bola && abr.bola.is_none());
-        abr.decide(&inputs(1.0, 13.0, 1, Some(3000.0)));
+        // A level seen above 12 s (after an append) turns BOLA on; a decision at 11 s keeps it.
+        abr.see_level(12.5);
+        abr.decide(&inputs(1.0, 11.0, 1, Some(3000.0)));
         assert!(abr.using_bola && abr.bola.is_some());
-        abr.decide(&inputs(2.0, 7.0, 1, Some(3000.0)));
+        abr.decide(&inputs(2.0, 6.5, 1, Some(3000.0)));
         assert!(abr.using_bola);
-        abr.decide(&inputs(3.0, 5.9, 1, Some(3000.0)));
+        abr.see_level(5.9);
+        assert!(!abr.using_bola);
+        abr.see_level(12.0);
         assert!(!abr.using_bola);
     }
 

@@ -251,7 +251,9 @@ impl Player {
         self.history.push(bytes, latency_ms, download_ms);
         let d = Self::segment_duration(cfg, index);
         self.abr.on_segment(q, d, s(request), s(end), level_before);
+        self.abr.see_level(level_before);
         self.level += d;
+        self.abr.see_level(self.level);
         self.done += 1;
         let kbps = cfg.ladder_kbps[q];
         if let Some(p) = self.last_played_quality {
