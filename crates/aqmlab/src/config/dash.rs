@@ -57,6 +57,10 @@ pub struct DashConfig {
     pub abr: DashAbr,
     #[serde(default)]
     pub throughput_average: DashAverage,
+    /// dash.js's InsufficientBufferRule beside the main rule
+    /// (`additionalAbrRules.insufficientBufferRule`, on by default).
+    #[serde(default = "default_true")]
+    pub insufficient_buffer_rule: bool,
     /// `streaming.abr.bandwidthSafetyFactor`.
     #[serde(default = "default_safety")]
     pub safety_factor: f64,
@@ -97,6 +101,9 @@ pub struct DashConfig {
 
 fn default_ladder() -> Vec<f64> {
     HLS_LADDER_KBPS.to_vec()
+}
+fn default_true() -> bool {
+    true
 }
 fn default_segment_s() -> f64 {
     4.0

@@ -20,6 +20,10 @@
 //!   BOLA once a buffer level seen (at every BUFFER_LEVEL metric, `_onMetricAdded`) exceeds
 //!   `stableBufferTime`, back to throughput once one falls below half of it.
 //! - `src/streaming/rules/abr/ThroughputRule.js`: the quality for the safe throughput.
+//! - `src/streaming/rules/abr/InsufficientBufferRule.js` (on by default,
+//!   `additionalAbrRules.insufficientBufferRule`): from the third segment on, at most the rung
+//!   for average throughput × buffer/segment × 0.5 (rung 0 while the buffer is empty).
+//!   `ABRRulesCollection.js` takes the lowest proposal of the rules in force.
 //! - `src/streaming/rules/abr/BolaRule.js` (Spiteri, Urgaonkar, Sitaraman, "BOLA:
 //!   Near-optimal bitrate adaptation for online videos", INFOCOM 2016, arXiv:1601.06748):
 //!   utilities `u_m = ln(S_m) − ln(S_1) + 1`; buffer time
@@ -51,6 +55,9 @@ const CACHE_THRESHOLD_MS: f64 = 50.0;
 const MINIMUM_BUFFER_S: f64 = 10.0;
 const MINIMUM_BUFFER_PER_LEVEL_S: f64 = 2.0;
 const PLACEHOLDER_DECAY: f64 = 0.99;
+/// InsufficientBufferRule.js constants.
+const INSUFFICIENT_BUFFER_SAFETY_FACTOR: f64 = 0.5;
+const SEGMENT_IGNORE_COUNT: u32 = 2;
 
 /// Fast and slow EWMA with their total weight (`updateEwmaEstimate`).
 #[derive(Clone, Debug, Default)]
@@ -278,6 +285,8 @@ pub struct Inputs<'a> {
     pub throughput_kbps: Option<f64>,
     pub safety_factor: f64,
     pub latency_ms: Option<f64>,
+    /// The buffer state is BUFFER_EMPTY (below the stall threshold while playing).
+    pub buffer_empty: bool,
 }
 
 impl Inputs<'_> {
@@ -393,16 +402,26 @@ pub struct Abr {
     /// Dynamic strategy: BOLA in use.
     using_bola: bool,
     stable_buffer_s: f64,
+    /// InsufficientBufferRule (`None`: off): segments still to append before it speaks.
+    insufficient_ignore: Option<u32>,
 }
 
 impl Abr {
-    pub fn new(strategy: DashAbr, ladder_kbps: &[f64], stable_buffer_s: f64) -> Self {
+    /// The ABR of `strategy` on `ladder_kbps`; with `insufficient_buffer`, dash.js's
+    /// InsufficientBufferRule caps the choice too (`additionalAbrRules.insufficientBufferRule`).
+    pub fn new(
+        strategy: DashAbr,
+        ladder_kbps: &[f64],
+        stable_buffer_s: f64,
+        insufficient_buffer: bool,
+    ) -> Self {
         Abr {
             strategy,
             params: BolaParams::new(ladder_kbps, stable_buffer_s),
             bola: None,
             using_bola: strategy == DashAbr::Bola,
             stable_buffer_s,
+            insufficient_ignore: insufficient_buffer.then_some(SEGMENT_IGNORE_COUNT),
         }
     }
 
@@ -410,6 +429,32 @@ impl Abr {
         if let Some(b) = self.bola.as_mut() {
             b.on_segment(q, d, request_s, finish_s, level_s);
         }
+        // `_onBytesAppended`
+        if let Some(n) = self.insufficient_ignore.as_mut() {
+            *n = n.saturating_sub(1);
+        }
+    }
+
+    /// InsufficientBufferRule.js's `getMaxIndex`: silent for the first two segments; rung 0
+    /// while the buffer is empty; else the rung for the (unsafe) average throughput × buffer /
+    /// segment × 0.5, so that a whole segment arrives before the buffer runs out.
+    fn insufficient_buffer_cap(&self, x: &Inputs) -> Option<usize> {
+        if self.insufficient_ignore != Some(0) {
+            return None;
+        }
+        if x.buffer_empty {
+            return Some(0);
+        }
+        // No throughput: dash.js computes NaN, which no rung satisfies (rung 0).
+        let kbps = x.throughput_kbps.unwrap_or(f64::NAN)
+            * (x.level_s / x.segment_s)
+            * INSUFFICIENT_BUFFER_SAFETY_FACTOR;
+        Some(quality_for_bitrate(
+            x.ladder_kbps,
+            kbps,
+            x.latency_ms,
+            x.segment_s,
+        ))
     }
 
     pub fn on_buffer_empty(&mut self) {
@@ -440,20 +485,34 @@ impl Abr {
             quality: x.current,
             delay_s: 0.0,
         };
-        if self.using_bola {
-            let Some(params) = &self.params else {
-                return keep;
-            };
-            return self
-                .bola
-                .get_or_insert_with(|| Bola::new(params.clone()))
-                .decide(x)
-                .unwrap_or(keep);
+        let main = if self.using_bola {
+            match &self.params {
+                Some(params) => self
+                    .bola
+                    .get_or_insert_with(|| Bola::new(params.clone()))
+                    .decide(x),
+                None => None,
+            }
+        } else {
+            x.throughput_quality().map(|q| Decision {
+                quality: q,
+                delay_s: 0.0,
+            })
+        };
+        // ABRRulesCollection `getMinSwitchRequest`: the lowest of the rules' proposals (all
+        // of default priority); none: no change. BOLA's delay stands whatever the rung.
+        match (main, self.insufficient_buffer_cap(x)) {
+            (Some(d), Some(cap)) => Decision {
+                quality: d.quality.min(cap),
+                delay_s: d.delay_s,
+            },
+            (Some(d), None) => d,
+            (None, Some(cap)) => Decision {
+                quality: cap,
+                delay_s: 0.0,
+            },
+            (None, None) => keep,
         }
-        x.throughput_quality().map_or(keep, |q| Decision {
-            quality: q,
-            delay_s: 0.0,
-        })
     }
 }
 
@@ -509,6 +568,7 @@ mod tests {
             throughput_kbps: tput,
             safety_factor: 0.9,
             latency_ms: None,
+            buffer_empty: false,
         }
     }
 
@@ -516,7 +576,7 @@ mod tests {
     /// with the parameters of the test above).
     #[test]
     fn bola_decision_sequence_by_hand() {
-        let mut abr = Abr::new(DashAbr::Bola, &LADDER, 12.0);
+        let mut abr = Abr::new(DashAbr::Bola, &LADDER, 12.0, false);
         // Nothing measured: no change (the current rung), but BOLA's state now exists.
         let d = abr.decide(&inputs(0.0, 0.0, 0, None));
         assert_eq!((d.quality, d.delay_s), (0, 0.0));
@@ -561,7 +621,7 @@ mod tests {
     /// 1.671915 s: with no placeholder to absorb it, the request waits that long.
     #[test]
     fn bola_o_keeps_the_last_rung_and_delays_a_full_buffer() {
-        let mut abr = Abr::new(DashAbr::Bola, &LADDER, 12.0);
+        let mut abr = Abr::new(DashAbr::Bola, &LADDER, 12.0, false);
         abr.decide(&inputs(0.0, 0.0, 0, None));
         abr.on_segment(1, 4.0, 0.0, 1.0, 0.0);
         // Start-up at a 12 s buffer: rung 1 (3000 × 0.9), placeholder max(0, 11.33 − 12) = 0.
@@ -580,7 +640,7 @@ mod tests {
     /// half of it (6 s); BOLA's state is made at its first call.
     #[test]
     fn dynamic_strategy_switches_with_hysteresis() {
-        let mut abr = Abr::new(DashAbr::Dynamic, &LADDER, 12.0);
+        let mut abr = Abr::new(DashAbr::Dynamic, &LADDER, 12.0, false);
         abr.decide(&inputs(0.0, 11.0, 0, Some(3000.0)));
         assert!(!abr.using_bola && abr.bola.is_none());
         // A level seen above 12 s (after an append) turns BOLA on; a decision at 11 s keeps it.
@@ -687,5 +747,26 @@ mod tests {
             1000.0,
             1e-9,
         );
+    }
+
+    /// InsufficientBufferRule: silent until two segments are in; then with 4000 kb/s
+    /// measured, a 2-s buffer and 4-s segments it allows 4000 · 2/4 · 0.5 = 1000 kb/s (rung
+    /// 0) although the throughput rule wants 4000 · 0.9 = 3600 (rung 1): the lower wins. At
+    /// 12 s it allows 6000 (rung 2) and the throughput rule's rung 1 stands; an empty buffer
+    /// means rung 0.
+    #[test]
+    fn insufficient_buffer_rule_caps_by_hand() {
+        let mut abr = Abr::new(DashAbr::Throughput, &LADDER, 12.0, true);
+        assert_eq!(abr.decide(&inputs(0.0, 2.0, 0, Some(4000.0))).quality, 1);
+        abr.on_segment(0, 4.0, 0.0, 1.0, 0.0);
+        assert_eq!(abr.decide(&inputs(1.0, 2.0, 0, Some(4000.0))).quality, 1);
+        abr.on_segment(0, 4.0, 1.0, 2.0, 3.0);
+        assert_eq!(abr.decide(&inputs(2.0, 2.0, 0, Some(4000.0))).quality, 0);
+        assert_eq!(abr.decide(&inputs(2.0, 12.0, 0, Some(4000.0))).quality, 1);
+        let empty = Inputs {
+            buffer_empty: true,
+            ..inputs(2.0, 0.1, 1, Some(4000.0))
+        };
+        assert_eq!(abr.decide(&empty).quality, 0);
     }
 }
