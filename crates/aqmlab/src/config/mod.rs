@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod dash;
 pub mod error;
 mod ftp;
 pub mod pages;
@@ -736,6 +737,9 @@ pub enum TrafficConfig {
     /// Browsing users loading today's pages (HTTP Archive statistics) over HTTP/2 or HTTP/1.1
     /// (`config::pages`, `sim::pages`).
     Pages(pages::PagesConfig),
+    /// Adaptive video players (dash.js v4.7.4's model), each fetching segments over one
+    /// persistent HTTP/1.1 connection (`config::dash`, `sim::dash_app`).
+    Dash(dash::DashConfig),
 }
 
 /// The UNC model's empirical laws as `(value, cumulative probability)` points (sizes in bytes,
@@ -1056,6 +1060,7 @@ impl Scenario {
                 TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
                 TrafficConfig::Pages(c) => pages::validate(&p, c)?,
                 TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
+                TrafficConfig::Dash(d) => d.validate(&p)?,
                 TrafficConfig::Replay { connections, .. } => connections.validate(&p)?,
                 TrafficConfig::Packmime {
                     rate,

@@ -2,6 +2,7 @@
 
 use super::app_action::AppAction;
 use super::bulk_app::BulkApp;
+use super::dash_app::DashApp;
 use super::web_app::WebApp;
 use crate::tcp::Outbox;
 use crate::units::Time;
@@ -10,6 +11,8 @@ use crate::units::Time;
 pub enum App {
     Bulk(BulkApp),
     Web(WebApp),
+    /// Boxed: a player's state is larger than the other applications'.
+    Dash(Box<DashApp>),
 }
 
 impl App {
@@ -18,6 +21,7 @@ impl App {
         match self {
             App::Bulk(_) => 0,
             App::Web(a) => a.heap_bytes(),
+            App::Dash(a) => std::mem::size_of::<DashApp>() + a.heap_bytes(),
         }
     }
 
@@ -25,6 +29,7 @@ impl App {
         match self {
             App::Bulk(a) => a.on_event(side, out),
             App::Web(a) => a.on_event(side, out, now),
+            App::Dash(a) => a.on_event(side, out, now),
         }
     }
 
@@ -32,6 +37,7 @@ impl App {
         match self {
             App::Bulk(_) => AppAction::None,
             App::Web(a) => a.on_wake(side, now),
+            App::Dash(a) => a.on_wake(side, now),
         }
     }
 
@@ -40,6 +46,7 @@ impl App {
         match self {
             App::Bulk(a) => a.receiver_side(),
             App::Web(_) => 0,
+            App::Dash(_) => 0,
         }
     }
 
@@ -48,6 +55,7 @@ impl App {
         match self {
             App::Bulk(_) => false,
             App::Web(a) => a.ends_at_close(),
+            App::Dash(_) => false,
         }
     }
 
@@ -56,6 +64,7 @@ impl App {
         match self {
             App::Bulk(a) => a.transfer_complete(),
             App::Web(a) => a.all_done(),
+            App::Dash(a) => a.all_done(),
         }
     }
 
@@ -63,6 +72,7 @@ impl App {
         match self {
             App::Bulk(a) => a.request_bytes(),
             App::Web(a) => a.request_bytes(),
+            App::Dash(a) => a.request_bytes(),
         }
     }
 
@@ -70,6 +80,7 @@ impl App {
         match self {
             App::Bulk(a) => a.response_bytes(),
             App::Web(a) => a.bytes_expected(),
+            App::Dash(a) => a.bytes_requested(),
         }
     }
 
@@ -77,6 +88,7 @@ impl App {
         match self {
             App::Bulk(a) => a.bytes_received(),
             App::Web(a) => a.bytes_received(),
+            App::Dash(a) => a.bytes_received(),
         }
     }
 
@@ -84,6 +96,7 @@ impl App {
         match self {
             App::Bulk(a) => a.bytes_expected(),
             App::Web(a) => a.bytes_expected(),
+            App::Dash(a) => a.bytes_requested(),
         }
     }
 }

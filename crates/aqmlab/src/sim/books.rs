@@ -75,6 +75,8 @@ pub struct Summary {
     /// Page loads of `pages` sources (`sim::pages`); absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pages: Option<super::pages::PageSummary>,
+    /// DASH sessions' means (`sim::dash`; NaN, serialized as null, without sessions).
+    pub dash: super::dash::DashSummary,
     /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
     /// dumbbell.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -119,6 +121,9 @@ impl Simulation {
         }
         self.record_flow_losses(slot);
         self.record_exchanges(slot);
+        if self.dash.is_some() {
+            self.record_dash(slot);
+        }
     }
 
     /// The connection's row, but for its bottleneck drops (`record_flow_losses`).
@@ -236,6 +241,7 @@ impl Simulation {
             tables.push(self.page_rows.take());
         }
         self.drain_traces(&mut tables);
+        self.drain_dash(&mut tables);
         if self.sc.trace.qdisc {
             tables.push(self.qdisc_rows.take());
         }
@@ -287,6 +293,7 @@ impl Simulation {
             }
             self.close_mix_metrics();
             self.close_pages();
+            self.summary.dash = self.dash_summary();
         }
         self.drain()
     }

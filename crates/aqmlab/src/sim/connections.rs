@@ -323,14 +323,17 @@ impl Simulation {
         match app {
             App::Web(w) => w.completed(),
             App::Bulk(_) => 0,
+            App::Dash(d) => d.completed(),
         }
     }
 
     /// Exchanges `[from, to)` of a connection completed now; counts those started after the
     /// warm-up and stops the run at `max_exchanges`.
     fn count_completed(&mut self, slot: u32, from: usize, to: usize) {
-        let App::Web(w) = &self.conns[slot as usize].app else {
-            return;
+        let w = match &self.conns[slot as usize].app {
+            App::Web(w) => w,
+            App::Dash(_) => return self.on_dash_segment(slot),
+            App::Bulk(_) => return,
         };
         let n = (from..to)
             .filter(|&i| w.start(i).is_some_and(|t| t >= self.warmup))

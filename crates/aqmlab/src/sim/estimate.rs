@@ -134,6 +134,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     let mut conn_rate = 0.0; // connections per second
     let mut open = 0.0; // connections open at once
     let mut users = 0.0;
+    // DASH players: their state, their schedule checks while the buffer is full, and their
+    // per-segment rows (when asked for).
+    let (mut dash_bytes, mut dash_per_s, mut dash_rows_per_s) = (0.0, 0.0, 0.0);
     for tr in &sc.traffic {
         match tr {
             TrafficConfig::UdpCbr {
@@ -231,6 +234,17 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 open += *u as f64 * most;
                 conn_rate += *u as f64 * USER_CONNECTIONS_PER_S;
             },
+            TrafficConfig::Dash(c) => {
+                tcp = true;
+                let n = c.sessions as f64;
+                open += n;
+                conn_rate += n / d;
+                dash_bytes += n * super::dash::session_bytes(c);
+                dash_per_s += n * 1e3 / c.poll_ms;
+                if c.segment_rows {
+                    dash_rows_per_s += n / c.segment_s;
+                }
+            },
         }
     }
     let tcp_pps = if tcp {
@@ -288,6 +302,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     if tcp {
         per_s += 1.0 / (sc.tcp.tick_ms * 1e-3);
     }
+    per_s += dash_per_s;
     let events = d
         * ((pps + hop_tcp_pps) * EVENTS_PER_PACKET
             + udp_send_pps
@@ -311,7 +326,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + bottleneck_q.min(pps.max(1.0) * d)
         + udp_overloaded_hosts * t.access_queue_packets as f64;
     let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
-    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate);
+    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate + dash_rows_per_s);
     let all_hosts =
         hosts[0] + hosts[1] + 2.0 * t.cross_hosts as f64 * hop_links.len().max(1) as f64;
     let peak_bytes = BASE_BYTES
@@ -319,7 +334,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + packets_in_flight * size_of::<Packet>() as f64
         + open * (size_of::<Conn>() + 64) as f64
         + users * USER_BYTES
-        + rows_per_chunk * ROW_BYTES;
+        + rows_per_chunk * ROW_BYTES
+        + dash_bytes;
     Estimate {
         trace_bytes: trace_bytes(sc, tcp_pps, udp_pps, open),
         events,
@@ -330,7 +346,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         users,
         rows_per_chunk,
         chunk_s,
-        record_bytes_per_s: (per_s + 3.0 * conn_rate) * ROW_BYTES,
+        record_bytes_per_s: (per_s + 3.0 * conn_rate + dash_rows_per_s) * ROW_BYTES,
         hosts: all_hosts,
         connections_total,
     }
@@ -512,5 +528,25 @@ mod tests {
         ));
         assert!(e.events > 2e8, "{e:?}");
         assert!(e.rows_per_chunk > 2e6, "{e:?}");
+    }
+
+    /// DASH players: each holds a connection and its player, checks its full buffer every
+    /// `poll_ms`, and (with `segment_rows`) writes a row per segment. 10,000 sessions polling
+    /// every 1 ms over 100 s are 10^9 events; their rows, 10^4 / 4 s per second.
+    #[test]
+    fn dash_sessions_count_their_state_polls_and_rows() {
+        let base = estimate(&scenario(r#"{"kind": "bulk", "flows": 1}"#, ""));
+        let e = estimate(&scenario(
+            r#"{"kind": "dash", "sessions": 10000, "poll_ms": 1.0, "segment_rows": true}"#,
+            "",
+        ));
+        assert_eq!(e.connections_open, 10_000.0);
+        assert!(e.events - base.events > 1e9, "{e:?}");
+        let state = 10_000.0
+            * super::super::dash::session_bytes(
+                &serde_json::from_str(r#"{"sessions": 1}"#).unwrap(),
+            );
+        assert!(e.peak_bytes - base.peak_bytes > state, "{e:?}");
+        assert!(e.record_bytes_per_s - base.record_bytes_per_s >= 2500.0 * ROW_BYTES);
     }
 }

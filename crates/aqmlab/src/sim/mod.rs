@@ -19,6 +19,10 @@ mod browsers;
 mod bulk_app;
 mod capture_tap;
 mod connections;
+mod dash;
+mod dash_abr;
+mod dash_app;
+mod dash_player;
 mod delay_boxes;
 pub mod estimate;
 mod events;
@@ -76,6 +80,7 @@ use sources::{MahSource, OpenRequest, PackMimeSource};
 use timers::TIMER_SWEEP;
 
 pub use books::{EngineStats, Summary};
+pub use dash::DashSummary;
 pub use monitor::DirectionSummary;
 pub use trace::TraceEntry;
 pub use udp_cbr::UdpSummary;
@@ -128,6 +133,8 @@ enum Source {
     Browsers(BrowserSource),
     Ftp(Box<FtpSource>),
     Replay(replay::ReplaySource),
+    /// Adaptive video players (`dash`): their configuration lives in `Simulation::dash`.
+    Dash,
     /// UDP CBR flows live in `Simulation::udp`.
     UdpCbr,
     Pages(Box<pages::PageSource>),
@@ -188,6 +195,8 @@ pub struct Simulation {
     /// Pages of `pages` sources (`sim::pages`); drained only when the scenario has one.
     page_rows: records::PageRows,
     udp: udp_cbr::CbrFlows,
+    /// DASH sessions' tables and sums (`None` without a `dash` source).
+    dash: Option<Box<dash::DashBooks>>,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
     /// Runs of consecutive losses of TCP connections, summed over the connections recorded.
@@ -415,6 +424,7 @@ impl Simulation {
             source_delay_rows: Default::default(),
             page_rows: Default::default(),
             udp: udp_cbr::CbrFlows::default(),
+            dash: None,
             goodput: [0; 2],
             tcp_loss_runs: Vec::new(),
             summary: Summary::default(),

@@ -175,6 +175,10 @@ impl Simulation {
                     }
                     self.sources.push(Source::Pages(Box::new(ps)));
                 },
+                TrafficConfig::Dash(d) => {
+                    self.add_dash_source(source, d);
+                    self.sources.push(Source::Dash);
+                },
             }
         }
     }
@@ -193,6 +197,7 @@ impl Simulation {
             Source::Ftp(_) => self.start_ftp(source, flow),
             Source::UdpCbr => unreachable!("UDP flows are not started by Ev::Start"),
             Source::Pages(p) => p.start_page(flow, now, &mut opens),
+            Source::Dash => self.start_dash(source, flow),
             Source::Replay(r) => {
                 let TrafficConfig::Replay { connections, .. } = &self.sc.traffic[source as usize]
                 else {
@@ -237,6 +242,7 @@ impl Simulation {
             | TrafficConfig::Ftp { client_side, .. }
             | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
             TrafficConfig::Pages(ref c) => c.client_side == Side::Left,
+            TrafficConfig::Dash(ref d) => d.client_side == Side::Left,
         };
         let pages = matches!(self.sources[source as usize], Source::Pages(_));
         let now = self.sched.now();
@@ -350,7 +356,11 @@ impl Simulation {
             Source::Mah(m) => m.on_done(u, now, &mut opens),
             Source::Browsers(b) => b.on_done(u, now, &mut opens),
             Source::Ftp(f) => Some(f.on_done(u, now)),
-            Source::Bulk | Source::PackMime(_) | Source::Replay(_) | Source::UdpCbr => None,
+            Source::Bulk
+            | Source::PackMime(_)
+            | Source::Replay(_)
+            | Source::UdpCbr
+            | Source::Dash => None,
             Source::Pages(p) => {
                 let c = &self.conns[slot as usize];
                 let complete = c.app.transfer_complete() && !c.aborted;

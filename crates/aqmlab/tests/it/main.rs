@@ -9,6 +9,7 @@ mod cake;
 mod chain;
 mod common;
 mod cubic;
+mod dash;
 mod dctcp;
 mod delay_emulation;
 mod dualpi2;

@@ -221,7 +221,16 @@ def _publish(tmp: Path, out: Path) -> None:
 # Tables a run writes only in some configurations (docs/scenario.md, `[measure]` and
 # `[trace]`): naming one that this run did not write is not a mistake.
 CONDITIONAL_TABLES = frozenset(
-    {"source_delay", "source_intervals", "qdisc", "tcp_state", "segments", "connections"}
+    {
+        "source_delay",
+        "source_intervals",
+        "qdisc",
+        "tcp_state",
+        "segments",
+        "connections",
+        "dash_sessions",
+        "dash_segments",
+    }
 )
 
 
