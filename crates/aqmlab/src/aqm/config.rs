@@ -535,6 +535,10 @@ pub struct DualPi2Config {
     /// Default 1500.
     #[serde(default = "d_1500_u32")]
     pub mtu: u32,
+    /// Linux's integer probability and rolls (sch_dualpi2.c) instead of f64: how the model is
+    /// compared decision by decision with the kernel's code. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linux_fixed_point: bool,
 }
 
 fn d_10000() -> u32 {
@@ -1255,6 +1259,7 @@ impl AqmConfig {
                 drop_overload: c.drop_on_overload,
                 drop_early: c.drop_enqueue,
                 mtu: c.mtu,
+                linux_fixed_point: c.linux_fixed_point,
             })),
             AqmConfig::Cake(c) => Aqm::Cake(Box::new(Cake::new(c.params()))),
             AqmConfig::FqPie(c) => Aqm::FqPie(FqPie::new(FqPieParams {

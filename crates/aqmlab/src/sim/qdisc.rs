@@ -41,7 +41,10 @@ pub fn tc_stats(link: &Link, now: Time) -> Map<String, Value> {
     }));
     for (k, v) in q.aqm.qdisc_stats(now, &c) {
         // PIE's xstats repeat tc's header `dropped` (tc prints both): the same count.
-        debug_assert!(m.get(&k).is_none_or(|h| *h == v), "{k} differs from the header's");
+        debug_assert!(
+            m.get(&k).is_none_or(|h| *h == v),
+            "{k} differs from the header's"
+        );
         m.insert(k, v);
     }
     m

@@ -304,7 +304,10 @@ fn an_arrival_at_the_end_of_the_run_is_in_the_last_interval() {
     let (sim, tables) = run(sc);
     let s = &sim.summary().forward;
     assert_eq!(s.arrivals, 1981, "packets 0..=1980");
-    assert_eq!(column_sum(&tables, "forward", "arrivals", f64::MAX), s.arrivals);
+    assert_eq!(
+        column_sum(&tables, "forward", "arrivals", f64::MAX),
+        s.arrivals
+    );
     assert_eq!(
         column_sum(&tables, "forward", "departures", f64::MAX),
         s.departures
