@@ -134,9 +134,10 @@ def write(qdisc: str, cases: list[Case], workdir: Path, upstream: str | None) ->
         rec = {"name": case.name, "key": case_key(case), "kernel": run_kernel(case, workdir)}
         buf.write(json.dumps(rec, separators=(",", ":")) + "\n")
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    with open(path(qdisc), "wb") as raw, gzip.GzipFile(
-        filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9
-    ) as gz:
+    with (
+        open(path(qdisc), "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz,
+    ):
         gz.write(buf.getvalue().encode())
     blob = kernel.git_blob((root / src_rel).read_bytes())
     old = meta(qdisc) if meta_path(qdisc).exists() else {}
@@ -171,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         except kernel.KernelSourceMissing as e:
             print(f"fixture {qdisc}: {e}", file=sys.stderr)
             return 2
-        print(f"{p}: {len(cases)} cases, {p.stat().st_size} bytes")
+        print(f"{p}: {len(load(qdisc))} logs for {len(cases)} cases, {p.stat().st_size} bytes")
     return 0
 
 

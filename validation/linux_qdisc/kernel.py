@@ -237,8 +237,14 @@ def _include_dir(tree: KernelTree, files: list[Path], verbatim: dict[str, str]) 
 
 def harness_files(name: str) -> list[Path]:
     """Our side of discipline `name`'s harness: its .c file first, then what it includes."""
-    ours = [HERE / "harness" / f"harness_{name}.c", HERE / "harness" / "harness.h"]
-    return ours + [HERE / "harness" / "attrs.h", HERE / "shim" / "kshim.h", HERE / "shim" / "kshim_net.h"]
+    harness_dir, shim = HERE / "harness", HERE / "shim"
+    return [
+        harness_dir / f"harness_{name}.c",
+        harness_dir / "harness.h",
+        harness_dir / "attrs.h",
+        shim / "kshim.h",
+        shim / "kshim_net.h",
+    ]
 
 
 def harness(name: str) -> tuple[Path, KernelTree]:
