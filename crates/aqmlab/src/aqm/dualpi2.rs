@@ -458,8 +458,15 @@ impl DualPi2 {
     /// `MAX_PROB / k`.
     fn update_fx(&mut self, d: Time) {
         let s = &mut self.s;
-        let delta = (d as i64 - self.p.target as i64) * self.alpha_fx as i64
-            + (d as i64 - s.last_qdelay as i64) * self.beta_fx as i64;
+        // Wrapping as the kernel's s64 arithmetic does (its comment: delay differences over
+        // ~4.2 s overflow with the largest gains); never a panic here.
+        let di = d as i64;
+        let delta = (di.wrapping_sub(self.p.target as i64))
+            .wrapping_mul(self.alpha_fx as i64)
+            .wrapping_add(
+                di.wrapping_sub(s.last_qdelay as i64)
+                    .wrapping_mul(self.beta_fx as i64),
+            );
         s.last_qdelay = d;
         let prob = s.prob_fx;
         let mut new = if delta > 0 {
