@@ -37,7 +37,7 @@ DIST        := dist
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
 	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise linux-bed-aqm bench \
-	test-bench
+	test-bench linux-qdisc-fixtures
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -158,6 +158,12 @@ fuzz: bootstrap ## a long fuzzing campaign (10,000 scenarios) -> docs/reliabilit
 validate: bootstrap $(STAMP_NS2) $(STAMP_LINUX_SRC) ## the whole validation (ns-2.35, Linux qdiscs) -> docs/validation.md
 	$(BIN)/python -m validation --all --out out/validation --write-docs
 	$(BIN)/python -m validation.l4s --scale full --out out/validation/l4s-full --write-docs
+
+# The kernel's DualPI2 logs committed for the linux_qdisc suite (validation/linux_qdisc/
+# fixture.py): sch_dualpi2.c is in Linux 6.17 and later only, which no package here carries;
+# AQMLAB_DUALPI2_SOURCE names a kernel tree (AQMLAB_DUALPI2_UPSTREAM: what it is, for the record).
+linux-qdisc-fixtures: bootstrap ## regenerate validation/linux_qdisc/fixtures (needs AQMLAB_DUALPI2_SOURCE)
+	$(BIN)/python -m validation.linux_qdisc.fixture
 
 # Issue 34's performance table, this tree against the reference commit (bench/cases.py), whole
 # processes alternated, 5 runs each: about an hour on 2 cores (the 1 Gb/s Web case's 300-s

@@ -81,6 +81,9 @@ def queue(r: random.Random) -> dict[str, Any]:
         q["tupdate_ms"] = pick(r, ([16.0, 32.0], [1e-9, 1e-3, 1e9]))
     if kind == "dualpi2" and r.random() < 0.3:
         q.update(c_protection=r.choice([0, 10, 100]), drop_enqueue=r.random() < 0.5)
+        # Linux's integer arithmetic, with gains tc could send and one it could not.
+        if r.random() < 0.5:
+            q.update(linux_fixed_point=True, alpha=r.choice([0.16, 0.3125, 1e-3, 1e7]))
     if kind == "cake" and r.random() < 0.5:
         q["bandwidth"] = r.choice(["unlimited", "1Mbit", "9Mbit", "100kbps", "8bit", "1tbit"])
         q["diffserv"] = r.choice(

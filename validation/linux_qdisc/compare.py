@@ -4,6 +4,10 @@ Each log line is a decision (`e …`, `d …`, `t …`) and, after ` | `, the st
 pairs (harness/harness.h). Decisions must be identical; of the state, every key both sides
 write is compared exactly (the kernel's units: our replay converts), keys only the kernel
 writes are listed as not compared.
+
+A discipline no installable package carries (kernel.EXTERNAL: DualPI2) is compared with the
+kernel's log committed in its fixture (fixture.py); where its source is available the harness
+runs too, and the result says whether the fixture is still what the harness writes.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aqmlab import _core
-from validation.linux_qdisc import kernel, schedule
+from validation.linux_qdisc import fixture, kernel, schedule
 
 
 @dataclass
@@ -45,6 +49,10 @@ class Result:
     key_diffs: Counter = field(default_factory=Counter)
     first_state_diff: str = ""
     kernel_version: str = ""
+    # EXTERNAL disciplines: the kernel log came from the fixture; whether the harness still
+    # writes it (None: the source is not available here, the harness did not run).
+    from_fixture: bool = False
+    fixture_current: bool | None = None
 
 
 def _split(line: str) -> tuple[str, dict[str, str]]:
@@ -102,7 +110,20 @@ def run_case(case: Case, workdir: Path) -> Result:
         tick_first_ns=case.tick_first_ns,
         tick_period_ns=case.tick_period_ns,
     )
-    kern = kernel.run(case.qdisc, sched.harness_text(case.attrs), sched.words_bytes(), workdir)
+    current: bool | None = None
+    if case.qdisc in kernel.EXTERNAL:
+        kern = fixture.kernel_log(case)
+        try:
+            kernel.source_dir(case.qdisc)
+        except kernel.KernelSourceMissing:
+            pass
+        else:
+            current = fixture.run_kernel(case, workdir) == kern
+        src = fixture.meta(case.qdisc)["source"]
+        version = f"{src['file']} blob {src['git_blob'][:12]} ({src['upstream']}; fixture)"
+    else:
+        kern = kernel.run(case.qdisc, sched.harness_text(case.attrs), sched.words_bytes(), workdir)
+        version = kernel.extract().version
     ours = _core.replay_schedule(
         json.dumps(case.ours),
         case.rate_bps,
@@ -115,8 +136,11 @@ def run_case(case: Case, workdir: Path) -> Result:
         sched.words,
         case.draw,
     )
+    workdir.mkdir(parents=True, exist_ok=True)
     (workdir / f"{case.name}.kernel.log").write_text("\n".join(kern) + "\n")
     (workdir / f"{case.name}.ours.log").write_text("\n".join(ours) + "\n")
     res = compare_logs(case, kern, ours)
-    res.kernel_version = kernel.extract().version
+    res.kernel_version = version
+    res.from_fixture = case.qdisc in kernel.EXTERNAL
+    res.fixture_current = current
     return res

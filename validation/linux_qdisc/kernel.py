@@ -13,6 +13,15 @@ the installed package, never from a copy in this repository:
    source, lists, timers, netlink reduced to what the disciplines touch);
 3. gcc compiles our harness with the discipline's `.c` file passed by `-include`, so that its
    static functions and structures are in the harness's translation unit.
+
+A discipline newer than the package (`EXTERNAL`: DualPI2, merged in Linux 6.17) comes instead
+from a directory named by an environment variable (`AQMLAB_DUALPI2_SOURCE`): a kernel tree, or
+any directory holding the same relative paths (`net/sched/sch_dualpi2.c` and the uapi
+`include/uapi/linux/pkt_sched.h` that defines its attributes). Its files are copied into their
+own cache directory (keyed by their contents) with their own include directory, where the
+uapi header shadows the system's. Without it, `source_tree` raises KernelSourceMissing with
+one line saying what to set; the suite then replays the committed fixture of the kernel's
+logs (`fixture.py`) instead of running the harness.
 """
 
 from __future__ import annotations
@@ -37,6 +46,15 @@ SOURCES = {
     "pie": ["net/sched/sch_pie.c"],
     "fq_pie": ["net/sched/sch_pie.c", "net/sched/sch_fq_pie.c"],
     "cake": ["net/sched/sch_cake.c"],
+    "dualpi2": ["net/sched/sch_dualpi2.c"],
+}
+# Disciplines the package lacks: the environment variable naming their source directory, and
+# the uapi headers taken from that directory as shipped (our include name: its path there).
+EXTERNAL = {
+    "dualpi2": (
+        "AQMLAB_DUALPI2_SOURCE",
+        {"linux/pkt_sched.h": "include/uapi/linux/pkt_sched.h"},
+    ),
 }
 VERBATIM = {
     "net/codel.h": "include/net/codel.h",
@@ -47,7 +65,11 @@ VERBATIM = {
     "linux/pkt_sched.h": "include/uapi/linux/pkt_sched.h",
     "linux/pkt_cls.h": "include/uapi/linux/pkt_cls.h",
 }
-MEMBERS = sorted({p for s in SOURCES.values() for p in s} | set(VERBATIM.values()) | {"Makefile"})
+MEMBERS = sorted(
+    {p for n, s in SOURCES.items() if n not in EXTERNAL for p in s}
+    | set(VERBATIM.values())
+    | {"Makefile"}
+)
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 
@@ -125,13 +147,75 @@ def extract() -> KernelTree:
     return KernelTree(root, _kernel_version(root / "Makefile"), done.read_text().strip())
 
 
-def _include_dir(tree: KernelTree, files: list[Path]) -> Path:
+def git_blob(data: bytes) -> str:
+    """The file's git blob id (`git hash-object`): names an upstream file exactly."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def source_dir(name: str) -> Path:
+    """The directory an EXTERNAL discipline's source comes from (its environment variable),
+    or KernelSourceMissing with one line saying why it cannot be had."""
+    var, headers = EXTERNAL[name]
+    value = os.environ.get(var)
+    if not value:
+        raise KernelSourceMissing(
+            f"{SOURCES[name][0]} is not in {PACKAGE} (Linux 6.17 and later only): set {var} "
+            f"to a kernel tree (or a directory with {SOURCES[name][0]} and "
+            f"{', '.join(headers.values())})"
+        )
+    root = Path(value)
+    missing = [p for p in SOURCES[name] + list(headers.values()) if not (root / p).is_file()]
+    if missing:
+        raise KernelSourceMissing(f"{var}={value}: missing {', '.join(missing)}")
+    return root
+
+
+def external_tree(name: str) -> KernelTree:
+    """An EXTERNAL discipline's files, copied into a cache directory keyed by their contents
+    (version: the tree's Makefile when there is one, else the source file's git blob)."""
+    root = source_dir(name)
+    _, headers = EXTERNAL[name]
+    rel = SOURCES[name] + list(headers.values())
+    digest = hashlib.sha256()
+    for p in rel:
+        digest.update(p.encode() + b"\0" + (root / p).read_bytes())
+    dest = cache_dir() / f"{name}-{digest.hexdigest()[:12]}"
+    if not (dest / ".copied").exists():
+        for p in rel:
+            (dest / "linux" / p).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / p, dest / "linux" / p)
+        (dest / ".copied").write_text(str(root) + "\n")
+    tree = dest / "linux"
+    makefile = root / "Makefile"
+    source = (root / SOURCES[name][0]).read_bytes()
+    if makefile.is_file():
+        version = _kernel_version(makefile)
+    else:
+        version = f"{Path(SOURCES[name][0]).name} blob {git_blob(source)[:12]}"
+    return KernelTree(tree, version, str(root))
+
+
+def source_tree(name: str) -> KernelTree:
+    """The kernel files discipline `name` is built from."""
+    return external_tree(name) if name in EXTERNAL else extract()
+
+
+def _include_dir(tree: KernelTree, files: list[Path], verbatim: dict[str, str]) -> Path:
     """Our include directory for these kernel files: verbatim algorithm headers, a stub for
-    every other kernel header named (transitively)."""
+    every other kernel header named (transitively). `verbatim` headers are linked whether
+    named or not (an EXTERNAL tree's uapi header, which shadows the system's)."""
     inc = tree.root.parent / "include"
     shim = (HERE / "shim" / "kshim.h").resolve()
     todo = list(files)
     seen: set[str] = set()
+    for name, path in verbatim.items():
+        out = inc / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.is_symlink() or out.exists():
+            out.unlink()
+        out.symlink_to(tree.root / path)
+        seen.add(name)
+        todo.append(tree.root / path)
     while todo:
         text = todo.pop().read_text()
         for name in INCLUDE.findall(text):
@@ -151,19 +235,30 @@ def _include_dir(tree: KernelTree, files: list[Path]) -> Path:
     return inc
 
 
+def harness_files(name: str) -> list[Path]:
+    """Our side of discipline `name`'s harness: its .c file first, then what it includes."""
+    harness_dir, shim = HERE / "harness", HERE / "shim"
+    return [
+        harness_dir / f"harness_{name}.c",
+        harness_dir / "harness.h",
+        harness_dir / "attrs.h",
+        shim / "kshim.h",
+        shim / "kshim_net.h",
+    ]
+
+
 def harness(name: str) -> tuple[Path, KernelTree]:
     """The harness executable for discipline `name` (built when its inputs changed)."""
-    tree = extract()
+    tree = source_tree(name)
     sources = [tree.root / p for p in SOURCES[name]]
-    ours = [HERE / "harness" / f"harness_{name}.c", HERE / "harness" / "harness.h"]
-    ours += [HERE / "harness" / "attrs.h", HERE / "shim" / "kshim.h", HERE / "shim" / "kshim_net.h"]
+    ours = harness_files(name)
     digest = hashlib.sha256()
     for f in sources + ours:
         digest.update(f.read_bytes())
     exe = tree.root.parent / "bin" / f"harness_{name}-{digest.hexdigest()[:12]}"
     if exe.exists():
         return exe, tree
-    inc = _include_dir(tree, sources)
+    inc = _include_dir(tree, sources, EXTERNAL[name][1] if name in EXTERNAL else {})
     exe.parent.mkdir(parents=True, exist_ok=True)
     cmd = ["gcc", "-O1", "-std=gnu11", "-w", "-fno-strict-aliasing", "-I", str(inc)]
     cmd += ["-I", str(HERE / "harness")]

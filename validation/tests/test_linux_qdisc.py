@@ -8,7 +8,7 @@ import json
 import pytest
 
 from aqmlab import _core
-from validation.linux_qdisc import compare, kernel, schedule
+from validation.linux_qdisc import compare, fixture, kernel, schedule
 
 
 def test_schedules_are_deterministic_and_ordered():
@@ -91,3 +91,82 @@ def test_kernel_codel_by_hand(tmp_path):
         compare.compare_logs(compare.Case("hand", "codel", "", {}, {}), kern, ours).decision_diffs
         == 0
     )
+
+
+# ---- DualPI2: the kernel's logs from the committed fixture (the source is rarely here) ----
+
+
+def _dualpi2_cases() -> list[compare.Case]:
+    from validation.suites import linux_qdisc
+
+    return [c for c, _ in linux_qdisc.CASES if c.qdisc == "dualpi2"]
+
+
+def test_dualpi2_source_missing_is_one_line(monkeypatch):
+    monkeypatch.delenv("AQMLAB_DUALPI2_SOURCE", raising=False)
+    with pytest.raises(kernel.KernelSourceMissing) as e:
+        kernel.source_dir("dualpi2")
+    assert "\n" not in str(e.value) and "AQMLAB_DUALPI2_SOURCE" in str(e.value)
+    monkeypatch.setenv("AQMLAB_DUALPI2_SOURCE", "/nonexistent")
+    with pytest.raises(kernel.KernelSourceMissing, match=r"missing net/sched/sch_dualpi2\.c"):
+        kernel.source_dir("dualpi2")
+
+
+def test_dualpi2_fixture_has_every_case_and_its_provenance():
+    stored = fixture.load("dualpi2")
+    for case in _dualpi2_cases():
+        log = fixture.kernel_log(case, stored)
+        assert len(log) > 5000 and log[-1].startswith(("e ", "d ", "t"))
+    info = fixture.meta("dualpi2")
+    assert info["source"]["file"] == "net/sched/sch_dualpi2.c"
+    assert len(info["source"]["git_blob"]) == 40 and info["source"]["upstream"] != "unknown"
+    assert fixture.path("dualpi2").stat().st_size < 2_000_000
+    # A case made for other parameters has no log: the fixture must be regenerated.
+    other = compare.Case("x", "dualpi2", "cbr", {"limit": 7}, {}, tick_period_ns=16_000_000)
+    with pytest.raises(fixture.FixtureMismatch, match="regenerate"):
+        fixture.kernel_log(other, stored)
+
+
+def test_dualpi2_fixture_log_shows_what_the_cases_exercise():
+    """The stored kernel logs reach what the cases are for: the L queue used, both queues
+    busy at once, CE marks at dequeue, drops at dequeue, overload (p' at MAX_PROB), the step,
+    the tail (overflow) and drops at enqueue (drop_early)."""
+    logs = {c.name: fixture.kernel_log(c) for c in _dualpi2_cases()}
+
+    def state(line):
+        return dict(kv.split("=") for kv in line.split(" | ")[1].split())
+
+    cbr = logs["dualpi2-cbr"]
+    last = state(cbr[-1])
+    assert int(last["packets_in_l"]) > 0 and int(last["step_marks"]) > 0
+    assert any(" ce" in ln.split(" | ")[0] for ln in cbr)
+    assert any(" x " in ln.split(" | ")[0] for ln in cbr)
+    assert max(int(state(ln)["prob"]) for ln in cbr) == 2**32 - 1
+    assert any(0 < int(state(ln)["l_qlen"]) < int(state(ln)["qlen"]) for ln in cbr)
+    assert int(state(logs["dualpi2-web-overflow-limit300"][-1])["overlimits"]) > 0
+    assert any(ln.startswith("e ") and " drop" in ln for ln in logs["dualpi2-manyflow-drop_early"])
+
+
+def test_dualpi2_replays_from_the_fixture_without_the_source(monkeypatch, tmp_path):
+    monkeypatch.delenv("AQMLAB_DUALPI2_SOURCE", raising=False)
+    case = next(c for c in _dualpi2_cases() if c.name == "dualpi2-cbr")
+    res = compare.run_case(case, tmp_path)
+    assert res.from_fixture and res.fixture_current is None
+    assert (res.decision_diffs, res.state_lines_differing) == (0, 0)
+    assert res.kernel_only == [] and "prob" in res.state_keys and "credit" in res.state_keys
+
+
+def test_dualpi2_fixture_is_current_where_the_source_is(monkeypatch, tmp_path):
+    """With the source the harness runs too: the stored log must be what it writes, and a
+    changed stored log is reported stale."""
+    try:
+        kernel.source_dir("dualpi2")
+    except kernel.KernelSourceMissing as e:
+        pytest.skip(str(e))
+    case = next(c for c in _dualpi2_cases() if c.name == "dualpi2-cbr")
+    assert compare.run_case(case, tmp_path).fixture_current is True
+    stored = fixture.load("dualpi2")
+    for rec in stored:
+        rec["kernel"] = [*rec["kernel"][:-1], "d - | qlen=0"]
+    monkeypatch.setattr(fixture, "load", lambda qdisc: stored)
+    assert compare.run_case(case, tmp_path).fixture_current is False

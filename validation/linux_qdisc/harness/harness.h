@@ -17,7 +17,8 @@
  *   d <id>|-[ ce][ x <id>...] | <state>           the packet sent (CE-marked on the way out)
  *                                                 and the packets dropped before it
  *   t[ off| due <jiffy>] | <state>                the timer ran (off: it was not armed;
- *                                                 due: it was armed for another jiffy)
+ *                                                 due: it was armed for another jiffy, or
+ *                                                 for a high-resolution timer another ns)
  * <state> is `k=v` pairs: the queue's tc counters, the random words consumed, then the
  * discipline's own (harness_state). */
 #include <stdio.h>
@@ -28,6 +29,10 @@ static const struct Qdisc_ops *harness_ops(void);
 static int harness_attr(const char *name);	/* tc attribute number, or -1 */
 static void harness_state(struct Qdisc *sch, FILE *out);
 static struct timer_list *harness_timer(struct Qdisc *sch);	/* NULL: no timer */
+#ifdef HARNESS_HRTIMER
+/* A discipline on a high-resolution timer (DualPI2) names it; harness_timer returns NULL. */
+static struct hrtimer *harness_hrtimer(struct Qdisc *sch);
+#endif
 
 static u32 *rnd_words;
 static size_t rnd_n, rnd_pos;
@@ -211,6 +216,23 @@ int main(int argc, char **argv)
 			}
 		} else if (kind == 'T' && sscanf(line, "T %llu", &t) == 1) {
 			struct timer_list *timer = harness_timer(sch);
+#ifdef HARNESS_HRTIMER
+			struct hrtimer *hr = harness_hrtimer(sch);
+
+			set_time(t);
+			if (hr && hr->pending) {
+				/* Fired at the schedule's instant; a timer due at another ns says so. */
+				ktime_t due = hr->expires;
+
+				hr->pending = hr->function(hr) == HRTIMER_RESTART;
+				if (due != (ktime_t)t)
+					printf("t due %lld%s", (long long)due, drops);
+				else
+					printf("t%s", drops);
+				print_state(sch);
+				continue;
+			}
+#endif
 
 			set_time(t);
 			if (timer && timer->pending) {

@@ -102,6 +102,7 @@ typedef struct { u64 v; } u64_stats_t;
 #define MODULE_LICENSE(x)
 #define MODULE_AUTHOR(x)
 #define MODULE_DESCRIPTION(x)
+#define MODULE_VERSION(x)
 #define MODULE_ALIAS(x)
 #define MODULE_ALIAS_NET_SCH(x)
 #define EXPORT_SYMBOL(x)
@@ -170,6 +171,9 @@ typedef struct { u64 v; } u64_stats_t;
 #define __GFP_NOWARN 0u
 
 static inline u64 div_u64(u64 a, u32 b) { return a / b; }
+static inline u64 mul_u32_u32(u32 a, u32 b) { return (u64)a * b; }
+#define upper_32_bits(n) ((u32)(((u64)(n)) >> 32))
+#define lower_32_bits(n) ((u32)(n))
 static inline u64 div64_u64(u64 a, u64 b) { return a / b; }
 static inline s64 div_s64(s64 a, s32 b) { return a / b; }
 static inline u64 div_u64_rem(u64 a, u32 b, u32 *r) { *r = (u32)(a % b); return a / b; }
@@ -354,6 +358,35 @@ static inline int del_timer(struct timer_list *t) { return del_timer_sync(t); }
 #define timer_delete_sync del_timer_sync
 #define from_timer(var, callback_timer, timer_fieldname) \
 	container_of(callback_timer, __typeof__(*var), timer_fieldname)
+#define timer_container_of(var, callback_timer, timer_fieldname) \
+	container_of(callback_timer, __typeof__(*var), timer_fieldname)
+
+/* High-resolution timers (DualPI2's pi2_timer): armed at an absolute time in ns, fired by the
+ * harness; a callback returning HRTIMER_RESTART stays armed at the expiry it set. */
+enum hrtimer_restart { HRTIMER_NORESTART, HRTIMER_RESTART };
+enum hrtimer_mode { HRTIMER_MODE_ABS_PINNED_SOFT };
+#define CLOCK_MONOTONIC 1
+struct hrtimer {
+	ktime_t expires;
+	enum hrtimer_restart (*function)(struct hrtimer *);
+	bool pending;
+};
+static inline void hrtimer_setup(struct hrtimer *t, enum hrtimer_restart (*fn)(struct hrtimer *),
+				 int clock, enum hrtimer_mode mode)
+{
+	(void)clock; (void)mode;
+	t->function = fn;
+	t->pending = false;
+	t->expires = 0;
+}
+static inline void hrtimer_start(struct hrtimer *t, ktime_t at, enum hrtimer_mode mode)
+{
+	(void)mode;
+	t->expires = at;
+	t->pending = true;
+}
+static inline void hrtimer_set_expires(struct hrtimer *t, ktime_t at) { t->expires = at; }
+static inline int hrtimer_cancel(struct hrtimer *t) { int was = t->pending; t->pending = false; return was; }
 
 /* ---- sk_buff ---- */
 struct net_device { unsigned int mtu; unsigned short hard_header_len; unsigned int tx_queue_len; };
@@ -470,7 +503,6 @@ static inline int INET_ECN_set_ect1(struct sk_buff *skb)
 	return 1;
 }
 static inline int skb_get_dsfield(struct sk_buff *skb) { return skb->aqmlab_ds; }
-static inline u8 ipv4_get_dsfield(const void *iph) { (void)iph; return 0; }
 
 /* ---- netlink, tc and stats: enough to compile; the harness sets parameters directly ---- */
 /* Parameters reach the discipline through its own change(): the harness fills shim_attrs
@@ -743,6 +775,12 @@ static inline int qdisc_drop(struct sk_buff *skb, struct Qdisc *sch, struct sk_b
 	return NET_XMIT_DROP;
 }
 #define qdisc_drop_reason(skb, sch, to_free, r) qdisc_drop(skb, sch, to_free)
+/* The reasons a discipline names (include/net/dropreason-core.h); the shim ignores them. */
+enum skb_drop_reason {
+	SKB_DROP_REASON_QDISC_OVERLIMIT = 1,
+	SKB_DROP_REASON_QDISC_CONGESTED,
+	SKB_DROP_REASON_DUALPI2_STEP_DROP,
+};
 static inline unsigned int __qdisc_queue_drop_head(struct Qdisc *sch, struct qdisc_skb_head *qh,
 						   struct sk_buff **to_free)
 {
@@ -782,6 +820,22 @@ static inline struct sk_buff *qdisc_peek_dequeued(struct Qdisc *sch) { (void)sch
 static inline int register_qdisc(struct Qdisc_ops *q) { (void)q; return 0; }
 static inline void unregister_qdisc(struct Qdisc_ops *q) { (void)q; }
 static inline void qdisc_class_hash_grow(struct Qdisc *q, void *h) { (void)q; (void)h; }
+/* A child FIFO (DualPI2's L queue: qdisc_create_dflt with pfifo_qdisc_ops): a bare Qdisc
+ * whose queue, counters and limit (the device's tx_queue_len) the parent uses directly. */
+static struct Qdisc_ops pfifo_qdisc_ops;
+static inline struct Qdisc *qdisc_create_dflt(struct netdev_queue *dq, const struct Qdisc_ops *ops,
+					      u32 handle, struct netlink_ext_ack *e)
+{
+	struct Qdisc *q = calloc(1, sizeof(struct Qdisc));
+
+	(void)e;
+	q->ops = ops;
+	q->handle = handle;
+	q->dev_queue = dq;
+	q->limit = dq->dev->tx_queue_len;
+	return q;
+}
+static inline void qdisc_put(struct Qdisc *q) { free(q); }
 
 #include <linux/pkt_sched.h>
 #include <linux/pkt_cls.h>

@@ -88,11 +88,22 @@ union tcp_word_hdr { struct tcphdr hdr; __be32 words[5]; };
 #define TCPOLEN_TIMESTAMP 10
 #define TCPOLEN_SACK_BASE 2
 
+/* A harness that sets shim_ip_header gives every packet a readable, writable IPv4 header
+ * whose DS byte is the packet's (DualPI2 reads the ECN field there, dualpi2_read_ect);
+ * otherwise headers cannot be pulled (CAKE's parsing finds nothing). */
+static bool shim_ip_header;
+static struct iphdr shim_iph;
 static inline int skb_network_offset(const struct sk_buff *skb) { (void)skb; return 0; }
 static inline unsigned char *skb_network_header(const struct sk_buff *skb) { (void)skb; return NULL; }
 static inline unsigned char *skb_transport_header(const struct sk_buff *skb) { (void)skb; return NULL; }
 static inline int skb_transport_offset(const struct sk_buff *skb) { (void)skb; return 0; }
-static inline struct iphdr *ip_hdr(const struct sk_buff *skb) { (void)skb; return NULL; }
+static inline struct iphdr *ip_hdr(const struct sk_buff *skb)
+{
+	if (!shim_ip_header)
+		return NULL;
+	shim_iph.tos = skb->aqmlab_ds;
+	return &shim_iph;
+}
 static inline struct ipv6hdr *ipv6_hdr(const struct sk_buff *skb) { (void)skb; return NULL; }
 static inline struct tcphdr *tcp_hdr(const struct sk_buff *skb) { (void)skb; return NULL; }
 static inline void *skb_header_pointer(const struct sk_buff *skb, int offset, int len, void *buffer)
@@ -100,8 +111,9 @@ static inline void *skb_header_pointer(const struct sk_buff *skb, int offset, in
 	(void)skb; (void)offset; (void)len; (void)buffer;
 	return NULL;
 }
-static inline bool pskb_may_pull(struct sk_buff *skb, unsigned int len) { (void)skb; (void)len; return false; }
-static inline int skb_try_make_writable(struct sk_buff *skb, unsigned int len) { (void)skb; (void)len; return 1; }
+static inline bool pskb_may_pull(struct sk_buff *skb, unsigned int len) { (void)skb; (void)len; return shim_ip_header; }
+static inline int skb_try_make_writable(struct sk_buff *skb, unsigned int len) { (void)skb; (void)len; return shim_ip_header ? 0 : 1; }
+static inline u8 ipv4_get_dsfield(const struct iphdr *iph) { return iph ? iph->tos : 0; }
 static inline void ipv4_change_dsfield(struct iphdr *iph, u8 mask, u8 value) { (void)iph; (void)mask; (void)value; }
 static inline void ipv6_change_dsfield(struct ipv6hdr *h, u8 mask, u8 value) { (void)h; (void)mask; (void)value; }
 static inline u8 ipv6_get_dsfield(const struct ipv6hdr *h) { (void)h; return 0; }

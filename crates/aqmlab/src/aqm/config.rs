@@ -535,7 +535,14 @@ pub struct DualPi2Config {
     /// Default 1500.
     #[serde(default = "d_1500_u32")]
     pub mtu: u32,
+    /// Linux's integer probability and rolls (sch_dualpi2.c) instead of f64: how the model is
+    /// compared decision by decision with the kernel's code. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linux_fixed_point: bool,
 }
+
+/// Linux `ALPHA_BETA_MAX` (sch_dualpi2.c): the largest α or β tc may send (Hz × 256).
+const ALPHA_BETA_MAX_TC: f64 = 2_147_483_647.0;
 
 fn d_10000() -> u32 {
     10_000
@@ -1023,6 +1030,22 @@ impl DualPi2Config {
                 "an integer in [0, 100] (%)",
             ));
         }
+        if self.linux_fixed_point {
+            // Linux takes α and β as tc's Hz × 256 in [1, 2³¹ − 1] (sch_dualpi2.c
+            // dualpi2_alpha_beta_range); our rounding of the gain must land there.
+            for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
+                let tc = (v * 256.0).round();
+                if !(1.0..=ALPHA_BETA_MAX_TC).contains(&tc) {
+                    return Err(err(
+                        p,
+                        name,
+                        v,
+                        "with linux_fixed_point, a gain whose tc value (Hz × 256, rounded) is \
+                         in [1, 2147483647]",
+                    ));
+                }
+            }
+        }
         at_least_one(p, "mtu", self.mtu as u64)
     }
 }
@@ -1255,6 +1278,7 @@ impl AqmConfig {
                 drop_overload: c.drop_on_overload,
                 drop_early: c.drop_enqueue,
                 mtu: c.mtu,
+                linux_fixed_point: c.linux_fixed_point,
             })),
             AqmConfig::Cake(c) => Aqm::Cake(Box::new(Cake::new(c.params()))),
             AqmConfig::FqPie(c) => Aqm::FqPie(FqPie::new(FqPieParams {
@@ -1303,6 +1327,33 @@ mod tests {
             let got: AqmConfig = serde_json::from_str(&text).unwrap();
             assert_eq!(got, want, "{alias}");
         }
+    }
+
+    /// With Linux's integers, α and β must be gains tc could send: Hz × 256, rounded, in
+    /// [1, 2³¹ − 1]; the defaults (0.16 → 41, 3.2 → 819) are. The f64 model takes any
+    /// positive gain. Linux's fixed point is absent from the serialized form when off.
+    #[test]
+    fn dualpi2_linux_fixed_point_gains_in_tc_range() {
+        let ok = parse(r#"{"kind":"dualpi2","linux_fixed_point":true}"#).unwrap();
+        assert!(ok.validate("queue").is_ok());
+        let tiny = r#"{"kind":"dualpi2","linux_fixed_point":true,"alpha":0.001}"#;
+        let e = parse(tiny)
+            .unwrap()
+            .validate("queue")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("queue.alpha") && e.contains("0.001"), "{e}");
+        let huge = r#"{"kind":"dualpi2","linux_fixed_point":true,"beta":1e7}"#;
+        let e = parse(huge)
+            .unwrap()
+            .validate("queue")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("queue.beta"), "{e}");
+        let f64_model = parse(r#"{"kind":"dualpi2","alpha":0.001,"beta":1e7}"#).unwrap();
+        assert!(f64_model.validate("queue").is_ok());
+        let text = serde_json::to_string(&parse(r#"{"kind":"dualpi2"}"#).unwrap()).unwrap();
+        assert!(!text.contains("linux_fixed_point"), "{text}");
     }
 
     fn want_kind(json: &str) -> String {

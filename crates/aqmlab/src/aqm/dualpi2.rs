@@ -33,7 +33,11 @@
 //! keeps the controller, the scheduler's credit, the head timestamps and the statistics of
 //! `tc -s qdisc show` (`prob`, `delay_c`, `delay_l`, `pkts_in_c`, `pkts_in_l`, `maxq`,
 //! `ecn_mark`, `step_marks`). Linux's fixed point (p′ in units of 2⁻³², α/β rounded to 1/256 Hz)
-//! is replaced by f64. Not modelled: `memory_limit` (truesize), `min_qlen_step` (0, Linux's
+//! is replaced by f64, unless `linux_fixed_point` is set: then p′ is Linux's u32 and the update
+//! is `calculate_probability`'s integer arithmetic (α and β as tc's 1/256 Hz units, scaled by
+//! `dualpi2_scale_alpha_beta`), and each roll is `dualpi2_roll`'s `r <= prob` on a u32 draw;
+//! this is how the model is compared decision by decision with Linux's own code
+//! (validation/linux_qdisc, docs/validation.md). Not modelled: `memory_limit` (truesize), `min_qlen_step` (0, Linux's
 //! default), step threshold in packets, `split_gso` (no GSO here), tc filters. See
 //! docs/queues.md.
 
@@ -69,6 +73,11 @@ pub struct DualPi2Params {
     /// Ethernet: MTU + 14-byte header) against packet lengths that include that header; packet
     /// sizes here are IP bytes, so the equivalent is the IP MTU, 1500.
     pub mtu: u32,
+    /// Linux's integer probability and rolls (`sch_dualpi2.c` `calculate_probability`,
+    /// `dualpi2_roll`) instead of f64. Not serialized when off, so that the parameters the
+    /// results record are the same as before the option existed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub linux_fixed_point: bool,
 }
 
 impl DualPi2Params {
@@ -87,6 +96,7 @@ impl DualPi2Params {
             drop_overload: true,
             drop_early: false,
             mtu: 1500,
+            linux_fixed_point: false,
         }
     }
 }
@@ -113,6 +123,24 @@ pub struct DualPi2State {
     pub ecn_mark: u64,
     /// CE settings by the step threshold.
     pub step_marks: u64,
+    /// With `linux_fixed_point`: p′ as Linux keeps it (`pi2_prob`, units of 2⁻³² with
+    /// `MAX_PROB` = 2³² − 1); `prob` is then `prob_fx / MAX_PROB`.
+    pub prob_fx: u32,
+}
+
+/// Linux `MAX_PROB` (sch_dualpi2.c): p′ = 1 as a u32.
+pub const MAX_PROB: u32 = u32::MAX;
+
+/// Linux `dualpi2_scale_alpha_beta` (sch_dualpi2.c): a gain in tc's units of 1/256 Hz to
+/// the per-ns, 2⁻³²-per-64 units `calculate_probability` multiplies a delay in ns by:
+/// `(param · MAX_PROB >> (8 − 6)) / 10⁹`, truncated at each step as the kernel does.
+pub fn scale_alpha_beta(param_256: u32) -> u32 {
+    (((param_256 as u64 * MAX_PROB as u64) >> 2) / 1_000_000_000) as u32
+}
+
+/// A gain in Hz as tc sends it (iproute2 q_dualpi2.c: Hz × 256, rounded), for the scaling.
+pub fn gain_to_tc_units(hz: f64) -> u32 {
+    (hz * 256.0).round() as u32
 }
 
 #[derive(Clone, Debug)]
@@ -123,6 +151,9 @@ pub struct DualPi2 {
     last_class: usize,
     /// Credit change (per byte) of the packet chosen by `select`.
     pending_credit: i64,
+    /// With `linux_fixed_point`: α and β scaled as Linux keeps them (`pi2_alpha`, `pi2_beta`).
+    alpha_fx: u32,
+    beta_fx: u32,
 }
 
 /// What the coupled probabilities decide for one packet.
@@ -139,6 +170,8 @@ impl DualPi2 {
             s: DualPi2State::default(),
             last_class: C,
             pending_credit: 0,
+            alpha_fx: scale_alpha_beta(gain_to_tc_units(p.alpha)),
+            beta_fx: scale_alpha_beta(gain_to_tc_units(p.beta)),
             p,
         };
         d.s.credit = d.credit_init();
@@ -213,6 +246,9 @@ impl DualPi2 {
         if backlog < 2 * self.p.mtu as u64 {
             return Action::None;
         }
+        if self.p.linux_fixed_point {
+            return self.coupled_fx(class, ecn, rng);
+        }
         let p = self.s.prob;
         let pl = self.p.coupling_factor * p;
         let overload = pl > 1.0;
@@ -232,6 +268,44 @@ impl DualPi2 {
             return Action::Mark;
         }
         if Self::roll(pl, rng) {
+            if ecn == Ecn::NotEct {
+                return Action::Drop;
+            }
+            return Action::Mark;
+        }
+        Action::None
+    }
+
+    /// Linux `dualpi2_roll`: `get_random_u32() <= prob`. With the schedule replay's u32 draw
+    /// the uniform number is `r / 2³²` exactly, so `u <= prob / 2³²` is the same test.
+    #[inline]
+    fn roll_fx(prob: u32, rng: &mut impl UniformSource) -> bool {
+        rng.uniform() <= prob as f64 / (1u64 << 32) as f64
+    }
+
+    /// `coupled` in Linux's integers (`must_drop`, `dualpi2_classic_marking`,
+    /// `dualpi2_scalable_marking`): overload is `prob · k > MAX_PROB`; the L roll is against
+    /// `prob · k`, which fits a u32 when there is no overload.
+    fn coupled_fx(&self, class: usize, ecn: Ecn, rng: &mut impl UniformSource) -> Action {
+        let prob = self.s.prob_fx;
+        let local_l_prob = prob as u64 * self.p.coupling_factor as u64;
+        let overload = local_l_prob > MAX_PROB as u64;
+        if class == C {
+            if Self::roll_fx(prob, rng) && Self::roll_fx(prob, rng) {
+                if overload || ecn == Ecn::NotEct {
+                    return Action::Drop;
+                }
+                return Action::Mark;
+            }
+            return Action::None;
+        }
+        if overload {
+            if self.p.drop_overload && Self::roll_fx(prob, rng) && Self::roll_fx(prob, rng) {
+                return Action::Drop;
+            }
+            return Action::Mark;
+        }
+        if Self::roll_fx(local_l_prob as u32, rng) {
             if ecn == Ecn::NotEct {
                 return Action::Drop;
             }
@@ -363,6 +437,10 @@ impl DualPi2 {
         s.delay_c = s.head_ts[C].map_or(0, |t| now.saturating_sub(t));
         s.delay_l = s.head_ts[L].map_or(0, |t| now.saturating_sub(t));
         let d = s.delay_c.max(s.delay_l);
+        if self.p.linux_fixed_point {
+            self.update_fx(d);
+            return;
+        }
         let dd = as_secs(d);
         let delta = self.p.alpha * (dd - as_secs(self.p.target))
             + self.p.beta * (dd - as_secs(s.last_qdelay));
@@ -371,6 +449,46 @@ impl DualPi2 {
         if !self.p.drop_overload {
             s.prob = s.prob.min(1.0 / self.p.coupling_factor);
         }
+    }
+
+    /// `calculate_probability`'s integer update from the delay `d` (ns): the s64 sum of
+    /// `(d − target)·α + (d − d_prev)·β`, divided by 64 (`__scale_delta`) and added to or
+    /// taken from the u32 p′ as the kernel does (a sum or difference truncated to 32 bits,
+    /// then clamped to MAX_PROB or 0 when it wrapped); without drop_overload capped at
+    /// `MAX_PROB / k`.
+    fn update_fx(&mut self, d: Time) {
+        let s = &mut self.s;
+        // Wrapping as the kernel's s64 arithmetic does (its comment: delay differences over
+        // ~4.2 s overflow with the largest gains); never a panic here.
+        let di = d as i64;
+        let delta = (di.wrapping_sub(self.p.target as i64))
+            .wrapping_mul(self.alpha_fx as i64)
+            .wrapping_add(
+                di.wrapping_sub(s.last_qdelay as i64)
+                    .wrapping_mul(self.beta_fx as i64),
+            );
+        s.last_qdelay = d;
+        let prob = s.prob_fx;
+        let mut new = if delta > 0 {
+            let n = ((delta as u64) / 64).wrapping_add(prob as u64) as u32;
+            if n < prob {
+                MAX_PROB
+            } else {
+                n
+            }
+        } else {
+            let n = (prob as u64).wrapping_sub(delta.unsigned_abs() / 64) as u32;
+            if n > prob {
+                0
+            } else {
+                n
+            }
+        };
+        if !self.p.drop_overload {
+            new = new.min(MAX_PROB / self.p.coupling_factor as u32);
+        }
+        s.prob_fx = new;
+        s.prob = new as f64 / MAX_PROB as f64;
     }
 }
 
@@ -436,6 +554,48 @@ mod tests {
         assert_eq!(d.s.delay_l, 400 * MS);
         assert_eq!(d.s.prob, 1.0);
         assert_eq!(d.p_l(), 1.0);
+    }
+
+    /// Linux's scaled gains by hand: tc's 41 and 819 (0.16, 3.2 Hz × 256) become
+    /// (41 · (2³² − 1) >> 2) / 10⁹ = 44 and (819 · (2³² − 1) >> 2) / 10⁹ = 879, truncated.
+    #[test]
+    fn linux_gains_are_scaled_and_truncated() {
+        assert_eq!(gain_to_tc_units(0.16), 41);
+        assert_eq!(gain_to_tc_units(3.2), 819);
+        assert_eq!(scale_alpha_beta(41), 44);
+        assert_eq!(scale_alpha_beta(819), 879);
+    }
+
+    /// calculate_probability in integers: head at 0, update at 16 ms: d = 16·10⁶ ns,
+    /// Δ = (16·10⁶ − 15·10⁶)·44 + (16·10⁶ − 0)·879 = 14 108 000 000, /64 = 220 437 500.
+    /// Then the queue empties: Δ = (0 − 15·10⁶)·44 + (0 − 16·10⁶)·879 < −p′·64: p′ wraps
+    /// below 0 and is clamped to 0, as the kernel's `new_prob > pi2_prob` test does.
+    #[test]
+    fn fixed_point_update_by_hand() {
+        let mut p = DualPi2Params::linux_defaults();
+        p.linux_fixed_point = true;
+        let mut d = DualPi2::new(p);
+        d.s.head_ts[C] = Some(0);
+        d.on_tick(16 * MS);
+        assert_eq!(d.s.prob_fx, 220_437_500);
+        assert_eq!(d.s.prob, 220_437_500.0 / MAX_PROB as f64);
+        d.s.head_ts[C] = None;
+        d.on_tick(32 * MS);
+        assert_eq!(d.s.prob_fx, 0);
+        // A roll is `r <= prob`: r = 0 passes even at p′ = 0, as dualpi2_roll does.
+        struct Word(f64);
+        impl UniformSource for Word {
+            fn uniform(&mut self) -> f64 {
+                self.0
+            }
+        }
+        assert!(DualPi2::roll_fx(0, &mut Word(0.0)));
+        assert!(!DualPi2::roll_fx(0, &mut Word(1.0 / 4294967296.0)));
+        // Without drop_overload p′ is capped at MAX_PROB / k.
+        d.p.drop_overload = false;
+        d.s.head_ts[C] = Some(32 * MS);
+        d.on_tick(32 * MS + 200 * MS);
+        assert_eq!(d.s.prob_fx, MAX_PROB / 2);
     }
 
     #[test]

@@ -120,6 +120,8 @@ enum Storage {
     Flows(Vec<VecDeque<Queued>>),
     /// CAKE: 1024 queues per tin, tin-major.
     Tins(Vec<VecDeque<Queued>>),
+    /// DualPI2: the C and L queues (`dualpi2::C`, `dualpi2::L`).
+    Dual([VecDeque<Queued>; 2]),
 }
 
 /// The discipline, its packets and counters, and the log.
@@ -143,6 +145,7 @@ impl<'a> ScheduleReplay<'a> {
                     Storage::Fifo(VecDeque::new())
                 },
                 Aqm::Cake(c) => Storage::Tins((0..c.queues()).map(|_| VecDeque::new()).collect()),
+                Aqm::DualPi2(_) => Storage::Dual([VecDeque::new(), VecDeque::new()]),
                 _ => panic!("{}: no schedule replay for this discipline yet", aqm.name()),
             },
         };
@@ -222,6 +225,12 @@ impl<'a> ScheduleReplay<'a> {
                 let mut self_dropped = false;
                 match &mut self.storage {
                     Storage::Fifo(fifo) => fifo.push_back(entry),
+                    Storage::Dual(queues) => {
+                        let Aqm::DualPi2(dp) = &self.aqm else {
+                            unreachable!("dual storage belongs to DualPI2")
+                        };
+                        queues[dp.enqueue_class()].push_back(entry);
+                    },
                     Storage::Flows(flows) => {
                         let flow = self.aqm.fq_enqueued(&pkt);
                         flows[flow].push_back(entry);
@@ -301,6 +310,25 @@ impl<'a> ScheduleReplay<'a> {
                     let v = self.aqm.fq_dequeue(flow, now, &q.pkt, self.len);
                     (q, v)
                 },
+                // As net::queue's pick_scheduled: the scheduler's choice, the next head's
+                // enqueue time, the verdict on the packet taken.
+                Storage::Dual(queues) => {
+                    let Aqm::DualPi2(dp) = &mut self.aqm else {
+                        unreachable!("dual storage belongs to DualPI2")
+                    };
+                    let Some(class) = dp.select(queues[0].len(), queues[1].len()) else {
+                        self.aqm.on_idle(now);
+                        return format!("d -{dropped}");
+                    };
+                    let q = queues[class]
+                        .pop_front()
+                        .expect("selected queue has packets");
+                    let next_head = queues[class].front().map(|n| n.pkt.enqueued_at);
+                    self.len.packets -= 1;
+                    self.len.bytes -= q.pkt.size as u64;
+                    let v = dp.on_dequeue(class, now, &q.pkt, self.len, next_head, &mut self.words);
+                    (q, v)
+                },
                 Storage::Tins(queues) => {
                     let Aqm::Cake(cake) = &mut self.aqm else {
                         unreachable!("tin storage belongs to CAKE")
@@ -356,6 +384,7 @@ impl<'a> ScheduleReplay<'a> {
         );
         let flow_lens: Vec<usize> = match &self.storage {
             Storage::Flows(flows) => flows.iter().map(VecDeque::len).collect(),
+            Storage::Dual(queues) => queues.iter().map(VecDeque::len).collect(),
             Storage::Fifo(_) | Storage::Tins(_) => Vec::new(),
         };
         super::schedule_state::write(&self.aqm, c, self.len, &flow_lens, line);
@@ -419,6 +448,47 @@ mod tests {
         );
         assert!(log[2].contains("qlen=2 backlog=2000 drops=1"), "{}", log[2]);
         assert!(log[2].contains("drop_overlimit=1"), "{}", log[2]);
+    }
+
+    /// DualPI2 by hand (Linux dequeue_packet): a Not-ECT packet to C, an ECT(1) one to L. The
+    /// credit starts at 1514·(10 − 90) = −121120 ≤ 0, so L goes first and, C waiting, adds
+    /// 10·1000; then C alone (no change); then both empty: the credit is reset. 1000 B of
+    /// backlog is under the 2-MTU floor and a 1 ms sojourn is not above the step: no AQM.
+    #[test]
+    fn dual_queue_decisions_by_hand() {
+        let arrive = |ds| Step::Arrive {
+            t: 1000,
+            size: 1000,
+            ds,
+            hash: 1,
+        };
+        let steps = [
+            arrive(0),
+            arrive(1),
+            Step::Dequeue(1000 + MS),
+            Step::Dequeue(3 * MS),
+            Step::Dequeue(4 * MS),
+        ];
+        let q = r#"{"kind": "dualpi2", "mtu": 1514, "linux_fixed_point": true}"#;
+        let log = replay_schedule(aqm(q), &steps, &[], Draw::U32);
+        let decisions: Vec<&str> = log.iter().map(|l| l.split(" | ").next().unwrap()).collect();
+        assert_eq!(decisions, ["e 0 ok", "e 1 ok", "d 1", "d 0", "d -"]);
+        assert!(
+            log[1].contains("c_head_ts=1000 l_head_ts=1000 credit=-121120 l_qlen=1"),
+            "{}",
+            log[1]
+        );
+        assert!(
+            log[2].contains("l_head_ts=0 credit=-111120 l_qlen=0"),
+            "{}",
+            log[2]
+        );
+        assert!(log[3].contains("credit=-111120"), "{}", log[3]);
+        assert!(
+            log[4].contains("qlen=0 backlog=0 drops=0") && log[4].contains("credit=-121120"),
+            "{}",
+            log[4]
+        );
     }
 
     /// The words as PIE's kernel code reads them: two words, little-endian, top 56 bits.

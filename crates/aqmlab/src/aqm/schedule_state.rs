@@ -187,6 +187,35 @@ pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], lin
                 }
             }
         },
+        // DualPI2: `flow_lens` are the C and L queues' lengths. The probability in Linux's
+        // units of 2⁻³² (exact with linux_fixed_point, else p′ · MAX_PROB rounded); head
+        // times 0 for an empty queue, as Linux's `c_head_ts`/`l_head_ts`.
+        Aqm::DualPi2(a) => {
+            use super::dualpi2::{C, L, MAX_PROB};
+            let s = &a.s;
+            let prob = if a.p.linux_fixed_point {
+                s.prob_fx
+            } else {
+                (s.prob * MAX_PROB as f64).round() as u32
+            };
+            let _ = write!(
+                line,
+                " prob={prob} last_qdelay={} c_head_ts={} l_head_ts={} credit={} l_qlen={} \
+                 packets_in_c={} packets_in_l={} maxq={} ecn_mark={} step_marks={} \
+                 memory_used={}",
+                s.last_qdelay,
+                s.head_ts[C].unwrap_or(0),
+                s.head_ts[L].unwrap_or(0),
+                s.credit,
+                flow_lens.get(L).copied().unwrap_or(0),
+                s.pkts_in_c,
+                s.pkts_in_l,
+                s.maxq,
+                s.ecn_mark,
+                s.step_marks,
+                len.bytes,
+            );
+        },
         _ => {},
     }
 }
