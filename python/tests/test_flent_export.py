@@ -324,6 +324,11 @@ def test_max_flows_aggregate_and_time_options(traced_run: Path, tmp_path: Path):
     assert kept == {"TCP download BE::1": 0, "TCP upload BE::1": 2}
     assert doc["metadata"]["TIME"] == "2026-01-31T12:00:00.000000Z"
     assert doc["raw_values"]["TCP upload BE::1"][0]["t"] == pytest.approx(1769860800.6)
+    # The sums still add every traced connection (issue 36: with the series capped they read a
+    # fraction of the link): the capped file's sums equal the uncapped file's.
+    full = fe.read(fe.export(traced_run, tmp_path / "all.flent.gz").path)
+    for name in ("TCP download sum", "TCP upload sum", "TCP totals"):
+        assert doc["results"][name] == full["results"][name], name
     agg = fe.read(fe.export(traced_run, tmp_path / "agg.flent.gz", aggregate=True).path)
     assert agg["metadata"]["AQMLAB"]["mode"] == "aggregate"
     assert "TCP download BE::2" not in agg["results"]

@@ -19,9 +19,13 @@ the one test whose series hold any number of flows in both directions:
   `tcp_cwnd` plots work.
 - Without one: `TCP upload BE::1` / `TCP download BE::1` are aggregates, the bottleneck's IP
   throughput per direction (every packet: data, ACKs, UDP), not one flow.
-- `Ping (ms) ICMP`: what a ping across the bottleneck would measure: a base RTT plus the
-  queueing delay of both bottleneck queues, each the mean backlog over its queue window
-  divided by the link rate.
+- `Ping (ms) ICMP` (and `Ping (ms) UDP BE`, ...): with probe flows (`kind = "ping"`, the
+  `ping_probes` table), each flow's probes as Flent's ping runner records them (one raw record
+  per answered probe, at its send time; on the grid the mean of the probes sent in each step):
+  what a sparse flow meets, which through FQ-CoDel or CAKE is far less than the backlog. The
+  first probe flow is the ICMP ping, the second the UDP probe. Without probe flows, a virtual
+  ping: a base RTT plus the queueing delay of both bottleneck queues, each the mean backlog
+  over its queue window divided by the link rate (what a FIFO would give any packet).
 - Flent's computed series (`TCP upload sum`, `... avg`, `TCP totals`, `Ping (ms) avg`) are
   written as Flent would compute them (sum / mean of the defined values at each x).
 - `qdisc_stats_forward` / `_reverse`: the bottleneck queues as raw records of Flent's `tc`
@@ -225,6 +229,43 @@ def ping_base_rtt_ms(
     if rtt.get("kind") == "constant" and "rtt_ms" in rtt:
         return base + float(rtt["rtt_ms"]), "propagation RTT + the constant [rtt] delay"
     return base, "propagation RTT of the topology (no connections recorded)"
+
+
+# Flent's names of the probe series of rrul_be_nflows, in the order of the probe flows: the
+# first `ping` flow is its ICMP ping, the second its UDP probe, any further one numbered on.
+PROBE_NAMES = (PING, "Ping (ms) UDP BE")
+
+
+def probe_name(i: int) -> str:
+    return PROBE_NAMES[i] if i < len(PROBE_NAMES) else f"Ping (ms) UDP BE{i}"
+
+
+def probe_series(probes: pl.DataFrame, x: np.ndarray, step_s: float, t0_epoch: float):
+    """One Flent series per probe flow of the `ping_probes` table (source, then flow order):
+    on the grid, the mean round trip of the probes answered in each step `(x - step, x]` by
+    their send time (None where none was); raw records, one per answered probe at its send
+    time, as Flent's ping runner writes them. Yields (name, values, raw records, description)."""
+    answered = probes.filter(pl.col("rtt_ms").is_not_nan())
+    flows = probes.select("source", "flow").unique().sort("source", "flow").rows()
+    for i, (source, flow) in enumerate(flows):
+        mine = answered.filter((pl.col("source") == source) & (pl.col("flow") == flow)).sort("t_s")
+        t = mine["t_s"].to_numpy().astype(float)
+        rtt = mine["rtt_ms"].to_numpy().astype(float)
+        cell = np.ceil(np.round(t / step_s, 9)).astype(np.int64)  # the step (x - step, x] holding t
+        values: list[float | None] = []
+        for k in range(len(x)):
+            inside = rtt[cell == k]
+            values.append(float(inside.mean()) if len(inside) else None)
+        raw = [
+            {"t": round(t0_epoch + float(a), 6), "val": round(float(b), DIGITS)}
+            for a, b in zip(t, rtt, strict=True)
+        ]
+        sent = probes.filter((pl.col("source") == source) & (pl.col("flow") == flow)).height
+        what = (
+            f"probe flow {flow} of traffic[{source}] (kind = ping): {len(raw)} of {sent} probes "
+            "answered; each grid value the mean round trip of the probes sent in its step"
+        )
+        yield probe_name(i), values, raw, what
 
 
 def queue_windows(queue: pl.DataFrame, scenario: Mapping[str, Any], direction: str) -> pl.DataFrame:
@@ -453,6 +494,22 @@ def _computed(results: Mapping[str, list[float | None]], how: str, prefix: str |
     return out, keys
 
 
+def _sum_series(series: list[list[float | None]], n: int) -> list[float | None]:
+    """The sum at each grid point of the series defined there (None where none is)."""
+    out: list[float | None] = []
+    for i in range(n):
+        vals = [v[i] for v in series if v[i] is not None]
+        out.append(_r(math.fsum(vals)) if vals else None)
+    return out
+
+
+def _sum_full(full: Mapping[str, list[float | None]], prefix: str | None, n: int):
+    """A computed sum over every flow (`full`: per direction): one direction's, or both."""
+    if prefix is not None:
+        return full["forward" if prefix.startswith(UPLOAD) else "reverse"]
+    return _sum_series([full["forward"], full["reverse"]], n)
+
+
 def read_summary(run: Path) -> dict[str, Any]:
     """A run directory's summary.json, checked for what the export reads."""
     summary_path = run / "summary.json"
@@ -521,6 +578,7 @@ def build(
             records.append(rec)
         raw[name] = records
 
+    full_sums: dict[str, list[float | None]] | None = None
     per_flow = not aggregate and tcp_state is not None and tcp_state.height > 0
     if aggregate and tcp_state is not None:
         notes.append("tcp_state.parquet present but not used (aggregate export asked for)")
@@ -533,8 +591,14 @@ def build(
             kept = sorted(flows, key=lambda f: (-f.bytes_sent, f.conn_id))[:max_flows]
             notes.append(
                 f"{max_flows} of the {len(flows)} traced connections: those that sent the most "
-                "bytes (max_flows)"
+                "bytes (max_flows); the sums and totals still add every traced connection"
             )
+            # The sums are of every flow, not of the series kept (issue 36: with 100 of 5,313
+            # Web connections kept, "TCP download sum" read a fifth of the link).
+            every: dict[str, list[list[float | None]]] = {"forward": [], "reverse": []}
+            for f in flows:
+                every[f.direction].append(_flow_series(f, x, step_s)[0])
+            full_sums = {d: _sum_series(v, n) for d, v in every.items()}
             flows = sorted(kept, key=lambda f: f.conn_id)
         for f in flows:
             streams[f.direction] += 1
@@ -568,7 +632,14 @@ def build(
             )
 
     base_ms, base_how = ping_base_rtt_ms(scenario, connections)
-    if queue is not None and queue.height:
+    probes = _table(run, "ping_probes", notes)
+    if probes is not None and probes.height:
+        # Probe flows (`kind = "ping"`): each probe is a sample, as Flent's ping records are.
+        for name, values, extra, what in probe_series(probes, x, step_s, t0_epoch):
+            add(name, values, {"UNITS": "ms"})
+            raw[name] = extra
+            described[name] = what
+    elif queue is not None and queue.height:
         fwd = queue_delay_ms(queue, scenario, "forward", x, step_s)
         rev = queue_delay_ms(queue, scenario, "reverse", x, step_s)
         ping = [
@@ -603,6 +674,8 @@ def build(
 
     for name, (how, prefix) in COMPUTED.items():
         values, keys = _computed(results, how, prefix, n)
+        if full_sums is not None and how == "sum":
+            values = _sum_full(full_sums, prefix, n)
         if keys:
             results[name] = values
             series_meta[name] = {
@@ -614,6 +687,11 @@ def build(
 
     version = summary.get("version") or {}
     aqmlab_version = version.get("aqmlab", "?")
+    ping_what = (
+        "Ping = the run's probe flows (kind = ping), each probe a sample"
+        if probes is not None and probes.height
+        else "Ping = base RTT + both bottleneck queues' queueing delay (no probe flow ran)"
+    )
     title = str(scenario.get("name") or run.name)
     what = (
         "one series per traced TCP connection (tcp_state.parquet)"
@@ -623,8 +701,8 @@ def build(
     note = (
         f"Simulated by aqmlab {aqmlab_version} (core {version.get('core', '?')}), seed "
         f"{summary.get('seed')}, not measured. {what}. Upload = forward (left -> right), "
-        "download = reverse (right -> left). Ping = base RTT + both bottleneck queues' "
-        "queueing delay. See AQMLAB in the metadata and aqmlab's docs/flent.md."
+        f"download = reverse (right -> left). {ping_what}. See AQMLAB in the metadata and "
+        "aqmlab's docs/flent.md."
     )
     time_s = _flent_time(t0)
     name_file = data_filename or default_file_name(title)
