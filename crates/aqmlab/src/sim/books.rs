@@ -72,6 +72,9 @@ pub struct Summary {
     pub tcp_loss_runs: Vec<u64>,
     /// UDP CBR totals (all zero without `udp_cbr` sources).
     pub udp: UdpSummary,
+    /// Video calls (`kind = "video_call"`); absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video_call: Option<super::VideoCallSummary>,
     /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
     /// dumbbell.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -228,6 +231,10 @@ impl Simulation {
         if self.source_delays.is_some() {
             tables.push(self.source_delay_rows.take());
         }
+        if !self.video.is_empty() {
+            tables.push(self.video_call_rows.take());
+            tables.push(self.video_rate_rows.take());
+        }
         self.drain_traces(&mut tables);
         if self.sc.trace.qdisc {
             tables.push(self.qdisc_rows.take());
@@ -352,6 +359,11 @@ impl Simulation {
         }
         self.udp_rows = rows;
         self.loss_run_rows = runs;
+        if !self.video.is_empty() {
+            let mut rows = std::mem::take(&mut self.video_call_rows);
+            self.close_video(&mut rows);
+            self.video_call_rows = rows;
+        }
     }
 
     /// Whole-run totals (after `finish`), as a struct.

@@ -54,6 +54,9 @@ const OPEN_CONNECTION_S: f64 = 30.0;
 /// Connections a browsing user opens per second, upper side (Mah: a page every ~10 s with a
 /// few objects each).
 const USER_CONNECTIONS_PER_S: f64 = 0.5;
+/// What a video call holds (`sim::video_call`): its frame-delay histogram (8,000 bins of
+/// 8 bytes), its state, encoder and NADA windows, bytes, upper side.
+const VIDEO_CALL_BYTES: f64 = 66_000.0;
 
 /// What a run will cost (upper-side estimates, see the module doc).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -127,8 +130,29 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     let mut conn_rate = 0.0; // connections per second
     let mut open = 0.0; // connections open at once
     let mut users = 0.0;
+    let mut video_calls = 0.0;
+    let mut video_rows_per_s = 0.0;
     for tr in &sc.traffic {
         match tr {
+            TrafficConfig::VideoCall(v) => {
+                // Packets per second at the call's highest rate (at least one per frame), and
+                // its feedback; each costs an event more at the sender (frame, pacing).
+                let n = v.calls as f64;
+                let rate = match v.controller {
+                    crate::config::video_call::VideoController::Nada => v.max_rate_mbps,
+                    crate::config::video_call::VideoController::None => {
+                        v.rate_mbps.unwrap_or(v.max_rate_mbps)
+                    },
+                } * 1e6;
+                let pps = (rate / (8.0 * v.packet_bytes as f64)).max(v.fps) * 2.0
+                    + 1e3 / v.feedback_interval_ms;
+                udp_pps += n * pps;
+                udp_send_pps += n * (pps + v.fps);
+                video_calls += n;
+                if v.report_interval_s > 0.0 {
+                    video_rows_per_s += n / v.report_interval_s;
+                }
+            },
             TrafficConfig::UdpCbr {
                 flows,
                 rate_mbps,
@@ -296,7 +320,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + bottleneck_q.min(pps.max(1.0) * d)
         + udp_overloaded_hosts * t.access_queue_packets as f64;
     let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
-    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate);
+    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate + video_rows_per_s) + video_calls;
     let all_hosts =
         hosts[0] + hosts[1] + 2.0 * t.cross_hosts as f64 * hop_links.len().max(1) as f64;
     let peak_bytes = BASE_BYTES
@@ -304,6 +328,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + packets_in_flight * size_of::<Packet>() as f64
         + open * (size_of::<Conn>() + 64) as f64
         + users * USER_BYTES
+        + video_calls * VIDEO_CALL_BYTES
         + rows_per_chunk * ROW_BYTES;
     Estimate {
         trace_bytes: trace_bytes(sc, tcp_pps, udp_pps, open),
@@ -315,7 +340,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         users,
         rows_per_chunk,
         chunk_s,
-        record_bytes_per_s: (per_s + 3.0 * conn_rate) * ROW_BYTES,
+        record_bytes_per_s: (per_s + 3.0 * conn_rate + video_rows_per_s) * ROW_BYTES,
         hosts: all_hosts,
         connections_total,
     }

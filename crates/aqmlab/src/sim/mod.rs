@@ -25,6 +25,7 @@ mod events;
 mod flow_losses;
 mod ftp;
 mod monitor;
+mod nada;
 mod network;
 mod observe;
 mod one_or_more;
@@ -41,6 +42,7 @@ mod timers;
 mod trace;
 mod trace_select;
 mod udp_cbr;
+mod video_call;
 mod web_app;
 
 use std::collections::HashMap;
@@ -78,6 +80,7 @@ pub use books::{EngineStats, Summary};
 pub use monitor::DirectionSummary;
 pub use trace::TraceEntry;
 pub use udp_cbr::UdpSummary;
+pub use video_call::VideoCallSummary;
 
 /// One connection: both endpoints, the application driving them, and its record so far.
 /// Whether the slot is in use and by which generation, and its timers: `Simulation::tags`.
@@ -129,6 +132,8 @@ enum Source {
     Replay(replay::ReplaySource),
     /// UDP CBR flows live in `Simulation::udp`.
     UdpCbr,
+    /// Video calls live in `Simulation::video`.
+    VideoCall,
 }
 
 pub struct Simulation {
@@ -184,6 +189,9 @@ pub struct Simulation {
     source_delays: Option<source_delay::SourceDelays>,
     source_delay_rows: records::SourceDelayRows,
     udp: udp_cbr::CbrFlows,
+    video: video_call::VideoCalls,
+    video_call_rows: records::VideoCallRows,
+    video_rate_rows: records::VideoRateRows,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
     /// Runs of consecutive losses of TCP connections, summed over the connections recorded.
@@ -410,6 +418,9 @@ impl Simulation {
             }),
             source_delay_rows: Default::default(),
             udp: udp_cbr::CbrFlows::default(),
+            video: video_call::VideoCalls::default(),
+            video_call_rows: records::VideoCallRows::default(),
+            video_rate_rows: records::VideoRateRows::default(),
             goodput: [0; 2],
             tcp_loss_runs: Vec::new(),
             summary: Summary::default(),
@@ -590,6 +601,7 @@ impl Simulation {
             Ev::Start { source, flow } => self.on_start(source, flow),
             Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),
             Ev::CbrSend(f) => self.on_cbr_send(f),
+            Ev::Video { what, call } => self.on_video(what, call),
             Ev::QueueTick(l) => {
                 let now = self.sched.now();
                 let link = &mut self.links[l as usize];

@@ -14,3 +14,5 @@ pub mod file_size;
 pub mod mah;
 pub mod packmime;
 pub mod rtt;
+/// RFC 8593's statistical video encoder (`kind = "video_call"`).
+pub mod video_encoder;
