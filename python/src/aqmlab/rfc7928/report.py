@@ -58,6 +58,7 @@ METRIC_NAMES = {
     "goodput_mbps": "goodput",
     "jain": "Jain's index",
     "short_completion_s": "short-transfer completion (median)",
+    "video_frame_delay_p95_ms": "video frame delay p95 (ms)",
 }
 
 
