@@ -31,9 +31,11 @@
 //! r_ref = min(RMAX, max(RMIN, r_ref))
 //! ```
 //!
-//! and, from the rate-shaping buffer's length `L` bytes (§5.2.2): the encoder's target
-//! `r_vin = max(RMIN, r_ref − BETA_V · 8 · L · FPS)` and the sending rate
-//! `r_send = min(RMAX, r_ref + BETA_S · 8 · L · FPS)`.
+//! and, from the rate-shaping buffer's length `L` bytes (§5.2.2, equations (11)-(14)): the
+//! encoder's target `r_vin = max(RMIN, r_ref − min(0.05 · r_ref, BETA_V · 8 · L · FPS))` and
+//! the sending rate `r_send = min(RMAX, r_ref + min(0.05 · r_ref, BETA_S · 8 · L · FPS))`.
+//! (Equation numbers as RFC 8698 numbers them: (3), (4) the ramp-up, (5)-(7) the gradual
+//! update, (11)-(14) the shaping-buffer rates; the draft versions had no 5 % cap.)
 //!
 //! Defaults: RFC 8698 §4.3's table (Figure 3), the same values as its authors' ns-3 model
 //! (cisco/ns3-rmcat, model/congestion-control/nada-controller.cc and
@@ -68,6 +70,9 @@ pub const DMARK: f64 = 2.0;
 pub const BETA_S: f64 = 0.1;
 pub const BETA_V: f64 = 0.1;
 pub const ALPHA: f64 = 0.1;
+/// The shaping buffer moves the encoder's and the sending rate at most this fraction of
+/// `r_ref` away from it (RFC 8698 equations (11), (12)).
+pub const SHAPING_CAP: f64 = 0.05;
 /// Taps of the minimum filter on queueing-delay samples (§5.1.1).
 pub const MIN_FILTER_TAPS: usize = 15;
 
@@ -240,23 +245,26 @@ impl NadaSender {
     }
 
     /// The encoder's target and the sending rate for a rate-shaping buffer of `buffer_bytes`
-    /// at `fps` frames per second (§5.2.2).
+    /// at `fps` frames per second (§5.2.2, equations (11)-(14)).
     pub fn rates(&self, buffer_bytes: u64, fps: f64) -> (f64, f64) {
         let b = 8.0 * buffer_bytes as f64 * fps;
+        let cap = SHAPING_CAP * self.r_ref;
+        let (r_diff_v, r_diff_s) = ((BETA_V * b).min(cap), (BETA_S * b).min(cap));
         (
-            (self.r_ref - BETA_V * b).max(self.rmin),
-            (self.r_ref + BETA_S * b).min(self.rmax),
+            (self.r_ref - r_diff_v).max(self.rmin),
+            (self.r_ref + r_diff_s).min(self.rmax),
         )
     }
 }
 
-/// Accelerated ramp-up (§4.3): `r_ref = max(r_ref, (1 + gamma) · r_recv)`, rtt in ms.
+/// Accelerated ramp-up (§4.3, equations (3), (4)): `r_ref = max(r_ref, (1 + gamma) · r_recv)`,
+/// rtt in ms.
 pub fn accelerated(r_ref: f64, r_recv: f64, rtt: f64) -> f64 {
     let gamma = (QBOUND / (rtt + DELTA + DFILT)).min(GAMMA_MAX);
     r_ref.max((1.0 + gamma) * r_recv)
 }
 
-/// Gradual update (§4.3), times in ms.
+/// Gradual update (§4.3, equations (5)-(7)), times in ms.
 pub fn gradual(r_ref: f64, rmax: f64, x_curr: f64, x_prev: f64, delta: f64) -> f64 {
     let x_offset = x_curr - PRIO * XREF * rmax / r_ref;
     let x_diff = x_curr - x_prev;
@@ -333,6 +341,14 @@ mod tests {
         let s = NadaSender::new(0.15e6, 1.5e6, 1e6);
         let (vin, send) = s.rates(2000, 30.0);
         assert!((vin - 952_000.0).abs() < 1e-6 && (send - 1_048_000.0).abs() < 1e-6);
+        // 10,000 bytes: 240 kb/s, capped at 5 % of r_ref (50 kb/s) each way.
+        let (vin, send) = s.rates(10_000, 30.0);
+        assert!((vin - 950_000.0).abs() < 1e-6 && (send - 1_050_000.0).abs() < 1e-6);
+        // At RMIN and RMAX the clips win: r_vin stays at RMIN, r_send at RMAX.
+        let lo = NadaSender::new(0.15e6, 1.5e6, 0.15e6);
+        assert_eq!(lo.rates(10_000, 30.0).0, 0.15e6);
+        let hi = NadaSender::new(0.15e6, 1.5e6, 1.5e6);
+        assert_eq!(hi.rates(10_000, 30.0).1, 1.5e6);
     }
 
     #[test]

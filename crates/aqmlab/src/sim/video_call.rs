@@ -3,8 +3,9 @@
 //! Sender: RFC 8593's statistical encoder (`workload::video_encoder`) makes a frame every
 //! `1 / fps` (with its noise); the frame is cut into packets of at most `packet_bytes` on the
 //! wire (40 header bytes each: IPv4, UDP, RTP), full-size packets first (as syncodecs'
-//! `ShapedPacketizer` cuts them). The encoder's target is the wire rate less the headers of
-//! full-size packets, so that the wire rate follows the controller's rate.
+//! `ShapedPacketizer` cuts them). As that packetizer does, the encoder's target before each
+//! frame is the controller's rate divided by `1 + h`, `h` the previous frame's header bytes
+//! over its payload bytes, so that the rate on the wire follows the controller's.
 //!
 //! - `controller = "nada"` (RFC 8698, `sim::nada`): the packets enter NADA's rate-shaping
 //!   buffer (§5.2.1) and leave it paced at `r_send` (§5.2.2); the receiver sends a feedback
@@ -112,6 +113,11 @@ pub struct VideoCall {
     feedback_every: Time,
     report_every: Time,
     enc: VideoEncoder,
+    /// The rate the controller asks of the encoder, on the wire (r_vin, or the fixed rate),
+    /// and the previous frame's header bytes over its payload bytes (syncodecs'
+    /// `m_lastOverheadFactor`; before the first frame, a full-size packet's).
+    wire_target: f64,
+    overhead: f64,
     rng: Rng,
     nada: Option<NadaSender>,
     rx: NadaReceiver,
@@ -185,9 +191,9 @@ pub struct VideoCallSummary {
 }
 
 impl VideoCall {
-    /// The share of a full-size packet that is payload: the encoder's part of the wire rate.
-    fn payload_share(&self) -> f64 {
-        (self.packet_bytes - HEADER_BYTES) as f64 / self.packet_bytes as f64
+    /// The encoder's target as a rate on the wire.
+    fn encoder_wire_bps(&self) -> f64 {
+        self.enc.target_bps() * (1.0 + self.overhead)
     }
 }
 
@@ -265,7 +271,7 @@ impl Simulation {
             interval_noise: cfg.interval_noise,
             keyframe_interval_s: cfg.keyframe_interval_s,
         };
-        let share = (cfg.packet_bytes - HEADER_BYTES) as f64 / cfg.packet_bytes as f64;
+        let overhead = HEADER_BYTES as f64 / (cfg.packet_bytes - HEADER_BYTES) as f64;
         let feedback_every = (cfg.feedback_interval_ms * MS as f64).round() as Time;
         VideoCall {
             source,
@@ -294,7 +300,9 @@ impl Simulation {
             deadline: (cfg.deadline_ms * MS as f64).round() as Time,
             feedback_every,
             report_every: secs(cfg.report_interval_s),
-            enc: VideoEncoder::new(params, start_bps * share),
+            enc: VideoEncoder::new(params, start_bps / (1.0 + overhead)),
+            wire_target: start_bps,
+            overhead,
             rng,
             nada,
             rx: NadaReceiver::new(feedback_every),
@@ -343,10 +351,12 @@ impl Simulation {
         let now = self.sched.now();
         let warmup = self.warmup;
         let c = &mut self.video.calls[id as usize];
+        c.enc.set_target(c.wire_target / (1.0 + c.overhead));
         let frame = c.enc.next_frame(&mut c.rng);
         let max_payload = c.packet_bytes - HEADER_BYTES;
         let payload = frame.bytes.round().max(1.0) as u64;
         let count = payload.div_ceil(max_payload as u64) as u32;
+        c.overhead = (HEADER_BYTES * count) as f64 / payload as f64;
         let measured = now >= warmup;
         c.frames.push_back(FrameRec {
             first: c.next_packet + c.buffer.len() as u64,
@@ -448,8 +458,7 @@ impl Simulation {
         let c = &mut self.video.calls[id as usize];
         let Some(n) = &c.nada else { return };
         let (r_vin, r_send) = n.rates(c.buffer_bytes, c.fps);
-        let share = c.payload_share();
-        c.enc.set_target(r_vin * share);
+        c.wire_target = r_vin;
         c.r_send = r_send;
     }
 
@@ -505,8 +514,7 @@ impl Simulation {
         r.t_s.push(now as f64 * 1e-9);
         r.call.push(id as u64);
         r.target_mbps.push(c.target * 1e-6);
-        r.encoder_mbps
-            .push(c.enc.target_bps() / c.payload_share() * 1e-6);
+        r.encoder_mbps.push(c.encoder_wire_bps() * 1e-6);
         r.send_mbps
             .push(c.interval_sent as f64 * 8.0 / secs_ * 1e-6);
         r.receive_mbps

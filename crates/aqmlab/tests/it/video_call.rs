@@ -51,13 +51,15 @@ fn video(sim: &Simulation) -> aqmlab::sim::VideoCallSummary {
 }
 
 /// A fixed 1 Mb/s call at 25 fps without noise, alone on a 10 Mb/s link, measured after the
-/// first transient phase (10 frames, 0.4 s). Each frame: the encoder's payload rate is
-/// 1 Mb/s · 1160 / 1200, so 4,833 bytes a frame (4833.33 rounded): four 1,200-byte packets
-/// and one of 193 + 40 = 233 bytes, sent back to back. The last packet arrives after the
-/// first packet's access serialization (96 µs), the whole frame's bottleneck serialization
-/// (5,033 bytes at 10 Mb/s: 4,026.4 µs; the 10× faster access link keeps the bottleneck
-/// busy), the last packet's access serialization at the far end (18.64 µs), 3 × 1 ms of
-/// propagation and 10 ms of delay box (half the RTT): 17.14104 ms, for every frame.
+/// first transient phase (10 frames, 0.4 s) and the packetizer's settling. The encoder's
+/// target is 1 Mb/s / (1 + h), h the previous frame's header bytes over its payload: a
+/// payload B in 5 packets settles where B = 5000 · B / (B + 200), at 4,800 bytes (each
+/// accepted update shrinks the gap 25-fold), so a frame is four 1,200-byte packets and one of
+/// 160 + 40 = 200 bytes: 5,000 bytes, exactly 1 Mb/s on the wire. The last packet arrives
+/// after the first packet's access serialization (96 µs), the whole frame's bottleneck
+/// serialization (5,000 bytes at 10 Mb/s: 4,000 µs; the 10× faster access link keeps the
+/// bottleneck busy), the last packet's access serialization at the far end (16 µs), 3 × 1 ms
+/// of propagation and 10 ms of delay box (half the RTT): 17.112 ms, for every frame.
 #[test]
 fn uncongested_frame_delay_is_propagation_plus_serialization() {
     let mut sc = link(3.0, 10.0, droptail(100));
@@ -72,7 +74,7 @@ fn uncongested_frame_delay_is_propagation_plus_serialization() {
     assert_eq!((v.frames, v.frames_delivered, v.frames_lost), (50, 50, 0));
     assert_eq!((v.packets_sent, v.packets_delivered), (250, 250));
     assert_eq!((v.packets_lost, v.packets_unresolved), (0, 0));
-    let want = 13.0 + (96.0 + 4026.4 + 18.64) * 1e-3;
+    let want = 13.0 + (96.0 + 4000.0 + 16.0) * 1e-3;
     assert!(
         (v.frame_delay_max_ms - want).abs() < 1e-6,
         "{}",
@@ -83,8 +85,8 @@ fn uncongested_frame_delay_is_propagation_plus_serialization() {
     assert_eq!(v.frames_late, 0);
     let rows = table(&tables, "video_calls");
     assert_eq!(u64s(rows, "frames_delivered"), vec![50]);
-    // 250 packets of 5,033 bytes a frame over 2 s: 50 · 5033 · 8 / 2 = 1.0066 Mb/s.
-    assert!((f64s(rows, "send_mbps")[0] - 1.0066).abs() < 1e-9);
+    // 50 frames of 5,000 bytes over 2 s: 1 Mb/s.
+    assert!((f64s(rows, "send_mbps")[0] - 1.0).abs() < 1e-9);
 }
 
 /// NADA through a short drop-tail queue on a 1 Mb/s link: each packet sent is delivered, lost
