@@ -356,7 +356,7 @@ impl Simulation {
         let max_payload = c.packet_bytes - HEADER_BYTES;
         let payload = frame.bytes.round().max(1.0) as u64;
         let count = payload.div_ceil(max_payload as u64) as u32;
-        c.overhead = (HEADER_BYTES * count) as f64 / payload as f64;
+        c.overhead = HEADER_BYTES as f64 * count as f64 / payload as f64;
         let measured = now >= warmup;
         c.frames.push_back(FrameRec {
             first: c.next_packet + c.buffer.len() as u64,

@@ -237,6 +237,14 @@ fn bad_video_call_entries_name_their_field() {
         ),
         (serde_json::json!({"calls": 0}), "traffic[0].calls"),
         (
+            serde_json::json!({"max_rate_mbps": 100000.0, "packet_bytes": 41}),
+            "traffic[0].packet_bytes",
+        ),
+        (
+            serde_json::json!({"iframe_bytes": 2e5, "packet_bytes": 41}),
+            "traffic[0].iframe_bytes",
+        ),
+        (
             serde_json::json!({"deadline_ms": -1.0}),
             "traffic[0].deadline_ms",
         ),
