@@ -210,16 +210,21 @@ pub struct NadaSender {
     pub rmin: f64,
     pub rmax: f64,
     pub r_ref: f64,
+    /// The target feedback interval DELTA, ms.
+    delta: f64,
     x_prev: f64,
     last: Option<Time>,
 }
 
 impl NadaSender {
-    pub fn new(rmin: f64, rmax: f64, r_start: f64) -> Self {
+    /// A sender between `rmin` and `rmax` (b/s) starting at `r_start`, with feedback every
+    /// `delta_ms` (DELTA).
+    pub fn new(rmin: f64, rmax: f64, r_start: f64, delta_ms: f64) -> Self {
         NadaSender {
             rmin,
             rmax,
             r_ref: r_start.clamp(rmin, rmax),
+            delta: delta_ms,
             x_prev: 0.0,
             last: None,
         }
@@ -235,7 +240,7 @@ impl NadaSender {
         let delta = (now - last) as f64 / MS as f64;
         let rtt = rtt as f64 / MS as f64;
         if r.rmode == 0 {
-            self.r_ref = accelerated(self.r_ref, r.r_recv, rtt);
+            self.r_ref = accelerated(self.r_ref, r.r_recv, rtt, self.delta);
         } else {
             self.r_ref = gradual(self.r_ref, self.rmax, r.x_curr, self.x_prev, delta);
         }
@@ -258,9 +263,9 @@ impl NadaSender {
 }
 
 /// Accelerated ramp-up (§4.3, equations (3), (4)): `r_ref = max(r_ref, (1 + gamma) · r_recv)`,
-/// rtt in ms.
-pub fn accelerated(r_ref: f64, r_recv: f64, rtt: f64) -> f64 {
-    let gamma = (QBOUND / (rtt + DELTA + DFILT)).min(GAMMA_MAX);
+/// rtt and the feedback interval `delta` (DELTA) in ms.
+pub fn accelerated(r_ref: f64, r_recv: f64, rtt: f64, delta: f64) -> f64 {
+    let gamma = (QBOUND / (rtt + delta + DFILT)).min(GAMMA_MAX);
     r_ref.max((1.0 + gamma) * r_recv)
 }
 
@@ -291,7 +296,7 @@ mod tests {
         // RMAX 1.5 Mb/s, r_ref 1 Mb/s, a queueing-delay step from 0 to 20 ms, feedback every
         // 100 ms. First update: x_offset = 20 − 10 · 1.5 = 5 ms, x_diff = 20 ms;
         // r_ref = 1e6 − 0.5 · 0.2 · 0.01 · 1e6 − 0.5 · 2 · 0.04 · 1e6 = 1e6 − 1000 − 40000.
-        let mut s = NadaSender::new(0.15e6, 1.5e6, 1e6);
+        let mut s = NadaSender::new(0.15e6, 1.5e6, 1e6, DELTA);
         assert_eq!(s.on_report(0, &report(1, 0.0, 0.0), 0), 1e6); // starts the clock
         let r1 = s.on_report(100 * MS, &report(1, 20.0, 0.0), 0);
         assert!((r1 - 959_000.0).abs() < 1e-6, "{r1}");
@@ -316,12 +321,20 @@ mod tests {
     #[test]
     fn accelerated_ramp_up_by_hand() {
         // rtt 50 ms: gamma = 50 / (50 + 100 + 120) = 0.185185; r_recv 0.4 Mb/s → 474074 b/s.
-        let mut s = NadaSender::new(0.15e6, 1.5e6, 0.15e6);
+        let mut s = NadaSender::new(0.15e6, 1.5e6, 0.15e6, DELTA);
         s.on_report(0, &report(0, 0.0, 0.0), 50 * MS);
         let r = s.on_report(100 * MS, &report(0, 0.0, 0.4e6), 50 * MS);
         assert!((r - 0.4e6 * (1.0 + 50.0 / 270.0)).abs() < 1e-6);
-        // A short rtt is capped at GAMMA_MAX: (1 + 0.5) · r_recv, then RMAX.
-        assert_eq!(accelerated(0.0, 0.4e6, 0.0), 0.4e6 * (1.0 + 50.0 / 220.0));
+        // With DFILT = 120 ms, gamma stays under GAMMA_MAX = 0.5 whatever the rtt: at rtt 0,
+        // 50 / 220; with a 10-ms feedback interval, 50 / 130. Then RMAX clips.
+        assert_eq!(
+            accelerated(0.0, 0.4e6, 0.0, DELTA),
+            0.4e6 * (1.0 + 50.0 / 220.0)
+        );
+        assert_eq!(
+            accelerated(0.0, 0.4e6, 0.0, 10.0),
+            0.4e6 * (1.0 + 50.0 / 130.0)
+        );
         let r = s.on_report(200 * MS, &report(0, 0.0, 1.4e6), 0);
         assert_eq!(r, 1.5e6);
     }
@@ -338,16 +351,16 @@ mod tests {
     #[test]
     fn shaping_buffer_rates() {
         // r_ref 1 Mb/s, 2,000 bytes buffered at 30 fps: 8 · 2000 · 30 · 0.1 = 48 kb/s each way.
-        let s = NadaSender::new(0.15e6, 1.5e6, 1e6);
+        let s = NadaSender::new(0.15e6, 1.5e6, 1e6, DELTA);
         let (vin, send) = s.rates(2000, 30.0);
         assert!((vin - 952_000.0).abs() < 1e-6 && (send - 1_048_000.0).abs() < 1e-6);
         // 10,000 bytes: 240 kb/s, capped at 5 % of r_ref (50 kb/s) each way.
         let (vin, send) = s.rates(10_000, 30.0);
         assert!((vin - 950_000.0).abs() < 1e-6 && (send - 1_050_000.0).abs() < 1e-6);
         // At RMIN and RMAX the clips win: r_vin stays at RMIN, r_send at RMAX.
-        let lo = NadaSender::new(0.15e6, 1.5e6, 0.15e6);
+        let lo = NadaSender::new(0.15e6, 1.5e6, 0.15e6, DELTA);
         assert_eq!(lo.rates(10_000, 30.0).0, 0.15e6);
-        let hi = NadaSender::new(0.15e6, 1.5e6, 1.5e6);
+        let hi = NadaSender::new(0.15e6, 1.5e6, 1.5e6, DELTA);
         assert_eq!(hi.rates(10_000, 30.0).1, 1.5e6);
     }
 

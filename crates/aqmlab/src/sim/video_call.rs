@@ -262,8 +262,14 @@ impl Simulation {
         let (rev, _) = self.path_id(receiver, sender);
         let global = self.video.calls.len() as u64;
         let start_bps = cfg.start_bps();
-        let nada = (cfg.controller == VideoController::Nada)
-            .then(|| NadaSender::new(cfg.min_rate_mbps * 1e6, cfg.max_rate_mbps * 1e6, start_bps));
+        let nada = (cfg.controller == VideoController::Nada).then(|| {
+            NadaSender::new(
+                cfg.min_rate_mbps * 1e6,
+                cfg.max_rate_mbps * 1e6,
+                start_bps,
+                cfg.feedback_interval_ms,
+            )
+        });
         let params = EncoderParams {
             fps: cfg.fps,
             iframe_bytes: cfg.iframe_bytes,
