@@ -55,6 +55,9 @@ pub const XREF: f64 = 10.0;
 pub const KAPPA: f64 = 0.5;
 pub const ETA: f64 = 2.0;
 pub const TAU: f64 = 500.0;
+/// The target feedback interval: each call's `feedback_interval_ms`, whose default
+/// (`config::video_call`) is this value (checked by a test).
+#[cfg_attr(not(test), allow(dead_code))]
 pub const DELTA: f64 = 100.0;
 pub const LOGWIN: f64 = 500.0;
 pub const QEPS: f64 = 10.0;
@@ -337,6 +340,17 @@ mod tests {
         );
         let r = s.on_report(200 * MS, &report(0, 0.0, 1.4e6), 0);
         assert_eq!(r, 1.5e6);
+    }
+
+    #[test]
+    fn the_default_feedback_interval_is_delta() {
+        let v: crate::config::TrafficConfig =
+            serde_json::from_str(r#"{"kind": "video_call"}"#).expect("an entry");
+        let crate::config::TrafficConfig::VideoCall(v) = v else {
+            panic!("a video call")
+        };
+        assert_eq!(v.feedback_interval_ms, DELTA);
+        assert_eq!((v.min_rate_mbps, v.max_rate_mbps), (0.15, 1.5));
     }
 
     #[test]
