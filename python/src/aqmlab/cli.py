@@ -382,9 +382,9 @@ def _parser() -> argparse.ArgumentParser:
         "--sections",
         default=None,
         metavar="LIST",
-        help="sections to run, comma-separated: transport, lbe, rtt_fairness, burst, "
-        "congestion, varying_congestion, varying_capacity, traffic_mix, ecn, multi_aqm (default: "
-        "all the core can run)",
+        help="sections to run, comma-separated: transport, lbe, rtt_fairness, burst, video, "
+        "congestion, varying_congestion, varying_capacity, traffic_mix, ecn, multi_aqm "
+        "(default: all the core can run)",
     )
     rf.add_argument("--scale", default="quick", help="full, quick (default) or smoke")
     rf.add_argument("--out", default=None, help="directory (default: results/rfc7928-<scale>)")

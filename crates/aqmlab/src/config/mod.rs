@@ -11,6 +11,7 @@ pub mod pages;
 pub mod replay;
 pub mod trace;
 mod udp_cbr;
+pub mod video_call;
 
 pub use error::ConfigError;
 pub(crate) use error::{integer_in, non_negative};
@@ -347,11 +348,14 @@ impl Scenario {
         }
         for (i, tcp) in self.traffic_tcp.iter().enumerate() {
             let Some(tcp) = tcp else { continue };
-            if matches!(self.traffic[i], TrafficConfig::UdpCbr { .. }) {
+            if matches!(
+                self.traffic[i],
+                TrafficConfig::UdpCbr { .. } | TrafficConfig::VideoCall(_)
+            ) {
                 return Err(ConfigError::new(
                     format!("traffic[{i}].tcp"),
                     "a TCP configuration",
-                    "no tcp on a udp_cbr source (its flows are UDP)",
+                    "no tcp on a udp_cbr or video_call source (its flows are UDP)",
                 ));
             }
             tcp.validate(&format!("traffic[{i}].tcp"))?;
@@ -740,6 +744,9 @@ pub enum TrafficConfig {
     /// Adaptive video players (dash.js v4.7.4's model), each fetching segments over one
     /// persistent HTTP/1.1 connection (`config::dash`, `sim::dash_app`).
     Dash(dash::DashConfig),
+    /// Real-time video calls (RFC 8593's encoder under NADA, RFC 8698) or bursty fixed-rate
+    /// video frames (RFC 7928 §7.2): `config::video_call`, `sim::video_call`.
+    VideoCall(video_call::VideoCallConfig),
 }
 
 /// The UNC model's empirical laws as `(value, cumulative probability)` points (sizes in bytes,
@@ -1059,6 +1066,7 @@ impl Scenario {
                 },
                 TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
                 TrafficConfig::Pages(c) => pages::validate(&p, c)?,
+                TrafficConfig::VideoCall(v) => v.validate(i)?,
                 TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
                 TrafficConfig::Dash(d) => d.validate(&p)?,
                 TrafficConfig::Replay { connections, .. } => connections.validate(&p)?,

@@ -77,6 +77,9 @@ pub struct Summary {
     pub pages: Option<super::pages::PageSummary>,
     /// DASH sessions' means (`sim::dash`; NaN, serialized as null, without sessions).
     pub dash: super::dash::DashSummary,
+    /// Video calls (`kind = "video_call"`); absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video_call: Option<super::VideoCallSummary>,
     /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
     /// dumbbell.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -240,6 +243,10 @@ impl Simulation {
         if self.has_pages() {
             tables.push(self.page_rows.take());
         }
+        if !self.video.is_empty() {
+            tables.push(self.video_call_rows.take());
+            tables.push(self.video_rate_rows.take());
+        }
         self.drain_traces(&mut tables);
         self.drain_dash(&mut tables);
         if self.sc.trace.qdisc {
@@ -398,6 +405,11 @@ impl Simulation {
         }
         self.udp_rows = rows;
         self.loss_run_rows = runs;
+        if !self.video.is_empty() {
+            let mut rows = std::mem::take(&mut self.video_call_rows);
+            self.close_video(&mut rows);
+            self.video_call_rows = rows;
+        }
     }
 
     /// Whole-run totals (after `finish`), as a struct.

@@ -235,6 +235,8 @@ impl World<'_> {
 pub(super) fn tap(taps: &mut Taps, w: &World, seen: Seen, now: Time, p: &Packet) {
     let left = w.left;
     match p.proto {
+        // A video call's packets (flags ≠ 0) are not captured (docs/workload.md).
+        Proto::Udp if p.flags != 0 => {},
         Proto::Udp => {
             let (src, dst) = w.udp.hosts(p.conn);
             for t in taps.list.iter_mut() {

@@ -166,7 +166,11 @@ impl Simulation {
         let slot = pkt.conn;
         self.delivered_packets += 1;
         if pkt.proto == Proto::Udp {
-            self.deliver_udp(pkt);
+            if pkt.flags != 0 {
+                self.deliver_video(pkt);
+            } else {
+                self.deliver_udp(pkt);
+            }
             return;
         }
         if !self.tags[slot as usize].is(pkt.gen) {

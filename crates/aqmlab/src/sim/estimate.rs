@@ -54,6 +54,9 @@ const OPEN_CONNECTION_S: f64 = 30.0;
 /// Connections a browsing user opens per second, upper side (Mah: a page every ~10 s with a
 /// few objects each).
 const USER_CONNECTIONS_PER_S: f64 = 0.5;
+/// What a video call holds (`sim::video_call`): its frame-delay histogram (8,000 bins of
+/// 8 bytes), its state, encoder and NADA windows, bytes, upper side.
+const VIDEO_CALL_BYTES: f64 = 66_000.0;
 
 /// Seconds between a `pages` user's pages, lower side, with PackMime's think-time law (its
 /// median gap is 2^3.22 ≈ 9 s), and with any fixed think time (a page takes at least a few
@@ -137,8 +140,29 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     // DASH players: their state, their schedule checks while the buffer is full, and their
     // per-segment rows (when asked for).
     let (mut dash_bytes, mut dash_per_s, mut dash_rows_per_s) = (0.0, 0.0, 0.0);
+    let mut video_calls = 0.0;
+    let mut video_rows_per_s = 0.0;
     for tr in &sc.traffic {
         match tr {
+            TrafficConfig::VideoCall(v) => {
+                // Packets per second at the call's highest rate plus one partial packet per
+                // frame, and its feedback; each frame and paced packet is an event more.
+                let n = v.calls as f64;
+                let rate = match v.controller {
+                    crate::config::video_call::VideoController::Nada => v.max_rate_mbps,
+                    crate::config::video_call::VideoController::None => {
+                        v.rate_mbps.unwrap_or(v.max_rate_mbps)
+                    },
+                } * 1e6;
+                let pps =
+                    rate / (8.0 * v.packet_bytes as f64) + v.fps + 1e3 / v.feedback_interval_ms;
+                udp_pps += n * pps;
+                udp_send_pps += n * (pps + v.fps);
+                video_calls += n;
+                if v.report_interval_s > 0.0 {
+                    video_rows_per_s += n / v.report_interval_s;
+                }
+            },
             TrafficConfig::UdpCbr {
                 flows,
                 packet_bytes,
@@ -326,7 +350,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + bottleneck_q.min(pps.max(1.0) * d)
         + udp_overloaded_hosts * t.access_queue_packets as f64;
     let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
-    let rows_per_chunk = chunk_s * (per_s + 3.0 * conn_rate + dash_rows_per_s);
+    let rows_per_chunk =
+        chunk_s * (per_s + 3.0 * conn_rate + dash_rows_per_s + video_rows_per_s) + video_calls;
     let all_hosts =
         hosts[0] + hosts[1] + 2.0 * t.cross_hosts as f64 * hop_links.len().max(1) as f64;
     let peak_bytes = BASE_BYTES
@@ -334,6 +359,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + packets_in_flight * size_of::<Packet>() as f64
         + open * (size_of::<Conn>() + 64) as f64
         + users * USER_BYTES
+        + video_calls * VIDEO_CALL_BYTES
         + rows_per_chunk * ROW_BYTES
         + dash_bytes;
     Estimate {
@@ -346,7 +372,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         users,
         rows_per_chunk,
         chunk_s,
-        record_bytes_per_s: (per_s + 3.0 * conn_rate + dash_rows_per_s) * ROW_BYTES,
+        record_bytes_per_s: (per_s + 3.0 * conn_rate + dash_rows_per_s + video_rows_per_s)
+            * ROW_BYTES,
         hosts: all_hosts,
         connections_total,
     }
@@ -517,6 +544,23 @@ mod tests {
         let sends = 3.0 * 10e9 / 800.0;
         let expected = (pkts * 4.0 + sends) * 100.0;
         assert!((e.events / expected - 1.0).abs() < 0.05, "{e:?}");
+    }
+
+    /// 10,000 video calls hold their delay histograms (66 kB each: 660 MB) and send, at
+    /// their 1.5 Mb/s RMAX, 156.25 packets per second of 1,200 bytes each, a partial one per
+    /// frame (30/s) and 10 feedback packets per second: 196.25 packets, 4 events each.
+    #[test]
+    fn video_calls_count_their_state_and_packets() {
+        let base = estimate(&scenario(r#"{"kind": "bulk", "flows": 1}"#, ""));
+        let e = estimate(&scenario(
+            r#"{"kind": "bulk", "flows": 1}, {"kind": "video_call", "calls": 10000}"#,
+            "",
+        ));
+        assert!(e.peak_bytes - base.peak_bytes >= 660e6, "{e:?}");
+        assert!(
+            e.events - base.events >= 10_000.0 * 196.25 * 4.0 * 100.0,
+            "{e:?}"
+        );
     }
 
     /// A 1 µs sampling period over 100 s is 2·10^8 samples: events and rows show it.

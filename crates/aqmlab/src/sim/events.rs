@@ -40,6 +40,8 @@ pub(super) enum Ev {
     TimerSweep,
     /// The bottleneck's rate changes to step `.0` of `topology.bottleneck_steps`.
     RateStep(u32),
+    /// Video call `call`'s event `what` (`sim::video_call`: frame, pacing, feedback, report).
+    Video { what: u32, call: u32 },
 }
 
 /// An `Ev` packed into 64 bits for the event list, whose entries (time and event) are then 16
@@ -109,7 +111,8 @@ impl PackedEv {
             7 => Ev::Interval,
             8 => Ev::Warmup,
             9 => Ev::TimerSweep,
-            _ => Ev::RateStep(lo),
+            10 => Ev::RateStep(lo),
+            _ => Ev::Video { what: hi, call: lo },
         }
     }
 }
@@ -145,6 +148,7 @@ impl From<Ev> for PackedEv {
             Ev::Warmup => PackedEv::new(8, 0, 0),
             Ev::TimerSweep => PackedEv::new(9, 0, 0),
             Ev::RateStep(i) => PackedEv::new(10, 0, i),
+            Ev::Video { what, call } => PackedEv::new(12, what, call),
         }
     }
 }
@@ -189,6 +193,7 @@ mod tests {
             },
             Ev::QueueTick(3),
             Ev::RateStep(2),
+            Ev::Video { what: 3, call: 9 },
             Ev::CbrSend(u32::MAX),
             Ev::Sample,
             Ev::Interval,

@@ -29,6 +29,7 @@ mod events;
 mod flow_losses;
 mod ftp;
 mod monitor;
+mod nada;
 mod network;
 mod observe;
 mod one_or_more;
@@ -46,6 +47,7 @@ mod timers;
 mod trace;
 mod trace_select;
 mod udp_cbr;
+mod video_call;
 mod web_app;
 
 use std::collections::HashMap;
@@ -84,6 +86,7 @@ pub use dash::DashSummary;
 pub use monitor::DirectionSummary;
 pub use trace::TraceEntry;
 pub use udp_cbr::UdpSummary;
+pub use video_call::VideoCallSummary;
 
 /// One connection: both endpoints, the application driving them, and its record so far.
 /// Whether the slot is in use and by which generation, and its timers: `Simulation::tags`.
@@ -138,6 +141,8 @@ enum Source {
     /// UDP CBR flows live in `Simulation::udp`.
     UdpCbr,
     Pages(Box<pages::PageSource>),
+    /// Video calls live in `Simulation::video`.
+    VideoCall,
 }
 
 pub struct Simulation {
@@ -197,6 +202,9 @@ pub struct Simulation {
     udp: udp_cbr::CbrFlows,
     /// DASH sessions' tables and sums (`None` without a `dash` source).
     dash: Option<Box<dash::DashBooks>>,
+    video: video_call::VideoCalls,
+    video_call_rows: records::VideoCallRows,
+    video_rate_rows: records::VideoRateRows,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
     /// Runs of consecutive losses of TCP connections, summed over the connections recorded.
@@ -425,6 +433,9 @@ impl Simulation {
             page_rows: Default::default(),
             udp: udp_cbr::CbrFlows::default(),
             dash: None,
+            video: video_call::VideoCalls::default(),
+            video_call_rows: records::VideoCallRows::default(),
+            video_rate_rows: records::VideoRateRows::default(),
             goodput: [0; 2],
             tcp_loss_runs: Vec::new(),
             summary: Summary::default(),
@@ -605,6 +616,7 @@ impl Simulation {
             Ev::Start { source, flow } => self.on_start(source, flow),
             Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),
             Ev::CbrSend(f) => self.on_cbr_send(f),
+            Ev::Video { what, call } => self.on_video(what, call),
             Ev::QueueTick(l) => {
                 let now = self.sched.now();
                 let link = &mut self.links[l as usize];

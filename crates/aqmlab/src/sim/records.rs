@@ -130,6 +130,58 @@ row_buffer! {
 }
 
 row_buffer! {
+    /// One row per video call (`sim::video_call`), written at the end of the run (counts
+    /// after the warm-up).
+    pub struct VideoCallRows => "video_calls" {
+        call: u64,
+        source: u64,
+        index: u64,
+        sender_host: u64,
+        receiver_host: u64,
+        controller: &'static str,
+        ecn: &'static str,
+        start_s: f64,
+        frames: u64,
+        frames_delivered: u64,
+        frames_lost: u64,
+        frames_late: u64,
+        freeze_ratio: f64,
+        frame_delay_p50_ms: f64,
+        frame_delay_p95_ms: f64,
+        frame_delay_p99_ms: f64,
+        frame_delay_max_ms: f64,
+        packets_sent: u64,
+        packets_delivered: u64,
+        packets_lost: u64,
+        packets_unresolved: u64,
+        ce_marked: u64,
+        feedback_sent: u64,
+        feedback_received: u64,
+        send_mbps: f64,
+        receive_mbps: f64,
+        target_mbps: f64,
+    }
+}
+
+row_buffer! {
+    /// One row per video call and `report_interval_s`: the controller's rate, the encoder's
+    /// target, the rates sent and received in the interval, the receiver's last report.
+    pub struct VideoRateRows => "video_rates" {
+        t_s: f64,
+        call: u64,
+        target_mbps: f64,
+        encoder_mbps: f64,
+        send_mbps: f64,
+        receive_mbps: f64,
+        queue_delay_ms: f64,
+        x_curr_ms: f64,
+        loss_ratio: f64,
+        mark_ratio: f64,
+        buffer_bytes: u64,
+    }
+}
+
+row_buffer! {
     /// One row per UDP CBR flow, written at the end of the run (counts after the warm-up).
     pub struct CbrFlowRows => "udp_flows" {
         flow: u64,

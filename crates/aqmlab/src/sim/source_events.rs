@@ -179,6 +179,10 @@ impl Simulation {
                     self.add_dash_source(source, d);
                     self.sources.push(Source::Dash);
                 },
+                TrafficConfig::VideoCall(_) => {
+                    self.add_video_source(source);
+                    self.sources.push(Source::VideoCall);
+                },
             }
         }
     }
@@ -195,7 +199,9 @@ impl Simulation {
             Source::Mah(m) => m.start_page(flow, &mut opens),
             Source::Browsers(b) => b.start_page(flow, &mut opens),
             Source::Ftp(_) => self.start_ftp(source, flow),
-            Source::UdpCbr => unreachable!("UDP flows are not started by Ev::Start"),
+            Source::UdpCbr | Source::VideoCall => {
+                unreachable!("UDP flows are not started by Ev::Start")
+            },
             Source::Pages(p) => p.start_page(flow, now, &mut opens),
             Source::Dash => self.start_dash(source, flow),
             Source::Replay(r) => {
@@ -243,6 +249,7 @@ impl Simulation {
             | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
             TrafficConfig::Pages(ref c) => c.client_side == Side::Left,
             TrafficConfig::Dash(ref d) => d.client_side == Side::Left,
+            TrafficConfig::VideoCall(ref v) => v.client_side == Side::Left,
         };
         let pages = matches!(self.sources[source as usize], Source::Pages(_));
         let now = self.sched.now();
@@ -360,7 +367,8 @@ impl Simulation {
             | Source::PackMime(_)
             | Source::Replay(_)
             | Source::UdpCbr
-            | Source::Dash => None,
+            | Source::Dash
+            | Source::VideoCall => None,
             Source::Pages(p) => {
                 let c = &self.conns[slot as usize];
                 let complete = c.app.transfer_complete() && !c.aborted;

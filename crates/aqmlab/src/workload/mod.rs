@@ -16,3 +16,5 @@ pub mod mah;
 pub mod packmime;
 pub mod pages;
 pub mod rtt;
+/// RFC 8593's statistical video encoder (`kind = "video_call"`).
+pub mod video_encoder;

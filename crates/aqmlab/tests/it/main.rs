@@ -32,4 +32,5 @@ mod tc_stats;
 mod tcp_state_trace;
 mod tcp_traces;
 mod traffic_classes;
+mod video_call;
 mod web;

@@ -168,7 +168,19 @@ def run_metrics(res: Any, scenario: Mapping[str, Any]) -> dict[str, float]:
         "drop_prob": drop,
         "mark_prob": mark,
     }
-    m["goodput_mbps"] = m["tcp_goodput_mbps"] + m["udp_mbps"]
+    video = core.get("video_call") or {}
+    if video:
+        # RFC 7928 §7.2's bursty video frames (docs/workload.md, "Video calls"): the frames'
+        # delay and losses, the calls' delivered rate as goodput.
+        m["video_mbps"] = float(video.get("receive_mbps") or 0.0) * float(video.get("calls") or 0)
+        m["video_frame_delay_p95_ms"] = float(video.get("frame_delay_p95_ms") or math.nan)
+        m["video_frame_delay_p99_ms"] = float(video.get("frame_delay_p99_ms") or math.nan)
+        frames = float(video.get("frames_delivered") or 0) + float(video.get("frames_lost") or 0)
+        m["video_frame_loss"] = (
+            float(video.get("frames_lost") or 0) / frames if frames > 0 else math.nan
+        )
+        m["video_freeze_ratio"] = float(video.get("freeze_ratio") or math.nan)
+    m["goodput_mbps"] = m["tcp_goodput_mbps"] + m["udp_mbps"] + m.get("video_mbps", 0.0)
     qd = first_hop(_table(res, "queue_delay"))
     if qd.height:
         m.update(delay_quantiles(qd.filter(pl.col("direction") == DIRECTION)))

@@ -60,6 +60,7 @@ METRIC_NAMES = {
     "jain": "Jain's index",
     "short_completion_s": "short-transfer completion (median)",
     "lbe_share": "LEDBAT's share",
+    "video_frame_delay_p95_ms": "video frame delay p95 (ms)",
 }
 
 
