@@ -10,8 +10,8 @@
     aqmlab sweep SWEEP.toml [--out DIR] [--jobs N | --scheduler tcp://HOST:PORT]
                  [--set key.path=value ...] [--calibration FILE] [-q]
     aqmlab report STUDY_DIR [--out FILE] [--group-by AXIS ...] [--figures DIR]
-    aqmlab reproduce A|B|C|D [--scale quick|full|smoke] [--out DIR] [--jobs N | --scheduler ADDR]
-                     [--report-only]
+    aqmlab reproduce A|B|C|D|L4S|household [--scale quick|full|smoke] [--out DIR]
+                     [--jobs N | --scheduler ADDR] [--report-only]
     aqmlab rfc7928 [--aqm LIST | --queues FILE] [--sections LIST] [--scale full|quick|smoke]
                    [--out DIR] [--jobs N | --scheduler ADDR] [--repetitions N]
     aqmlab tune TUNE.toml --out DIR [--scale quick|full|smoke] [--jobs N | --scheduler ADDR]
@@ -342,13 +342,14 @@ def _parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser(
         "reproduce",
-        help="re-run one of the four seed studies (A, B, C, D) or the L4S pack and write its "
-        "report",
+        help="re-run one of the four seed studies (A, B, C, D), the L4S pack or the household "
+        "pack and write its report",
     )
     rp.add_argument(
         "study",
         help="A (Christiansen 2001), B (Le 2003), C (Weigle 2005), D (May 2000), L4S (the L4S "
-        "test scenarios and Web users with Prague and CUBIC)",
+        "test scenarios and Web users with Prague and CUBIC), household (video, calls, a game, "
+        "pages and bulk on one access link, and Flent's RRUL, through today's queues)",
     )
     rp.add_argument(
         "--scale",

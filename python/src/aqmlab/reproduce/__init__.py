@@ -1,6 +1,6 @@
-"""`aqmlab reproduce A|B|C|D|L4S`: re-run one of the four seed studies as designed (or the L4S
-pack, `study_l4s`) and write a report with the paper's figures and tables regenerated from our
-runs.
+"""`aqmlab reproduce A|B|C|D|L4S|household`: re-run one of the four seed studies as designed
+(or the L4S pack, `study_l4s`, or the household pack of today's applications, `household`)
+and write a report with the paper's figures and tables regenerated from our runs.
 
 A study is a module `aqmlab.reproduce.study_<x>` that provides
 
@@ -42,6 +42,7 @@ STUDIES = {
     "C": "study_c",
     "D": "study_d",
     "L4S": "study_l4s",
+    "HOUSEHOLD": "household",
 }
 STUDIES_ROOT = Path(__file__).resolve().parent.parent / "studies"
 REPORT_FILE = "report.html"

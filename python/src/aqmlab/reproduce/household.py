@@ -65,25 +65,29 @@ class AppMetric:
 
 
 APPLICATIONS: tuple[AppMetric, ...] = (
-    AppMetric("video stream (DASH)", "dash.qoe_mean", "QoE per segment (Yin et al. 2015)", "higher"),
-    AppMetric("video stream (DASH)", "dash.bitrate_mean_kbps", "mean bitrate (kb/s)", "higher", 0),
-    AppMetric("video stream (DASH)", "dash.rebuffer_ratio_pct", "rebuffering (% of time)", "lower"),
+    AppMetric("video stream (DASH)", "dash.qoe_per_segment_mean", "QoE per segment", "higher", 0),
+    AppMetric("video stream (DASH)", "dash.mean_bitrate_kbps", "bitrate (kb/s)", "higher", 0),
+    AppMetric("video stream (DASH)", "dash.rebuffer_ratio_mean", "rebuffering ratio", "lower", 4),
+    AppMetric("video stream (DASH)", "dash.startup_s_mean", "startup (s)", "lower", 2),
     AppMetric("video call", "video_call.frame_delay_p95_ms", "frame delay p95 (ms)", "lower", 1),
-    AppMetric("video call", "video_call.late_frames_pct", "frames late (%)", "lower"),
-    AppMetric("video call", "video_call.rate_mean_kbps", "sending rate (kb/s)", "higher", 0),
-    AppMetric("voice call", "voice.mos", "MOS (G.107 E-model)", "higher"),
-    AppMetric("voice call", "voice.mouth_to_ear_p95_ms", "mouth-to-ear p95 (ms)", "lower", 1),
-    AppMetric("online game", "game.rtt_p95_ms", "RTT p95 (ms)", "lower", 1),
+    AppMetric("video call", "video_call.freeze_ratio", "frozen frames (ratio)", "lower", 4),
+    AppMetric("video call", "video_call.receive_mbps", "video rate (Mb/s)", "higher", 3),
+    AppMetric("voice call", "voice.mos", "MOS (G.107 E-model)", "higher", 2),
+    AppMetric("voice call", "voice.mouth_to_ear_ms", "mouth-to-ear (ms)", "lower", 1),
     AppMetric("online game", "game.rtt_p50_ms", "RTT p50 (ms)", "lower", 1),
-    AppMetric("browsing (HTTP/2)", "pages.plt_p50_s", "page load time p50 (s)", "lower", 3),
-    AppMetric("browsing (HTTP/2)", "pages.plt_p95_s", "page load time p95 (s)", "lower", 3),
-    AppMetric("bulk download", "bulk_download_mbps", "goodput (Mb/s)", "higher", 1),
-    AppMetric("bulk upload", "bulk_upload_mbps", "goodput (Mb/s)", "higher", 1),
+    AppMetric("online game", "game.rtt_p99_ms", "RTT p99 (ms)", "lower", 1),
+    AppMetric("browsing (HTTP/2)", "pages.plt_p50_s", "page load p50 (s)", "lower", 3),
+    AppMetric("browsing (HTTP/2)", "pages.plt_p95_s", "page load p95 (s)", "lower", 3),
+    AppMetric("bulk download", "bulk_download_mbps", "goodput (Mb/s)", "higher", 2),
+    AppMetric("bulk upload", "bulk_upload_mbps", "goodput (Mb/s)", "higher", 2),
+    AppMetric("ping", "ping.rtt_p50_ms", "RTT p50 (ms)", "lower", 1),
+    AppMetric("ping", "ping.rtt_p95_ms", "RTT p95 (ms)", "lower", 1),
 )
 
+# Flent's RRUL figures: the TCP sums each way (Mb/s) and the probes' round trips.
 RRUL_METRICS: tuple[AppMetric, ...] = (
-    AppMetric("RRUL", "tcp_goodput_reverse_mbps", "TCP download sum (Mb/s)", "higher", 1),
-    AppMetric("RRUL", "tcp_goodput_forward_mbps", "TCP upload sum (Mb/s)", "higher", 1),
+    AppMetric("RRUL", "tcp_goodput_reverse_mbps", "TCP download sum (Mb/s)", "higher", 2),
+    AppMetric("RRUL", "tcp_goodput_forward_mbps", "TCP upload sum (Mb/s)", "higher", 2),
     AppMetric("RRUL", "ping.rtt_p50_ms", "ping p50 (ms)", "lower", 1),
     AppMetric("RRUL", "ping.rtt_p95_ms", "ping p95 (ms)", "lower", 1),
 )
