@@ -363,6 +363,14 @@ pub struct TcpConfig {
     /// HyStart++).
     #[serde(default)]
     pub hystart_plus_plus: bool,
+    /// Linux's `tcp_slow_start_after_idle` (1 by default; RFC 2861 §3's restart window): when
+    /// the application writes to a connection that has sent nothing for longer than its RTO
+    /// and has nothing in flight, ssthresh becomes `tcp_current_ssthresh` and cwnd is halved
+    /// once per RTO of idle time, down to the initial window (`tcp_slow_start_after_idle_check`,
+    /// `tcp_cwnd_restart`, net/ipv4/tcp_output.c). Not for algorithms that set cwnd themselves
+    /// (`cong_control`: BBR, Prague). Linux endpoints only; the Linux presets set it.
+    #[serde(default)]
+    pub slow_start_after_idle: bool,
     /// Proportional Rate Reduction (RFC 9937; Linux `tcp_cwnd_reduction`, always on in Linux)
     /// during SACK recovery and ECE reductions, `tcp/prr.rs`; off: cwnd = ssthresh at once.
     /// Ignored with `congestion_control = "reno"`.

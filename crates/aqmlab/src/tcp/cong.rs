@@ -312,6 +312,9 @@ impl LinuxCong {
     /// The connection is established (`tcp_init_transfer` → the algorithm's `init`): CUBIC
     /// starts afresh and HyStart's first round ends at `snd_nxt`.
     pub fn on_established(&mut self, now: Time, snd_nxt: u64, dctcp: bool) {
+        // "Prevent spurious tcp_cwnd_restart() on first data packet" (tcp_input.c, as the
+        // handshake completes on either side).
+        self.lsndtime = self.jiffies(now);
         self.cwnd_cnt = 0;
         if dctcp {
             self.dctcp = Some(Dctcp::new(snd_nxt));
@@ -319,6 +322,13 @@ impl LinuxCong {
         self.cubic = Cubic::default();
         self.cubic.hystart_reset(now / 1000, snd_nxt);
         self.hspp = self.hspp_on.then(|| HystartPP::new(snd_nxt));
+    }
+
+    /// Jiffies since the last data segment was sent (`tcp_jiffies32 - lsndtime`), and `rto`
+    /// in jiffies (`icsk_rto`).
+    pub fn idle_jiffies(&self, now: Time, rto: Time) -> (i64, i64) {
+        let idle = self.jiffies(now).saturating_sub(self.lsndtime);
+        (idle as i64, rto.div_ceil(self.tick) as i64)
     }
 
     /// A segment carrying `len` bytes of data from `seq` goes out; `idle`: nothing was in

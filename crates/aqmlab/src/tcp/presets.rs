@@ -108,6 +108,10 @@ impl TcpConfig {
             sack_variant: SackVariant::Rfc6675,
             sack_max_blocks: 4,
             fin_when_idle: false,
+            // Linux's key. BSD's own restart after idle (4.4BSD `tcp_output`: cwnd = one
+            // segment once `t_idle` ≥ the RTO) is not modelled for the historic presets
+            // (docs/tcp.md).
+            slow_start_after_idle: false,
             newreno_variant: NewRenoVariant::Rfc6582,
             exact_halving: false,
             cwr_on_retransmit: false,
@@ -277,6 +281,7 @@ impl TcpConfig {
             congestion_control: CongestionControl::LinuxReno,
             prr: true,
             rack_tlp: true,
+            slow_start_after_idle: true, // `tcp_slow_start_after_idle` = 1
             ..Self::freebsd_228()
         }
     }

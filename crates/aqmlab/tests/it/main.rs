@@ -17,6 +17,7 @@ mod ecn;
 mod fq_pie;
 mod framing;
 mod fuzz_scenarios;
+mod idle_restart;
 mod ledbat;
 mod mixes;
 mod pages;

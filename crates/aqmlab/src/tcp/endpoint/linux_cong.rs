@@ -211,6 +211,57 @@ impl Endpoint {
         }
     }
 
+    /// The application writes to an idle connection: Linux's `tcp_slow_start_after_idle_check`
+    /// (include/net/tcp.h, called as the write queues new data, `tcp_skb_entail`) and
+    /// `tcp_cwnd_restart` (net/ipv4/tcp_output.c, RFC 2861 §3). Nothing in flight, an
+    /// algorithm without `cong_control`, and more than an RTO (in jiffies) since the last data
+    /// segment: ssthresh = `tcp_current_ssthresh` (max(ssthresh, 3/4 cwnd) outside a cwnd
+    /// reduction), then cwnd halves once per RTO elapsed while above the restart window
+    /// min(IW, cwnd), and is at least that window.
+    #[cold]
+    pub(super) fn linux_idle_restart(&mut self, now: Time, cfg: &TcpConfig) {
+        if !cfg.slow_start_after_idle
+            || self.snd_max != self.snd_una
+            || cfg.congestion_control == CongestionControl::Bbr
+        {
+            return;
+        }
+        let Some(lx) = self.linux.as_deref() else {
+            return;
+        };
+        if lx.prague.is_some() {
+            return; // `prague_cong_control`
+        }
+        let (mut delta, rto_j) = lx.idle_jiffies(now, self.rto.rto_ns(cfg, false));
+        if delta <= rto_j {
+            return;
+        }
+        let mss = cfg.mss as u64;
+        let cwnd0 = segments(self.cwnd, mss);
+        let in_reduction =
+            self.in_recovery || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una));
+        let ssthresh = segments(self.ssthresh, mss);
+        let current = if in_reduction {
+            ssthresh
+        } else {
+            ssthresh.max((cwnd0 >> 1) + (cwnd0 >> 2))
+        };
+        let restart = cfg.initial_window.min(cwnd0);
+        let mut cwnd = cwnd0;
+        loop {
+            delta -= rto_j;
+            if delta <= 0 || cwnd <= restart {
+                break;
+            }
+            cwnd >>= 1;
+        }
+        if current != ssthresh {
+            // (Kept as it is otherwise: slow start's unbounded value is not whole segments.)
+            self.ssthresh = current as u64 * mss;
+        }
+        self.cwnd = cwnd.max(restart) as u64 * mss;
+    }
+
     /// After a transmission attempt: Linux's record of whether the sender is cwnd-limited.
     #[inline(never)]
     pub(super) fn linux_after_output(&mut self, cfg: &TcpConfig, snd_max_before: u64) {

@@ -388,6 +388,9 @@ impl Endpoint {
         if cfg.congestion_control == CongestionControl::Bbr {
             self.rate_check_app_limited(cfg);
         }
+        if cfg.slow_start_after_idle {
+            self.linux_idle_restart(now, cfg);
+        }
         self.app_end = self.app_end.saturating_add(bytes);
         self.output(now, cfg, out);
     }
@@ -407,6 +410,9 @@ impl Endpoint {
     /// the FIN. (`write` then `close` sends that segment first and the FIN after it.)
     pub fn write_close(&mut self, now: Time, cfg: &TcpConfig, bytes: u64, out: &mut Outbox) {
         debug_assert!(!self.fin_queued, "write after close");
+        if cfg.slow_start_after_idle {
+            self.linux_idle_restart(now, cfg);
+        }
         self.app_end = self.app_end.saturating_add(bytes);
         self.queue_fin();
         self.output(now, cfg, out);
