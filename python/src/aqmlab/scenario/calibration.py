@@ -109,6 +109,7 @@ _TCP_NEUTRAL = {
     "congestion_control": "reno",
     "hystart": True,
     "hystart_plus_plus": False,
+    "slow_start_after_idle": False,
     "prr": False,
     "rack_tlp": False,
     "pacing": False,
