@@ -9,6 +9,8 @@ mod ftp;
 pub mod replay;
 pub mod trace;
 mod udp_cbr;
+// Real-time UDP applications (issue 37): voice, game, ping.
+pub mod realtime;
 
 pub use error::ConfigError;
 pub(crate) use error::{integer_in, non_negative};
@@ -332,6 +334,13 @@ impl Scenario {
                     format!("traffic[{i}].tcp"),
                     "a TCP configuration",
                     "no tcp on a udp_cbr source (its flows are UDP)",
+                ));
+            }
+            if self.traffic[i].is_realtime() {
+                return Err(ConfigError::new(
+                    format!("traffic[{i}].tcp"),
+                    "a TCP configuration",
+                    "no tcp on a voice, game or ping source (its flows are UDP)",
                 ));
             }
             tcp.validate(&format!("traffic[{i}].tcp"))?;
@@ -703,6 +712,21 @@ pub enum TrafficConfig {
         #[serde(default = "default_start_spread")]
         start_spread_s: f64,
     },
+    /// Real-time UDP applications (`config::realtime`, `sim::realtime`): a voice call, an
+    /// online game, sparse echo probes.
+    Voice(realtime::VoiceConfig),
+    Game(realtime::GameConfig),
+    Ping(realtime::PingConfig),
+}
+
+impl TrafficConfig {
+    /// A voice, game or ping entry (`sim::realtime`).
+    pub fn is_realtime(&self) -> bool {
+        matches!(
+            self,
+            TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_)
+        )
+    }
 }
 
 /// The UNC model's empirical laws as `(value, cumulative probability)` points (sizes in bytes,
@@ -1015,6 +1039,9 @@ impl Scenario {
                     }
                 },
                 TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
+                TrafficConfig::Voice(v) => realtime::validate_voice(&p, v)?,
+                TrafficConfig::Game(g) => realtime::validate_game(&p, g)?,
+                TrafficConfig::Ping(g) => realtime::validate_ping(&p, g)?,
                 TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
                 TrafficConfig::Replay { connections, .. } => connections.validate(&p)?,
                 TrafficConfig::Packmime {

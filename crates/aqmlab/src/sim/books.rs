@@ -72,6 +72,13 @@ pub struct Summary {
     pub tcp_loss_runs: Vec<u64>,
     /// UDP CBR totals (all zero without `udp_cbr` sources).
     pub udp: UdpSummary,
+    /// Real-time applications (`sim::realtime`): present only when the run has such flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voice: Option<super::VoiceSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub game: Option<super::GameSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<super::PingSummary>,
     /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
     /// dumbbell.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -228,6 +235,10 @@ impl Simulation {
         if self.source_delays.is_some() {
             tables.push(self.source_delay_rows.take());
         }
+        if !self.rt.is_empty() {
+            let (v, g, p) = &mut *self.rt_rows;
+            tables.extend([v.take(), g.take(), p.take()]);
+        }
         self.drain_traces(&mut tables);
         if self.sc.trace.qdisc {
             tables.push(self.qdisc_rows.take());
@@ -352,6 +363,12 @@ impl Simulation {
         }
         self.udp_rows = rows;
         self.loss_run_rows = runs;
+        if !self.rt.is_empty() {
+            let mut r = std::mem::take(&mut self.rt_rows);
+            let (v, g, p) = &mut *r;
+            self.close_rt(v, g, p);
+            self.rt_rows = r;
+        }
     }
 
     /// Whole-run totals (after `finish`), as a struct.

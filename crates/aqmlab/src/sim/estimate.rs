@@ -114,6 +114,32 @@ fn max_extra_rtt_s(sc: &Scenario) -> f64 {
     ms * 1e-3
 }
 
+/// A real-time stream's state (`sim::realtime`): its delay histogram (20,000 bins of 8 B)
+/// and counters.
+const REALTIME_STREAM_BYTES: f64 = 20_000.0 * 8.0 + 512.0;
+
+/// A voice, game or ping entry's packets per second (both directions), streams, and ping
+/// probes kept over a run of `d` s.
+fn realtime_load(tr: &TrafficConfig, d: f64) -> (f64, f64, f64) {
+    match tr {
+        TrafficConfig::Voice(v) => {
+            let ends = if v.two_way { 2.0 } else { 1.0 };
+            let f = v.flows as f64 * ends;
+            (f * 1e3 / v.frame_ms, f, 0.0)
+        },
+        TrafficConfig::Game(g) => {
+            let f = g.flows as f64;
+            (f * (g.client_rate_hz + g.tick_hz), 2.0 * f, 0.0)
+        },
+        TrafficConfig::Ping(p) => {
+            let f = p.flows as f64;
+            let per_s = 1e3 / p.interval_ms;
+            (2.0 * f * per_s, 2.0 * f, f * per_s * d)
+        },
+        _ => (0.0, 0.0, 0.0),
+    }
+}
+
 pub fn estimate(sc: &Scenario) -> Estimate {
     let t = &sc.topology;
     let d = sc.duration_s;
@@ -124,6 +150,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     let mut udp_pps = 0.0;
     let mut udp_send_pps = 0.0;
     let mut udp_overloaded_hosts = 0.0;
+    let mut rt_bytes = 0.0;
     let mut conn_rate = 0.0; // connections per second
     let mut open = 0.0; // connections open at once
     let mut users = 0.0;
@@ -152,6 +179,14 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 if per_flow * f / senders > a_bps {
                     udp_overloaded_hosts += senders;
                 }
+            },
+            TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_) => {
+                let (pps, streams, probes) = realtime_load(tr, d);
+                // Few, small packets: each is one send and its path's events; ping's echoes
+                // double its probes (counted in `pps`).
+                udp_send_pps += pps;
+                udp_pps += pps;
+                rt_bytes += streams * REALTIME_STREAM_BYTES + probes * 16.0;
             },
             TrafficConfig::Bulk { flows, .. } => {
                 tcp = true;
@@ -304,7 +339,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + packets_in_flight * size_of::<Packet>() as f64
         + open * (size_of::<Conn>() + 64) as f64
         + users * USER_BYTES
-        + rows_per_chunk * ROW_BYTES;
+        + rows_per_chunk * ROW_BYTES
+        + rt_bytes;
     Estimate {
         trace_bytes: trace_bytes(sc, tcp_pps, udp_pps, open),
         events,

@@ -40,6 +40,8 @@ pub(super) enum Ev {
     TimerSweep,
     /// The bottleneck's rate changes to step `.0` of `topology.bottleneck_steps`.
     RateStep(u32),
+    /// Real-time stream `.0` (`realtime`) sends its next packet.
+    RtSend(u32),
 }
 
 /// An `Ev` packed into 64 bits for the event list, whose entries (time and event) are then 16
@@ -55,6 +57,8 @@ pub(super) const MAX_SOURCES: usize = 1 << 28;
 
 /// The tag of an `Arrive` event at the packet's destination host (0: at a node on the way).
 const ARRIVE_HOST: u64 = 11;
+/// The tag of `Ev::RtSend`.
+const RT_SEND: u64 = 12;
 
 impl PackedEv {
     #[inline(always)]
@@ -109,6 +113,7 @@ impl PackedEv {
             7 => Ev::Interval,
             8 => Ev::Warmup,
             9 => Ev::TimerSweep,
+            RT_SEND => Ev::RtSend(lo),
             _ => Ev::RateStep(lo),
         }
     }
@@ -145,6 +150,7 @@ impl From<Ev> for PackedEv {
             Ev::Warmup => PackedEv::new(8, 0, 0),
             Ev::TimerSweep => PackedEv::new(9, 0, 0),
             Ev::RateStep(i) => PackedEv::new(10, 0, i),
+            Ev::RtSend(s) => PackedEv::new(RT_SEND, 0, s),
         }
     }
 }
@@ -190,6 +196,7 @@ mod tests {
             Ev::QueueTick(3),
             Ev::RateStep(2),
             Ev::CbrSend(u32::MAX),
+            Ev::RtSend(u32::MAX),
             Ev::Sample,
             Ev::Interval,
             Ev::Warmup,

@@ -41,6 +41,8 @@ mod timers;
 mod trace;
 mod trace_select;
 mod udp_cbr;
+// Real-time UDP applications (issue 37): voice, game, ping.
+mod realtime;
 mod web_app;
 
 use std::collections::HashMap;
@@ -76,6 +78,7 @@ use timers::TIMER_SWEEP;
 
 pub use books::{EngineStats, Summary};
 pub use monitor::DirectionSummary;
+pub use realtime::{GameSummary, PingSummary, VoiceSummary};
 pub use trace::TraceEntry;
 pub use udp_cbr::UdpSummary;
 
@@ -129,6 +132,8 @@ enum Source {
     Replay(replay::ReplaySource),
     /// UDP CBR flows live in `Simulation::udp`.
     UdpCbr,
+    /// Voice, game and ping flows live in `Simulation::rt`.
+    Realtime,
 }
 
 pub struct Simulation {
@@ -184,6 +189,13 @@ pub struct Simulation {
     source_delays: Option<source_delay::SourceDelays>,
     source_delay_rows: records::SourceDelayRows,
     udp: udp_cbr::CbrFlows,
+    /// Voice, game and ping flows (`realtime`) and their tables.
+    rt: realtime::RtFlows,
+    rt_rows: Box<(
+        realtime::VoiceStreamRows,
+        realtime::GameFlowRows,
+        realtime::PingProbeRows,
+    )>,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
     /// Runs of consecutive losses of TCP connections, summed over the connections recorded.
@@ -410,6 +422,8 @@ impl Simulation {
             }),
             source_delay_rows: Default::default(),
             udp: udp_cbr::CbrFlows::default(),
+            rt: realtime::RtFlows::default(),
+            rt_rows: Box::default(),
             goodput: [0; 2],
             tcp_loss_runs: Vec::new(),
             summary: Summary::default(),
@@ -590,6 +604,7 @@ impl Simulation {
             Ev::Start { source, flow } => self.on_start(source, flow),
             Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),
             Ev::CbrSend(f) => self.on_cbr_send(f),
+            Ev::RtSend(s) => self.on_rt_send(s),
             Ev::QueueTick(l) => {
                 let now = self.sched.now();
                 let link = &mut self.links[l as usize];

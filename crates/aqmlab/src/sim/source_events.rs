@@ -164,6 +164,10 @@ impl Simulation {
                     self.add_cbr_source(source);
                     self.sources.push(Source::UdpCbr);
                 },
+                TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_) => {
+                    self.add_rt_source(source);
+                    self.sources.push(Source::Realtime);
+                },
             }
         }
     }
@@ -180,7 +184,9 @@ impl Simulation {
             Source::Mah(m) => m.start_page(flow, &mut opens),
             Source::Browsers(b) => b.start_page(flow, &mut opens),
             Source::Ftp(_) => self.start_ftp(source, flow),
-            Source::UdpCbr => unreachable!("UDP flows are not started by Ev::Start"),
+            Source::UdpCbr | Source::Realtime => {
+                unreachable!("UDP flows are not started by Ev::Start")
+            },
             Source::Replay(r) => {
                 let TrafficConfig::Replay { connections, .. } = &self.sc.traffic[source as usize]
                 else {
@@ -224,6 +230,9 @@ impl Simulation {
             TrafficConfig::Bulk { client_side, .. }
             | TrafficConfig::Ftp { client_side, .. }
             | TrafficConfig::UdpCbr { client_side, .. } => client_side == Side::Left,
+            TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_) => {
+                unreachable!("real-time flows open no connections")
+            },
         };
         let now = self.sched.now();
         let hop = self.sc.hop_of(source as usize);
@@ -325,7 +334,11 @@ impl Simulation {
             Source::Mah(m) => m.on_done(u, now, &mut opens),
             Source::Browsers(b) => b.on_done(u, now, &mut opens),
             Source::Ftp(f) => Some(f.on_done(u, now)),
-            Source::Bulk | Source::PackMime(_) | Source::Replay(_) | Source::UdpCbr => None,
+            Source::Bulk
+            | Source::PackMime(_)
+            | Source::Replay(_)
+            | Source::UdpCbr
+            | Source::Realtime => None,
         };
         if let Some(t) = next_page {
             self.sched.at(t, Ev::Start { source, flow: u });
