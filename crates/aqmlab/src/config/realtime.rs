@@ -9,7 +9,7 @@ use super::error::{integer_in, non_negative, ConfigError};
 use super::{Direction, Side};
 
 /// The ECN codepoint a real-time flow's packets carry (RFC 3168 §5): not-ECT by default; ECT(1)
-/// puts them in an L4S queue (RFC 9331 §8: DualPI2 classifies ECT(1) and CE as L4S).
+/// puts them in an L4S queue (RFC 9331: ECT(1) identifies L4S packets; DualPI2, RFC 9332, classifies them so).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnCodepoint {
@@ -26,11 +26,11 @@ pub enum VoiceCodec {
     /// ITU-T G.711 PCM, 64 kb/s: 160 B of payload per 20 ms; no look-ahead.
     #[default]
     G711,
-    /// ITU-T G.729 Annex A, 8 kb/s in 10 ms frames with 5 ms look-ahead (G.729 §2).
+    /// ITU-T G.729 Annex A, 8 kb/s in 10 ms frames with 5 ms look-ahead (ITU-T G.729).
     G729a,
     /// Opus (RFC 6716) wideband speech at 20 kb/s, the top of RFC 7587 §3.1.1's 16-20 kb/s
-    /// recommendation for wideband speech; 6.5 ms beyond the frame (RFC 6716 §2: 26.5 ms of
-    /// algorithmic delay with 20 ms frames).
+    /// recommendation for wideband speech; 6.5 ms beyond the frame (26.5 ms of algorithmic delay
+    /// with 20 ms frames by default, as opus-codec.org states for RFC 6716's codec).
     OpusWb,
     /// Opus full-band speech at 32 kb/s, within RFC 7587 §3.1.1's 28-40 kb/s for full-band
     /// speech; the same look-ahead.
@@ -83,8 +83,7 @@ pub struct VoiceConfig {
     pub flows: u32,
     #[serde(default)]
     pub codec: VoiceCodec,
-    /// Audio per packet, ms (RFC 3551 §4.5: 20 ms is the default packetisation of G.711 and
-    /// G.729).
+    /// Audio per packet, ms (RFC 3551 §4.2: 20 ms is the default packetisation interval).
     #[serde(default = "default_frame_ms")]
     pub frame_ms: f64,
     /// Both ends talk (a call); false: only the sender of `direction` does.
@@ -250,7 +249,7 @@ fn check_common(
 
 pub(super) fn validate_voice(p: &str, v: &VoiceConfig) -> Result<(), ConfigError> {
     check_common(p, v.flows, v.start_s, v.start_jitter_s, v.stop_s)?;
-    // RFC 6716 §2: Opus frames of 2.5 to 60 ms; G.711/G.729 packets of whole 10 ms frames in
+    // RFC 6716: Opus frames of 2.5 to 60 ms; G.711/G.729 packets of whole 10 ms frames in
     // practice; one range for all keeps the check simple and the model's packets sane.
     if !(v.frame_ms.is_finite() && (2.5..=120.0).contains(&v.frame_ms)) {
         return Err(ConfigError::new(

@@ -171,7 +171,7 @@ fn packets_are_conserved() {
     assert!(lost <= dropped && dropped <= lost + 20, "{lost} {dropped}");
 }
 
-/// DualPI2 classifies ECT(1) as L4S (RFC 9332 §2.3): a voice call marked ECT(1) beside
+/// DualPI2 classifies ECT(1) as L4S (RFC 9331's identifier, RFC 9332's classifier): a voice call marked ECT(1) beside
 /// greedy TCP downloads is CE-marked in the L queue and waits less there; a not-ECT one is
 /// never marked.
 #[test]

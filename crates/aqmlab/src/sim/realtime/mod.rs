@@ -5,8 +5,8 @@
 //! **Streams.** A stream sends packet `k` (from 0) at `start + round(k · T)` while that time
 //! is before its stop (as `udp_cbr`, computed from `k`, never accumulated). Its packets are
 //! ordinary UDP packets on the host-to-host route (access links, bottleneck queues, delay
-//! boxes) and carry the stream's ECN codepoint (RFC 3168 §5; ECT(1) is L4S to DualPI2, RFC
-//! 9331 §8). The network keeps a stream's packets in order, so a gap in the packet numbers
+//! boxes) and carry the stream's ECN codepoint (RFC 3168 §5; ECT(1) is L4S to DualPI2: RFC
+//! 9331, RFC 9332). The network keeps a stream's packets in order, so a gap in the packet numbers
 //! at the receiver is that many losses (as `udp_cbr`, after Study D); packets sent but
 //! neither delivered nor followed by a later arrival when the run ends are `unresolved` (in
 //! flight, or lost with nothing after them to tell). Sent = delivered + lost + unresolved.
