@@ -60,3 +60,35 @@ def test_the_call_is_scored(runs):
     assert m["voice.mos_min"] <= m["voice.mos_mean"] <= 4.5
     scored = voice.stream_scores(pl.read_parquet(d / "voice_streams.parquet"))
     assert not any(math.isnan(x) for x in scored["mos"])
+
+
+def _udp_ports(pcap: bytes) -> list[tuple[int, int]]:
+    """(source port, destination port) of each UDP/IPv4 record of a raw-IP pcap."""
+    import struct
+
+    ports, i = [], 24  # the file header
+    while i + 16 <= len(pcap):
+        incl = struct.unpack_from("<I", pcap, i + 8)[0]
+        ip = pcap[i + 16 : i + 16 + incl]
+        i += 16 + incl
+        if ip and ip[0] >> 4 == 4 and ip[9] == 17:
+            ihl = (ip[0] & 15) * 4
+            ports.append(struct.unpack_from(">HH", ip, ihl))
+    return ports
+
+
+def test_a_host_capture_holds_the_real_time_packets(tmp_path):
+    res = aqmlab.run(
+        EXAMPLE,
+        out=tmp_path / "cap",
+        overrides=[
+            "duration_s=1.0",
+            "warmup_s=0.0",
+            'trace.pcap=[{point = "host", host = 0}]',
+        ],
+    )
+    pcap = (res.directory / "capture-host-0.pcap").read_bytes()
+    dports = {d for _, d in _udp_ports(pcap)}
+    # Host 0 (left) sends the call's upstream (RTP 5004), the game's commands (27015) and
+    # the probes (echo, 7).
+    assert {5004, 27015, 7} <= dports

@@ -245,7 +245,11 @@ pub(super) fn tap(taps: &mut Taps, w: &World, seen: Seen, now: Time, p: &Packet)
             } else {
                 w.udp.hosts(p.conn)
             };
-            let dport = if rt { w.rt.port(p.conn) } else { 5001 };
+            let (sport, dport) = if rt {
+                w.rt.wire_ports(p.conn, ephemeral_port)
+            } else {
+                (ephemeral_port(p.conn as u64), 5001)
+            };
             for t in taps.list.iter_mut() {
                 if !(t.watches(seen, src, dst) && t.sel.at(now) && t.sel.udp_flow(src, dst)) {
                     continue;
@@ -256,7 +260,7 @@ pub(super) fn tap(taps: &mut Taps, w: &World, seen: Seen, now: Time, p: &Packet)
                     src: address(src, left),
                     dst: address(dst, left),
                     proto: Proto::Udp,
-                    sport: ephemeral_port(p.conn as u64),
+                    sport,
                     dport,
                     ip_id: t.ip_id,
                     ttl: 64 - p.hop.min(63),

@@ -498,6 +498,28 @@ mod tests {
         assert!((e.events / expected - 1.0).abs() < 0.05, "{e:?}");
     }
 
+    /// Real-time flows cost their packets' events and each stream's histogram: 1,000 two-way
+    /// calls (50 packets/s each way) add 10^5 packets/s over 100 s, and 2,000 streams of
+    /// 160 kB.
+    #[test]
+    fn real_time_flows_cost_their_packets_and_histograms() {
+        let bare = estimate(&scenario(r#"{"kind": "bulk", "flows": 2}"#, ""));
+        let mut sc = scenario(r#"{"kind": "bulk", "flows": 2}"#, "");
+        sc.traffic
+            .push(serde_json::from_str(r#"{"kind": "voice", "flows": 1000}"#).unwrap());
+        let calls = estimate(&sc);
+        let pps = 1000.0 * 2.0 * 50.0;
+        let extra = calls.events - bare.events;
+        assert!(
+            (extra / (100.0 * pps * (EVENTS_PER_PACKET + 1.0)) - 1.0).abs() < 1e-9,
+            "{extra}"
+        );
+        assert!(
+            calls.peak_bytes - bare.peak_bytes >= 2000.0 * 160e3,
+            "{calls:?}"
+        );
+    }
+
     /// A 1 µs sampling period over 100 s is 2·10^8 samples: events and rows show it.
     #[test]
     fn periods_count_their_events() {

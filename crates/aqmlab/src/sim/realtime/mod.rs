@@ -193,13 +193,23 @@ impl RtFlows {
         (s.sender, s.receiver)
     }
 
-    /// The well-known port of stream `id`'s application, for captures: RTP's 5004 (RFC 3551
-    /// §8), the Source engine's game port 27015, the echo service's 7 (RFC 862).
-    pub(super) fn port(&self, id: u32) -> u16 {
-        match self.flows[self.streams[id as usize].flow as usize].kind {
+    /// Stream `id`'s (source, destination) ports on the wire, for captures: the client's
+    /// ephemeral port (`ephemeral`, of the flow's number) and the application's well-known
+    /// one: RTP's 5004 (RFC 3551 §8), the Source engine's game port 27015, the echo service's
+    /// 7 (RFC 862); swapped from server to client.
+    pub(super) fn wire_ports(&self, id: u32, ephemeral: fn(u64) -> u16) -> (u16, u16) {
+        let s = &self.streams[id as usize];
+        let service = match self.flows[s.flow as usize].kind {
             RtKind::Voice => 5004,
             RtKind::Game => 27015,
             RtKind::Ping => 7,
+        };
+        // Past the CBR flows' numbers (`ephemeral` of small ids), as far as they go.
+        let client = ephemeral(u32::MAX as u64 - s.flow as u64);
+        if s.up {
+            (client, service)
+        } else {
+            (service, client)
         }
     }
 }
