@@ -64,3 +64,28 @@ def test_summary_metrics_from_a_summary():
     assert m["voice.r_factor"] == pytest.approx(93.2 - 3.6 - 95 / 26.1)
     assert m["voice.mos"] == pytest.approx(voice.mos(m["voice.r_factor"]))
     assert voice.summary_metrics({"summary": {}}) == {}
+
+
+def test_bursty_loss_impairs_more_than_random_loss():
+    # Got 80, missed 20 in 4 runs: p = 4/80, q = 4/20, BurstR = 1/(0.05 + 0.2) = 4.
+    assert voice.burst_ratio(80, 20, 4) == pytest.approx(4.0)
+    # 20 %: Ie,eff = 95·20/(20/4 + 25.1) bursty, 95·20/(20 + 25.1) random (G.711).
+    bursty = voice.effective_equipment_impairment(0.0, 25.1, 20.0, 4.0)
+    assert bursty == pytest.approx(1900 / 30.1)
+    assert voice.effective_equipment_impairment(0.0, 25.1, 20.0) == pytest.approx(1900 / 45.1)
+    # Isolated losses (every run one packet, 1 % lost): p = 0.01·100/99, q = 1: BurstR ≈ 1.
+    assert voice.burst_ratio(990, 10, 10) == pytest.approx(1 / (10 / 990 + 1))
+    assert voice.burst_ratio(100, 0, 0) == 1.0
+    s = {
+        "voice": {
+            "codec": "g711",
+            "delivered": 90,
+            "lost": 10,
+            "late": 10,
+            "bursts": 4,
+            "mouth_to_ear_ms": 0.0,
+        }
+    }
+    m = voice.summary_metrics(s)
+    assert m["voice.burst_r"] == pytest.approx(4.0)
+    assert m["voice.r_factor"] == pytest.approx(93.2 - 1900 / 30.1)

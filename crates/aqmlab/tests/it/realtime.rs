@@ -127,6 +127,10 @@ fn a_full_queue_adds_its_drain_time() {
     // Packets that found the queue full were lost.
     let s = sim.summary().voice.as_ref().unwrap();
     assert!(s.lost > 0 && s.delivered > 10, "{s:?}");
+    // Runs of packets the listener missed: at least one, at most one per packet missed, and
+    // separated by packets played.
+    assert!(s.bursts >= 1 && s.bursts <= s.lost + s.late, "{s:?}");
+    assert!(s.bursts <= s.delivered - s.late + 1, "{s:?}");
 }
 
 /// Every packet a real-time flow sent was delivered, dropped at a bottleneck or is still in

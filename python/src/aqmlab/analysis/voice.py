@@ -16,7 +16,10 @@ monitoring", ACM SIGCOMM CCR 31(2), 2001:
 Ta is the mouth-to-ear delay (the core's `mouth_to_ear_ms`: the network's one-way delay of the
 jitter buffer's first packet, the buffer, the frame and the codec's look-ahead); Ppl counts
 the packets lost in the network and those too late for the jitter buffer, both lost to the
-listener. BurstR = 1: random loss (G.107; the core does not estimate burstiness).
+listener. BurstR = 1/(p + q) (G.107's two-state model of the loss pattern), with p the
+probability that a packet the listener got is followed by one it did not (bursts / packets
+got) and q the converse (bursts / packets not got), from the core's count of `bursts` (runs of
+packets lost or late); BurstR = 1 (random loss) where there is no loss or nothing was got.
 Cole & Rosenbluth write 94.2 for R0 (their default Is); G.107's default R is 93.2, used here.
 
 Equipment impairments (Ie, Bpl) from ITU-T G.113 (11/2007) Appendix I :
@@ -35,6 +38,7 @@ from typing import Any
 __all__ = [
     "CODECS",
     "R0",
+    "burst_ratio",
     "delay_impairment",
     "effective_equipment_impairment",
     "mos",
@@ -69,13 +73,25 @@ def effective_equipment_impairment(ie: float, bpl: float, ppl_percent: float, bu
     return ie + (95.0 - ie) * ppl_percent / (ppl_percent / burst_r + bpl)
 
 
-def r_factor(ta_ms: float, ppl_percent: float, codec: str = "g711", ie=None, bpl=None) -> float:
+def burst_ratio(got: float, not_got: float, bursts: float) -> float:
+    """G.107's BurstR = 1/(p + q) of a stream whose listener got `got` packets and missed
+    `not_got` in `bursts` runs; 1 (random loss) when either count is zero."""
+    if got <= 0 or not_got <= 0 or bursts <= 0:
+        return 1.0
+    return 1.0 / (bursts / got + bursts / not_got)
+
+
+def r_factor(
+    ta_ms: float, ppl_percent: float, codec: str = "g711", ie=None, bpl=None, burst_r=1.0
+) -> float:
     """The transmission rating R of a call with mouth-to-ear delay `ta_ms` and `ppl_percent`
-    of its packets lost to the listener; `ie`, `bpl` override the codec's table values."""
+    of its packets lost to the listener, in bursts of ratio `burst_r`; `ie`, `bpl` override
+    the codec's table values."""
     table_ie, table_bpl = CODECS.get(codec, (math.nan, math.nan))
     ie = table_ie if ie is None else ie
     bpl = table_bpl if bpl is None else bpl
-    return R0 - delay_impairment(ta_ms) - effective_equipment_impairment(ie, bpl, ppl_percent)
+    ie_eff = effective_equipment_impairment(ie, bpl, ppl_percent, burst_r)
+    return R0 - delay_impairment(ta_ms) - ie_eff
 
 
 def mos(r: float) -> float:
@@ -95,24 +111,35 @@ def _ppl(delivered: float, lost: float, late: float) -> float:
     return math.nan if resolved <= 0 else 100.0 * (lost + late) / resolved
 
 
+def _burst_r(delivered: float, lost: float, late: float, bursts: float) -> float:
+    return burst_ratio(delivered - late, lost + late, bursts)
+
+
 def stream_scores(streams) -> Any:
-    """The `voice_streams` table (a polars DataFrame) with `ppl_percent`, `r_factor` and `mos`
-    columns added, one per stream (a direction of a call)."""
+    """The `voice_streams` table (a polars DataFrame) with `ppl_percent`, `burst_r`,
+    `r_factor` and `mos` columns added, one per stream (a direction of a call)."""
     import polars as pl
 
-    rows = streams.select("codec", "delivered", "lost", "late", "mouth_to_ear_ms").rows()
-    ppl = [_ppl(d, lo, la) for _, d, lo, la, _ in rows]
-    r = [r_factor(m2e, p, codec) for (codec, *_, m2e), p in zip(rows, ppl, strict=True)]
+    cols = ["codec", "delivered", "lost", "late", "bursts", "mouth_to_ear_ms"]
+    rows = streams.select(cols).rows()
+    ppl = [_ppl(d, lo, la) for _, d, lo, la, _, _ in rows]
+    burst = [_burst_r(d, lo, la, b) for _, d, lo, la, b, _ in rows]
+    r = [
+        r_factor(m2e, p, codec, burst_r=b)
+        for (codec, *_, m2e), p, b in zip(rows, ppl, burst, strict=True)
+    ]
     return streams.with_columns(
         pl.Series("ppl_percent", ppl, dtype=pl.Float64),
+        pl.Series("burst_r", burst, dtype=pl.Float64),
         pl.Series("r_factor", r, dtype=pl.Float64),
         pl.Series("mos", [mos(x) for x in r], dtype=pl.Float64),
     )
 
 
 def summary_metrics(summary: Mapping[str, Any], results_dir=None) -> dict[str, float]:
-    """`voice.r_factor` and `voice.mos` of a run from its summary (the whole run's loss and
-    mean mouth-to-ear delay, the first voice entry's codec); with `results_dir` holding
+    """`voice.ppl_percent`, `voice.burst_r`, `voice.r_factor` and `voice.mos` of a run from
+    its summary (the whole run's loss, bursts and mean mouth-to-ear delay, the first voice
+    entry's codec); with `results_dir` holding
     `voice_streams.parquet`, also the mean and worst of the streams' scores
     (`voice.mos_mean`, `voice.mos_min`). Empty for a run without voice. `summary` is the
     core's summary (or `summary.json` whole: its `summary` key is used)."""
@@ -121,10 +148,16 @@ def summary_metrics(summary: Mapping[str, Any], results_dir=None) -> dict[str, f
     if not v:
         return {}
     ppl = _ppl(v["delivered"], v["lost"], v["late"])
+    burst = _burst_r(v["delivered"], v["lost"], v["late"], v.get("bursts", 0))
     m2e = v.get("mouth_to_ear_ms")
     m2e = math.nan if m2e is None else m2e
-    r = r_factor(m2e, ppl, v.get("codec", "g711"))
-    out = {"voice.ppl_percent": ppl, "voice.r_factor": r, "voice.mos": mos(r)}
+    r = r_factor(m2e, ppl, v.get("codec", "g711"), burst_r=burst)
+    out = {
+        "voice.ppl_percent": ppl,
+        "voice.burst_r": burst,
+        "voice.r_factor": r,
+        "voice.mos": mos(r),
+    }
     path = Path(results_dir) / "voice_streams.parquet" if results_dir is not None else None
     if path is not None and path.is_file():
         import polars as pl

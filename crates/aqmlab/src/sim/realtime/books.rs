@@ -20,6 +20,8 @@ pub struct VoiceSummary {
     pub lost: u64,
     pub late: u64,
     pub unresolved: u64,
+    /// Runs of consecutive packets lost or late, summed over the streams.
+    pub bursts: u64,
     pub ce_marked: u64,
     /// lost / (delivered + lost), and late / (delivered + lost).
     pub loss_fraction: f64,
@@ -155,6 +157,7 @@ impl Simulation {
                         voice.lost.push(s.lost);
                         voice.late.push(s.late);
                         voice.unresolved.push(s.unresolved());
+                        voice.bursts.push(s.bursts);
                         voice.ce_marked.push(s.ce);
                         voice.delay_p50_ms.push(q(&s.owd, 0.5));
                         voice.delay_p95_ms.push(q(&s.owd, 0.95));
@@ -169,6 +172,7 @@ impl Simulation {
                         vs.lost += s.lost;
                         vs.late += s.late;
                         vs.unresolved += s.unresolved();
+                        vs.bursts += s.bursts;
                         vs.ce_marked += s.ce;
                         jitter_sum += s.jitter * 1e-6;
                         if m2e.is_finite() {

@@ -104,6 +104,10 @@ pub(super) struct Stream {
     /// Voice: the jitter buffer's anchor (first packet received, its arrival).
     anchor: Option<(u64, Time)>,
     late: u64,
+    /// Voice: runs of packets the listener did not get (lost or late), and whether the last
+    /// packet was one of them (for G.107's BurstR, `aqmlab.analysis.voice`).
+    bursts: u64,
+    in_burst: bool,
     /// Game, client to server: the newest packet received and its arrival.
     newest: Option<(u64, Time)>,
 }
@@ -142,6 +146,13 @@ impl Stream {
             self.jitter += (d - self.jitter) / 16.0;
         }
         self.last_transit = Some(transit);
+    }
+
+    /// A packet the listener will not get (lost, or late): a new burst unless the previous
+    /// one was not got either.
+    fn note_unplayed(&mut self) {
+        self.bursts += (!self.in_burst) as u64;
+        self.in_burst = true;
     }
 
     /// Packets sent but neither delivered nor known lost.
@@ -377,6 +388,8 @@ impl Simulation {
                     last_transit: None,
                     anchor: None,
                     late: 0,
+                    bursts: 0,
+                    in_burst: false,
                     newest: None,
                 };
                 if let Some(t) = s.next_send() {
@@ -478,7 +491,11 @@ impl Simulation {
         let rt = &mut self.rt;
         let s = &mut rt.streams[id as usize];
         let k = pkt.seq;
+        let lost_before = s.lost;
         s.on_arrival(k);
+        if s.lost > lost_before {
+            s.note_unplayed();
+        }
         let sent = s.send_time(k);
         if kind == RtKind::Voice && s.anchor.is_none() {
             s.anchor = Some((k, now));
@@ -501,6 +518,9 @@ impl Simulation {
                     + rt.flows[fid as usize].jitter_buffer;
                 if now > playout {
                     s.late += 1;
+                    s.note_unplayed();
+                } else {
+                    s.in_burst = false;
                 }
                 if let Some(h) = &mut rt.voice_owd {
                     h.add(now - sent);

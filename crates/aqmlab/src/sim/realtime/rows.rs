@@ -24,6 +24,8 @@ row_buffer! {
         lost: u64,
         late: u64,
         unresolved: u64,
+        /// Runs of consecutive packets lost or late (G.107's bursts, for BurstR).
+        bursts: u64,
         ce_marked: u64,
         delay_p50_ms: f64,
         delay_p95_ms: f64,

@@ -29,6 +29,8 @@ fn stream(interval: f64) -> Stream {
         last_transit: None,
         anchor: None,
         late: 0,
+        bursts: 0,
+        in_burst: false,
         newest: None,
     }
 }
