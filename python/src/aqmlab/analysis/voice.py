@@ -8,7 +8,7 @@ monitoring", ACM SIGCOMM CCR 31(2), 2001:
     R = R0 − Id(Ta) − Ie,eff                        (G.107 §7, A = 0)
     R0 = 93.2                                       (G.107: R with every parameter at its default)
     Id(Ta) = 0.024·Ta + 0.11·(Ta − 177.3)·H(Ta − 177.3)   (Cole & Rosenbluth eq. 5, Ta in ms)
-    Ie,eff = Ie + (95 − Ie) · Ppl / (Ppl / BurstR + Bpl)  (G.107 eq. 7-29, Ppl in %)
+    Ie,eff = Ie + (95 − Ie) · Ppl / (Ppl / BurstR + Bpl)  (G.107, Ppl in %)
     MOS = 1                                  for R < 0
         = 1 + 0.035·R + R·(R − 60)·(100 − R)·7e-6   for 0 ≤ R ≤ 100    (G.107 Annex B)
         = 4.5                                for R > 100
@@ -67,7 +67,7 @@ def delay_impairment(ta_ms: float) -> float:
 
 
 def effective_equipment_impairment(ie: float, bpl: float, ppl_percent: float, burst_r=1.0):
-    """Ie,eff of a codec (`ie`, `bpl`) at a packet-loss percentage (G.107 eq. 7-29)."""
+    """Ie,eff of a codec (`ie`, `bpl`) at a packet-loss percentage (G.107)."""
     if ppl_percent <= 0.0:
         return ie
     return ie + (95.0 - ie) * ppl_percent / (ppl_percent / burst_r + bpl)
