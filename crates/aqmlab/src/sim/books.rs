@@ -236,8 +236,12 @@ impl Simulation {
             tables.push(self.source_delay_rows.take());
         }
         if !self.rt.is_empty() {
+            // Each kind's table only in runs that have the kind.
             let (v, g, p) = &mut *self.rt_rows;
-            tables.extend([v.take(), g.take(), p.take()]);
+            let [voice, game, ping] = self.rt.kinds();
+            tables.extend(voice.then(|| v.take()));
+            tables.extend(game.then(|| g.take()));
+            tables.extend(ping.then(|| p.take()));
         }
         self.drain_traces(&mut tables);
         if self.sc.trace.qdisc {

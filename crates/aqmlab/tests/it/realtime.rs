@@ -47,6 +47,10 @@ fn alone(v: serde_json::Value) -> (Simulation, Vec<aqmlab::measure::Table>) {
 fn an_uncongested_flow_sees_the_path_delay() {
     let (_, tables) = alone(serde_json::json!({"kind": "voice"}));
     // G.711: 200 B each way; 40.192 ms.
+    // Each kind's table only where the run has the kind.
+    assert!(tables
+        .iter()
+        .all(|t| t.name != "game_flows" && t.name != "ping_probes"));
     let v = table(&tables, "voice_streams");
     let want = path_delay_ms(200.0);
     for col in ["delay_p50_ms", "delay_p99_ms", "delay_max_ms"] {

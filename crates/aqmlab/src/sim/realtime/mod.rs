@@ -198,6 +198,15 @@ impl RtFlows {
         self.flows.is_empty()
     }
 
+    /// Whether the run has voice, game and ping flows.
+    pub fn kinds(&self) -> [bool; 3] {
+        [
+            self.voice_owd.is_some(),
+            self.game_rtt.is_some(),
+            self.ping_rtt.is_some(),
+        ]
+    }
+
     /// Stream `id`'s sending and receiving hosts.
     pub(super) fn hosts(&self, id: u32) -> (u32, u32) {
         let s = &self.streams[id as usize];
