@@ -12,6 +12,8 @@ pub mod replay;
 pub mod trace;
 mod udp_cbr;
 pub mod video_call;
+// Real-time UDP applications (issue 37): voice, game, ping.
+pub mod realtime;
 
 pub use error::ConfigError;
 pub(crate) use error::{integer_in, non_negative};
@@ -356,6 +358,13 @@ impl Scenario {
                     format!("traffic[{i}].tcp"),
                     "a TCP configuration",
                     "no tcp on a udp_cbr or video_call source (its flows are UDP)",
+                ));
+            }
+            if self.traffic[i].is_realtime() {
+                return Err(ConfigError::new(
+                    format!("traffic[{i}].tcp"),
+                    "a TCP configuration",
+                    "no tcp on a voice, game or ping source (its flows are UDP)",
                 ));
             }
             tcp.validate(&format!("traffic[{i}].tcp"))?;
@@ -747,6 +756,21 @@ pub enum TrafficConfig {
     /// Real-time video calls (RFC 8593's encoder under NADA, RFC 8698) or bursty fixed-rate
     /// video frames (RFC 7928 §7.2): `config::video_call`, `sim::video_call`.
     VideoCall(video_call::VideoCallConfig),
+    /// Real-time UDP applications (`config::realtime`, `sim::realtime`): a voice call, an
+    /// online game, sparse echo probes.
+    Voice(realtime::VoiceConfig),
+    Game(realtime::GameConfig),
+    Ping(realtime::PingConfig),
+}
+
+impl TrafficConfig {
+    /// A voice, game or ping entry (`sim::realtime`).
+    pub fn is_realtime(&self) -> bool {
+        matches!(
+            self,
+            TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_)
+        )
+    }
 }
 
 /// The UNC model's empirical laws as `(value, cumulative probability)` points (sizes in bytes,
@@ -1067,6 +1091,9 @@ impl Scenario {
                 TrafficConfig::UdpCbr { .. } => udp_cbr::validate(self, i, tr)?,
                 TrafficConfig::Pages(c) => pages::validate(&p, c)?,
                 TrafficConfig::VideoCall(v) => v.validate(i)?,
+                TrafficConfig::Voice(v) => realtime::validate_voice(&p, v)?,
+                TrafficConfig::Game(g) => realtime::validate_game(&p, g)?,
+                TrafficConfig::Ping(g) => realtime::validate_ping(&p, g)?,
                 TrafficConfig::Ftp { .. } => ftp::validate(&p, tr)?,
                 TrafficConfig::Dash(d) => d.validate(&p)?,
                 TrafficConfig::Replay { connections, .. } => connections.validate(&p)?,

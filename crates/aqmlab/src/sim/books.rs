@@ -80,6 +80,13 @@ pub struct Summary {
     /// Video calls (`kind = "video_call"`); absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub video_call: Option<super::VideoCallSummary>,
+    /// Real-time applications (`sim::realtime`): present only when the run has such flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voice: Option<super::VoiceSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub game: Option<super::GameSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<super::PingSummary>,
     /// A chain of bottlenecks: every hop, hop 0 (the fields above) included. Absent for the
     /// dumbbell.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -247,6 +254,14 @@ impl Simulation {
             tables.push(self.video_call_rows.take());
             tables.push(self.video_rate_rows.take());
         }
+        if !self.rt.is_empty() {
+            // Each kind's table only in runs that have the kind.
+            let (v, g, p) = &mut *self.rt_rows;
+            let [voice, game, ping] = self.rt.kinds();
+            tables.extend(voice.then(|| v.take()));
+            tables.extend(game.then(|| g.take()));
+            tables.extend(ping.then(|| p.take()));
+        }
         self.drain_traces(&mut tables);
         self.drain_dash(&mut tables);
         if self.sc.trace.qdisc {
@@ -409,6 +424,12 @@ impl Simulation {
             let mut rows = std::mem::take(&mut self.video_call_rows);
             self.close_video(&mut rows);
             self.video_call_rows = rows;
+        }
+        if !self.rt.is_empty() {
+            let mut r = std::mem::take(&mut self.rt_rows);
+            let (v, g, p) = &mut *r;
+            self.close_rt(v, g, p);
+            self.rt_rows = r;
         }
     }
 

@@ -27,6 +27,7 @@
 //! than any packet can travel); one older than that would be skipped.
 
 use super::flow_losses::ConnTag;
+use super::realtime::{RtFlows, RT_GEN};
 use super::trace_select::Selector;
 use super::udp_cbr::CbrFlows;
 use super::{Conn, Simulation, Source};
@@ -190,6 +191,7 @@ pub(super) struct World<'a> {
     pub tcps: &'a [TcpConfig],
     pub sources: &'a [Source],
     pub udp: &'a CbrFlows,
+    pub rt: &'a RtFlows,
     pub left: u32,
 }
 
@@ -202,6 +204,7 @@ macro_rules! world {
             tcps: &$sim.tcps,
             sources: &$sim.sources,
             udp: &$sim.udp,
+            rt: &$sim.rt,
             left: $sim.topo.left,
         }
     };
@@ -238,7 +241,17 @@ pub(super) fn tap(taps: &mut Taps, w: &World, seen: Seen, now: Time, p: &Packet)
         // A video call's packets (flags ≠ 0) are not captured (docs/workload.md).
         Proto::Udp if p.flags != 0 => {},
         Proto::Udp => {
-            let (src, dst) = w.udp.hosts(p.conn);
+            let rt = p.gen == RT_GEN;
+            let (src, dst) = if rt {
+                w.rt.hosts(p.conn)
+            } else {
+                w.udp.hosts(p.conn)
+            };
+            let (sport, dport) = if rt {
+                w.rt.wire_ports(p.conn, ephemeral_port)
+            } else {
+                (ephemeral_port(p.conn as u64), 5001)
+            };
             for t in taps.list.iter_mut() {
                 if !(t.watches(seen, src, dst) && t.sel.at(now) && t.sel.udp_flow(src, dst)) {
                     continue;
@@ -249,8 +262,8 @@ pub(super) fn tap(taps: &mut Taps, w: &World, seen: Seen, now: Time, p: &Packet)
                     src: address(src, left),
                     dst: address(dst, left),
                     proto: Proto::Udp,
-                    sport: ephemeral_port(p.conn as u64),
-                    dport: 5001,
+                    sport,
+                    dport,
                     ip_id: t.ip_id,
                     ttl: 64 - p.hop.min(63),
                     ecn: p.ecn,

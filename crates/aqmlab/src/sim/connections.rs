@@ -7,6 +7,7 @@ use super::app_action::AppAction;
 use super::delay_boxes::ExtraRtt;
 use super::events::{Ev, MAX_SLOTS};
 use super::flow_losses;
+use super::realtime;
 use super::{Conn, Simulation};
 use crate::packet::{Packet, Proto};
 use crate::rng::{Rng, StreamKind};
@@ -166,7 +167,9 @@ impl Simulation {
         let slot = pkt.conn;
         self.delivered_packets += 1;
         if pkt.proto == Proto::Udp {
-            if pkt.flags != 0 {
+            if pkt.gen == realtime::RT_GEN {
+                self.deliver_rt(pkt);
+            } else if pkt.flags != 0 {
                 self.deliver_video(pkt);
             } else {
                 self.deliver_udp(pkt);

@@ -123,6 +123,32 @@ fn max_extra_rtt_s(sc: &Scenario) -> f64 {
     ms * 1e-3
 }
 
+/// A real-time stream's state (`sim::realtime`): its delay histogram (20,000 bins of 8 B)
+/// and counters.
+const REALTIME_STREAM_BYTES: f64 = 20_000.0 * 8.0 + 512.0;
+
+/// A voice, game or ping entry's packets per second (both directions), streams, and ping
+/// probes kept over a run of `d` s.
+fn realtime_load(tr: &TrafficConfig, d: f64) -> (f64, f64, f64) {
+    match tr {
+        TrafficConfig::Voice(v) => {
+            let ends = if v.two_way { 2.0 } else { 1.0 };
+            let f = v.flows as f64 * ends;
+            (f * 1e3 / v.frame_ms, f, 0.0)
+        },
+        TrafficConfig::Game(g) => {
+            let f = g.flows as f64;
+            (f * (g.client_rate_hz + g.tick_hz), 2.0 * f, 0.0)
+        },
+        TrafficConfig::Ping(p) => {
+            let f = p.flows as f64;
+            let per_s = 1e3 / p.interval_ms;
+            (2.0 * f * per_s, 2.0 * f, f * per_s * d)
+        },
+        _ => (0.0, 0.0, 0.0),
+    }
+}
+
 pub fn estimate(sc: &Scenario) -> Estimate {
     let t = &sc.topology;
     let d = sc.duration_s;
@@ -134,6 +160,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     let mut udp_pps = 0.0;
     let mut udp_send_pps = 0.0;
     let mut udp_overloaded_hosts = 0.0;
+    let mut rt_bytes = 0.0;
     let mut conn_rate = 0.0; // connections per second
     let mut open = 0.0; // connections open at once
     let mut users = 0.0;
@@ -194,6 +221,14 @@ pub fn estimate(sc: &Scenario) -> Estimate {
                 users += u;
                 open += u * per_page;
                 conn_rate += u * per_page / c.think_s.unwrap_or(PAGE_CYCLE_S).max(PAGE_CYCLE_MIN_S);
+            },
+            TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_) => {
+                let (pps, streams, probes) = realtime_load(tr, d);
+                // Few, small packets: each is one send and its path's events; ping's echoes
+                // double its probes (counted in `pps`).
+                udp_send_pps += pps;
+                udp_pps += pps;
+                rt_bytes += streams * REALTIME_STREAM_BYTES + probes * 16.0;
             },
             TrafficConfig::Bulk { flows, .. } => {
                 tcp = true;
@@ -361,7 +396,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + users * USER_BYTES
         + video_calls * VIDEO_CALL_BYTES
         + rows_per_chunk * ROW_BYTES
-        + dash_bytes;
+        + dash_bytes
+        + rt_bytes;
     Estimate {
         trace_bytes: trace_bytes(sc, tcp_pps, udp_pps, open),
         events,
@@ -560,6 +596,28 @@ mod tests {
         assert!(
             e.events - base.events >= 10_000.0 * 196.25 * 4.0 * 100.0,
             "{e:?}"
+        );
+    }
+
+    /// Real-time flows cost their packets' events and each stream's histogram: 1,000 two-way
+    /// calls (50 packets/s each way) add 10^5 packets/s over 100 s, and 2,000 streams of
+    /// 160 kB.
+    #[test]
+    fn real_time_flows_cost_their_packets_and_histograms() {
+        let bare = estimate(&scenario(r#"{"kind": "bulk", "flows": 2}"#, ""));
+        let mut sc = scenario(r#"{"kind": "bulk", "flows": 2}"#, "");
+        sc.traffic
+            .push(serde_json::from_str(r#"{"kind": "voice", "flows": 1000}"#).unwrap());
+        let calls = estimate(&sc);
+        let pps = 1000.0 * 2.0 * 50.0;
+        let extra = calls.events - bare.events;
+        assert!(
+            (extra / (100.0 * pps * (EVENTS_PER_PACKET + 1.0)) - 1.0).abs() < 1e-9,
+            "{extra}"
+        );
+        assert!(
+            calls.peak_bytes - bare.peak_bytes >= 2000.0 * 160e3,
+            "{calls:?}"
         );
     }
 

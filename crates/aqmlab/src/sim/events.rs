@@ -42,6 +42,8 @@ pub(super) enum Ev {
     RateStep(u32),
     /// Video call `call`'s event `what` (`sim::video_call`: frame, pacing, feedback, report).
     Video { what: u32, call: u32 },
+    /// Real-time stream `.0` (`realtime`) sends its next packet.
+    RtSend(u32),
 }
 
 /// An `Ev` packed into 64 bits for the event list, whose entries (time and event) are then 16
@@ -57,6 +59,10 @@ pub(super) const MAX_SOURCES: usize = 1 << 28;
 
 /// The tag of an `Arrive` event at the packet's destination host (0: at a node on the way).
 const ARRIVE_HOST: u64 = 11;
+/// The tag of `Ev::Video`.
+const VIDEO: u64 = 12;
+/// The tag of `Ev::RtSend`.
+const RT_SEND: u64 = 13;
 
 impl PackedEv {
     #[inline(always)]
@@ -112,6 +118,7 @@ impl PackedEv {
             8 => Ev::Warmup,
             9 => Ev::TimerSweep,
             10 => Ev::RateStep(lo),
+            RT_SEND => Ev::RtSend(lo),
             _ => Ev::Video { what: hi, call: lo },
         }
     }
@@ -148,7 +155,8 @@ impl From<Ev> for PackedEv {
             Ev::Warmup => PackedEv::new(8, 0, 0),
             Ev::TimerSweep => PackedEv::new(9, 0, 0),
             Ev::RateStep(i) => PackedEv::new(10, 0, i),
-            Ev::Video { what, call } => PackedEv::new(12, what, call),
+            Ev::Video { what, call } => PackedEv::new(VIDEO, what, call),
+            Ev::RtSend(s) => PackedEv::new(RT_SEND, 0, s),
         }
     }
 }
@@ -195,6 +203,7 @@ mod tests {
             Ev::RateStep(2),
             Ev::Video { what: 3, call: 9 },
             Ev::CbrSend(u32::MAX),
+            Ev::RtSend(u32::MAX),
             Ev::Sample,
             Ev::Interval,
             Ev::Warmup,

@@ -48,6 +48,8 @@ mod trace;
 mod trace_select;
 mod udp_cbr;
 mod video_call;
+// Real-time UDP applications (issue 37): voice, game, ping.
+mod realtime;
 mod web_app;
 
 use std::collections::HashMap;
@@ -84,6 +86,7 @@ use timers::TIMER_SWEEP;
 pub use books::{EngineStats, Summary};
 pub use dash::DashSummary;
 pub use monitor::DirectionSummary;
+pub use realtime::{GameSummary, PingSummary, VoiceSummary};
 pub use trace::TraceEntry;
 pub use udp_cbr::UdpSummary;
 pub use video_call::VideoCallSummary;
@@ -143,6 +146,8 @@ enum Source {
     Pages(Box<pages::PageSource>),
     /// Video calls live in `Simulation::video`.
     VideoCall,
+    /// Voice, game and ping flows live in `Simulation::rt`.
+    Realtime,
 }
 
 pub struct Simulation {
@@ -205,6 +210,13 @@ pub struct Simulation {
     video: video_call::VideoCalls,
     video_call_rows: records::VideoCallRows,
     video_rate_rows: records::VideoRateRows,
+    /// Voice, game and ping flows (`realtime`) and their tables.
+    rt: realtime::RtFlows,
+    rt_rows: Box<(
+        realtime::VoiceStreamRows,
+        realtime::GameFlowRows,
+        realtime::PingProbeRows,
+    )>,
     /// Goodput bytes after the warm-up by bottleneck direction crossed (0 forward, 1 reverse).
     goodput: [u64; 2],
     /// Runs of consecutive losses of TCP connections, summed over the connections recorded.
@@ -436,6 +448,8 @@ impl Simulation {
             video: video_call::VideoCalls::default(),
             video_call_rows: records::VideoCallRows::default(),
             video_rate_rows: records::VideoRateRows::default(),
+            rt: realtime::RtFlows::default(),
+            rt_rows: Box::default(),
             goodput: [0; 2],
             tcp_loss_runs: Vec::new(),
             summary: Summary::default(),
@@ -617,6 +631,7 @@ impl Simulation {
             Ev::AppWake { slot, side, gen } => self.on_app_wake(slot, side, gen),
             Ev::CbrSend(f) => self.on_cbr_send(f),
             Ev::Video { what, call } => self.on_video(what, call),
+            Ev::RtSend(s) => self.on_rt_send(s),
             Ev::QueueTick(l) => {
                 let now = self.sched.now();
                 let link = &mut self.links[l as usize];

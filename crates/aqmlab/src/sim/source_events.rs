@@ -183,6 +183,10 @@ impl Simulation {
                     self.add_video_source(source);
                     self.sources.push(Source::VideoCall);
                 },
+                TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_) => {
+                    self.add_rt_source(source);
+                    self.sources.push(Source::Realtime);
+                },
             }
         }
     }
@@ -199,7 +203,7 @@ impl Simulation {
             Source::Mah(m) => m.start_page(flow, &mut opens),
             Source::Browsers(b) => b.start_page(flow, &mut opens),
             Source::Ftp(_) => self.start_ftp(source, flow),
-            Source::UdpCbr | Source::VideoCall => {
+            Source::UdpCbr | Source::VideoCall | Source::Realtime => {
                 unreachable!("UDP flows are not started by Ev::Start")
             },
             Source::Pages(p) => p.start_page(flow, now, &mut opens),
@@ -250,6 +254,9 @@ impl Simulation {
             TrafficConfig::Pages(ref c) => c.client_side == Side::Left,
             TrafficConfig::Dash(ref d) => d.client_side == Side::Left,
             TrafficConfig::VideoCall(ref v) => v.client_side == Side::Left,
+            TrafficConfig::Voice(_) | TrafficConfig::Game(_) | TrafficConfig::Ping(_) => {
+                unreachable!("real-time flows open no connections")
+            },
         };
         let pages = matches!(self.sources[source as usize], Source::Pages(_));
         let now = self.sched.now();
@@ -368,7 +375,8 @@ impl Simulation {
             | Source::Replay(_)
             | Source::UdpCbr
             | Source::Dash
-            | Source::VideoCall => None,
+            | Source::VideoCall
+            | Source::Realtime => None,
             Source::Pages(p) => {
                 let c = &self.conns[slot as usize];
                 let complete = c.app.transfer_complete() && !c.aborted;

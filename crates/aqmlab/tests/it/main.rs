@@ -27,6 +27,7 @@ mod prr;
 mod queues_every_traffic;
 mod rack;
 mod rate_steps;
+mod realtime;
 mod sack;
 mod slicing;
 mod tc_stats;

@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 import aqmlab._core as _core
 from aqmlab.analysis import metrics as mt
+from aqmlab.analysis import voice as voice_model
 from aqmlab.errors import ScenarioError
 from aqmlab.runs import runner
 from aqmlab.study.sweepfile import PlannedRun, Sweep
@@ -151,6 +152,7 @@ def done_row(study_dir: Path, run: PlannedRun) -> dict[str, Any]:
     # Study A's columns win over the core's totals of the same name (exchanges_completed):
     # they count what the paper counts (exchanges started after the warm-up).
     flat.update(mt.run_metrics(summary, exchanges))
+    flat.update(voice_model.summary_metrics(summary, d))  # E-model of voice calls, if any
     for k, v in flat.items():
         if k not in row:
             row[k] = v
