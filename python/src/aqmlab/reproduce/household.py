@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
@@ -73,7 +74,8 @@ APPLICATIONS: tuple[AppMetric, ...] = (
     AppMetric("video call", "video_call.freeze_ratio", "frozen frames (ratio)", "lower", 4),
     AppMetric("video call", "video_call.receive_mbps", "video rate (Mb/s)", "higher", 3),
     AppMetric("voice call", "voice.mos", "MOS (G.107 E-model)", "higher", 2),
-    AppMetric("voice call", "voice.mouth_to_ear_ms", "mouth-to-ear (ms)", "lower", 1),
+    AppMetric("voice call", "voice.delay_p95_ms", "one-way delay p95 (ms)", "lower", 1),
+    AppMetric("voice call", "voice.late_fraction", "late for playout (ratio)", "lower", 4),
     AppMetric("online game", "game.rtt_p50_ms", "RTT p50 (ms)", "lower", 1),
     AppMetric("online game", "game.rtt_p99_ms", "RTT p99 (ms)", "lower", 1),
     AppMetric("browsing (HTTP/2)", "pages.plt_p50_s", "page load p50 (s)", "lower", 3),
@@ -257,3 +259,26 @@ def report(parts: Mapping[str, Study], doc: HtmlDocument, scale: str) -> None:
     if "rrul" in parts:
         doc.heading("Flent's RRUL test through the same links and queues", 2)
         _section(doc, parts["rrul"], RRUL_METRICS, "RRUL")
+        files = export_flent(parts["rrul"])
+        if files:
+            doc.paragraph(
+                f"Each RRUL run as a Flent data file ({len(files)} files in "
+                f"{files[0].parent}): open them with `flent -i FILE -p all_scaled` beside a "
+                "testbed's. Upload and download are each TCP flow's own series (the flows are "
+                "traced every 0.2 s); the pings are the run's probe flows."
+            )
+
+
+def export_flent(study: Study) -> list[Path]:
+    """Every finished RRUL run written as a `.flent.gz` file in STUDY/flent/, named by its
+    labels and repetition (`20_2_Mb_s-fq_codel-rep0.flent.gz`)."""
+    from aqmlab.analysis import flent_export
+
+    out = study.directory / "flent"
+    files = []
+    for row in study.runs().iter_rows(named=True):
+        name = "-".join(str(row[a]) for a in study.axes) + f"-rep{row['rep']}"
+        path = out / flent_export.default_file_name(name)
+        flent_export.export(study.run_dir(row["run_id"]), path)
+        files.append(path)
+    return files
