@@ -69,3 +69,16 @@ def test_the_browser_check_sees_broken_images_and_errors(browser, tmp_path):
     assert any("boom" in e for e in page.console_errors)
     assert page.failed_requests  # missing.png
     assert not any(complete and w > 0 for complete, w, _h in page.images)
+
+
+def test_the_household_report_opens_cleanly_in_chromium(browser, tmp_path):
+    """issue 37: the household pack's report (smoke scale) in a real browser."""
+    from aqmlab.reproduce import reproduce
+
+    outcome = reproduce("household", "smoke", tmp_path / "hh", jobs=2, quiet=True)
+    page = browser.open(outcome.report, WIDTH, HEIGHT)
+    assert page.console_errors == []
+    assert page.failed_requests == []
+    assert len(page.images) >= 2  # a delay figure per part and plan
+    assert all(complete and w > 0 and h > 0 for complete, w, h in page.images), page.images
+    assert {url.split(":", 1)[0] for url in page.requests} <= {"file", "data"}

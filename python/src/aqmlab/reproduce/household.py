@@ -210,6 +210,41 @@ def _with_bulk_goodput(study: Study, runs: pl.DataFrame) -> pl.DataFrame:
     return runs
 
 
+# The delays each application feels, drawn per plan (one cluster per application, one bar per
+# queue): the figure's log axis shows the FIFO's seconds beside the AQMs' milliseconds.
+DELAYS = (
+    "ping.rtt_p95_ms",
+    "game.rtt_p99_ms",
+    "voice.delay_p95_ms",
+    "video_call.frame_delay_p95_ms",
+)
+
+
+def delay_figure(
+    runs: pl.DataFrame, queues: Sequence[str], metrics: Sequence[AppMetric], title: str
+):
+    """Grouped bars: per application delay metric (`DELAYS`, those present), each queue's mean
+    over the seeds ± one standard deviation, on a log axis."""
+    from aqmlab.report import plots
+
+    names = {m.column: f"{m.application}\n{m.label}" for m in metrics}
+    present = [
+        c for c in DELAYS if c in names and c in runs.columns and runs[c].drop_nulls().len() > 0
+    ]
+    if not present:
+        return None
+    series = {}
+    for q in queues:
+        sub = runs.filter(pl.col("qdisc") == q)
+        means = [float(sub[c].mean() or math.nan) for c in present]
+        sds = [float(sub[c].std() or 0.0) if sub.height > 1 else 0.0 for c in present]
+        series[q] = (means, sds)
+    fig = plots.grouped_bars([names[c] for c in present], series, "ms (log scale)", title)
+    fig.axes[0].set_yscale("log")
+    fig.set_size_inches(8.0, 4.2)
+    return fig
+
+
 def _section(
     doc: HtmlDocument,
     study: Study,
@@ -224,6 +259,12 @@ def _section(
     for rate in _labels(study, "rate"):
         at = runs.filter(pl.col("rate") == rate)
         doc.heading(f"{title} at {rate}", 3)
+        fig = delay_figure(
+            at, queues, metrics, f"{title}, {rate}: the delays each application meets"
+        )
+        if fig is not None:
+            slug = "".join(ch if ch.isalnum() else "_" for ch in f"{title}_{rate}").lower()
+            doc.figure(fig, f"delays_{slug}")
         rows = comparison_rows(at, metrics, queues)
         seeds = at["rep"].n_unique()
         doc.table(
