@@ -45,6 +45,8 @@ QUEUES = [
 ]
 RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
 TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
+# Today's applications (issue 37), drawn as often as one of the kinds above together.
+APPS = ["dash", "pages", "video_call", "voice", "game", "ping"]
 # Every preset the core knows (historic and Linux), so that a new one is fuzzed at once.
 PRESETS = tcp_presets()
 # Congestion controls drawn beside any preset (the historic stacks' own Reno and Linux's).
@@ -163,9 +165,48 @@ def rtt(r: random.Random) -> dict[str, Any]:
     return {"kind": "none"}
 
 
+def application(r: random.Random, kind: str, side: str) -> dict[str, Any]:
+    """One of today's applications (issue 37) with ordinary values and, now and then, its
+    edges: counts of zero and beyond their caps, rates, sizes and intervals out of range."""
+    t: dict[str, Any] = {"kind": kind, "client_side": side}
+    count = pick(r, ([1, 2], [0, 10**6]))
+    if kind == "dash":
+        t["sessions"] = count
+        if r.random() < 0.3:
+            t["ladder_kbps"] = pick(r, ([[300, 1000, 3000]], [[], [0], [3000, 1000], [1e9]]))
+        if r.random() < 0.3:
+            t["segment_s"] = pick(r, ([2.0, 4.0], [0.0, 1e-9, 1e9]))
+        if r.random() < 0.2:
+            t["abr"] = r.choice(["dynamic", "throughput", "bola", "fast"])
+    elif kind == "pages":
+        t["users"] = count
+        t["protocol"] = r.choice(["h2", "http/1.1"])
+        if r.random() < 0.3:
+            t["think_s"] = pick(r, ([0.5, 2.0], [0.0, -1.0, 1e9]))
+    elif kind == "video_call":
+        t["calls"] = count
+        t["controller"] = r.choice(["nada", "none"])
+        t["ecn"] = r.choice(["not_ect", "ect0", "ect1"])
+        if r.random() < 0.3:
+            t["max_rate_mbps"] = pick(r, ([1.5, 4.0], [0.0, 1e-6, 1e6]))
+    else:  # voice, game, ping
+        t["flows"] = count
+        t["ecn"] = r.choice(["not_ect", "ect0", "ect1"])
+        if kind == "voice":
+            t["codec"] = r.choice(["g711", "g729a", "opus_wb", "opus_fb", "amr"])
+            t["jitter_buffer_ms"] = pick(r, ([60.0, 20.0], [0.0, -1.0, 1e9]))
+        elif kind == "game":
+            t["tick_hz"] = pick(r, ([64.0, 128.0], [0.0, 1e9, 1e-9]))
+        else:
+            t["interval_ms"] = pick(r, ([200.0, 10.0], [0.0, 1e-9, 1e12]))
+    return t
+
+
 def traffic(r: random.Random) -> dict[str, Any]:
-    kind = r.choice(TRAFFIC)
     side = r.choice(["left", "right"])
+    if r.random() < 0.5:
+        return application(r, r.choice(APPS), side)
+    kind = r.choice(TRAFFIC)
     if kind == "bulk":
         t = {
             "kind": kind,
@@ -292,7 +333,7 @@ def scenario(r: random.Random) -> dict[str, Any]:
         doc["topology"]["bottleneck_steps"] = steps
     if r.random() < 0.1:
         # An asymmetric access link: the reverse direction (the download) at its own rate.
-        doc["topology"]["bottleneck_mbps_reverse"] = pick(r, RATE_MBPS)
+        doc["topology"]["bottleneck_reverse_mbps"] = pick(r, RATE_MBPS)
     if r.random() < 0.05:
         # Arrival bins (the burstiness table): fine bins are memory per second of a run.
         doc.setdefault("measure", {})["burst_bin_ms"] = pick(r, ([0.0, 10.0], [1e-3, 1e-9]))

@@ -1,4 +1,4 @@
-"""An asymmetric access link (`topology.bottleneck_mbps_reverse`): the rate each direction
+"""An asymmetric access link (`topology.bottleneck_reverse_mbps`): the rate each direction
 has, with capacity steps, as the analysis and the load calibration read it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from aqmlab.scenario.direction_names import rate_mbps
 
 TOPO = {
     "bottleneck_mbps": 10.0,
-    "bottleneck_mbps_reverse": 100.0,
+    "bottleneck_reverse_mbps": 100.0,
     "bottleneck_steps": [
         {"at_s": 5.0, "mbps": 20.0},  # the upload only: the download keeps 100
         {"at_s": 8.0, "mbps": 20.0, "reverse_mbps": 50.0},

@@ -27,7 +27,7 @@ def test_the_household_design(tmp_path):
     for r in runs:
         s = r.scenario
         assert [t["kind"] for t in s["traffic"]] == KINDS
-        down, up = s["topology"]["bottleneck_mbps_reverse"], s["topology"]["bottleneck_mbps"]
+        down, up = s["topology"]["bottleneck_reverse_mbps"], s["topology"]["bottleneck_mbps"]
         assert up == down / 10 and r.labels["rate"] == f"{down:g}/{up:g} Mb/s"
         l4s = r.labels["qdisc"] == "dualpi2+l4s"
         tcps = s.get("traffic_tcp") or []

@@ -40,7 +40,7 @@ fn main() {
         warmup_s: 0.0,
         topology: Topology {
             bottleneck_mbps: 100.0,
-            bottleneck_mbps_reverse: None,
+            bottleneck_reverse_mbps: None,
             bottleneck_delay_ms: 0.0,
             access_mbps: 1000.0,
             access_delay_ms: 0.0,

@@ -168,6 +168,12 @@ mod tests {
             e.starts_with("topology.bottleneck_mbps = 0.000000001: expected a rate in"),
             "{e}"
         );
+        // An asymmetric link's reverse rate is a rate too (a fuzzer's 1e-9 Mb/s divided by 0).
+        let e = err(json!({"topology": {"bottleneck_reverse_mbps": 1e-9}}));
+        assert!(
+            e.starts_with("topology.bottleneck_reverse_mbps = 0.000000001: expected a rate"),
+            "{e}"
+        );
         // A capacity step's rate (`mbps`) has the same bounds: 1e-9 Mb/s rounded to 0 b/s.
         let e = err(json!({"topology": {"bottleneck_steps": [{"at_s": 1.0, "mbps": 1e-9}]}}));
         assert!(

@@ -86,7 +86,7 @@ pub struct Topology {
     /// download (to clients on the left) and upload differ, as DSL, cable and most fibre
     /// plans do. Absent (default): `bottleneck_mbps` both ways.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck_mbps_reverse: Option<f64>,
+    pub bottleneck_reverse_mbps: Option<f64>,
     pub bottleneck_delay_ms: f64,
     pub access_mbps: f64,
     pub access_delay_ms: f64,
@@ -162,7 +162,7 @@ impl Scenario {
         let t = &self.topology;
         match dir {
             0 => t.bottleneck_mbps,
-            _ => t.bottleneck_mbps_reverse.unwrap_or(t.bottleneck_mbps),
+            _ => t.bottleneck_reverse_mbps.unwrap_or(t.bottleneck_mbps),
         }
     }
 
@@ -270,7 +270,7 @@ pub struct RateStep {
     pub at_s: f64,
     pub mbps: f64,
     /// The reverse direction's new rate. Absent: `mbps` when the link is symmetric (no
-    /// `bottleneck_mbps_reverse`), else the reverse rate stays as it is.
+    /// `bottleneck_reverse_mbps`), else the reverse rate stays as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_mbps: Option<f64>,
 }
@@ -908,8 +908,8 @@ impl Scenario {
         }
         let t = &self.topology;
         positive("topology.bottleneck_mbps", t.bottleneck_mbps)?;
-        if let Some(r) = t.bottleneck_mbps_reverse {
-            positive("topology.bottleneck_mbps_reverse", r)?;
+        if let Some(r) = t.bottleneck_reverse_mbps {
+            positive("topology.bottleneck_reverse_mbps", r)?;
         }
         positive("topology.access_mbps", t.access_mbps)?;
         let mut last_at = 0.0;

@@ -30,6 +30,7 @@ use super::flow_losses::ConnTag;
 use super::realtime::{RtFlows, RT_GEN};
 use super::trace_select::Selector;
 use super::udp_cbr::CbrFlows;
+use super::video_call::{self, VideoCalls};
 use super::{Conn, Simulation, Source};
 use crate::capture::{file_header, write_record, TcpOptions, WirePacket};
 use crate::config::trace::{CapturePoint, PcapConfig};
@@ -192,6 +193,7 @@ pub(super) struct World<'a> {
     pub sources: &'a [Source],
     pub udp: &'a CbrFlows,
     pub rt: &'a RtFlows,
+    pub video: &'a VideoCalls,
     pub left: u32,
 }
 
@@ -205,6 +207,7 @@ macro_rules! world {
             sources: &$sim.sources,
             udp: &$sim.udp,
             rt: &$sim.rt,
+            video: &$sim.video,
             left: $sim.topo.left,
         }
     };
@@ -238,17 +241,27 @@ impl World<'_> {
 pub(super) fn tap(taps: &mut Taps, w: &World, seen: Seen, now: Time, p: &Packet) {
     let left = w.left;
     match p.proto {
-        // A video call's packets (flags ≠ 0) are not captured (docs/workload.md).
-        Proto::Udp if p.flags != 0 => {},
         Proto::Udp => {
             let rt = p.gen == RT_GEN;
+            // A video call's packets carry flags (media or feedback; `sim::video_call`).
+            let video = !rt && p.flags != 0;
             let (src, dst) = if rt {
                 w.rt.hosts(p.conn)
+            } else if video {
+                w.video.hosts(p.conn, p.flags)
             } else {
                 w.udp.hosts(p.conn)
             };
             let (sport, dport) = if rt {
                 w.rt.wire_ports(p.conn, ephemeral_port)
+            } else if video {
+                // Media to RTP's port 5004 at the receiver (RFC 3551 §8); feedback back from it.
+                let eph = ephemeral_port(p.conn as u64);
+                if p.flags == video_call::MEDIA {
+                    (eph, 5004)
+                } else {
+                    (5004, eph)
+                }
             } else {
                 (ephemeral_port(p.conn as u64), 5001)
             };

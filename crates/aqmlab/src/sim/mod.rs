@@ -702,7 +702,7 @@ impl Simulation {
                 let t = &self.sc.topology;
                 let step = &t.bottleneck_steps[i as usize];
                 // The reverse direction follows `mbps` only on a symmetric link.
-                let symmetric = t.bottleneck_mbps_reverse.is_none();
+                let symmetric = t.bottleneck_reverse_mbps.is_none();
                 let reverse = step.reverse_mbps.or(symmetric.then_some(step.mbps));
                 let now = self.sched.now();
                 for (dir, rate) in [(0, Some(step.mbps)), (1, reverse)] {

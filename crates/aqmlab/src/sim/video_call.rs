@@ -155,6 +155,17 @@ pub struct VideoCalls {
 }
 
 impl VideoCalls {
+    /// Call `id`'s (source, destination) hosts for a packet with `flags` (media travels sender
+    /// → receiver, feedback back), for captures.
+    pub(super) fn hosts(&self, id: u32, flags: u8) -> (u32, u32) {
+        let c = &self.calls[id as usize];
+        if flags == MEDIA {
+            (c.sender, c.receiver)
+        } else {
+            (c.receiver, c.sender)
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }

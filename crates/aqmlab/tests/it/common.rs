@@ -34,7 +34,7 @@ pub fn base(duration_s: f64) -> Scenario {
             access_framing: Default::default(),
             host_jitter_us: 0.0,
             bottleneck_steps: Vec::new(),
-            bottleneck_mbps_reverse: None,
+            bottleneck_reverse_mbps: None,
             cross_hosts: 0,
             hops: Vec::new(),
         },

@@ -1,6 +1,6 @@
 //! Capacity steps (`topology.bottleneck_steps`): the bottleneck's rate changes at set times,
 //! in both directions, or each direction its own on an asymmetric link
-//! (`topology.bottleneck_mbps_reverse`).
+//! (`topology.bottleneck_reverse_mbps`).
 
 use aqmlab::config::RateStep;
 use aqmlab::sim::Simulation;
@@ -109,7 +109,7 @@ fn reverse_intervals(tables: &[aqmlab::measure::Table]) -> Vec<(f64, f64)> {
 fn an_asymmetric_link_serves_each_direction_at_its_own_rate() {
     let mut sc = greedy_10mbps(8, 30.0, 4);
     sc.warmup_s = 5.0;
-    sc.topology.bottleneck_mbps_reverse = Some(2.0);
+    sc.topology.bottleneck_reverse_mbps = Some(2.0);
     sc.topology.bottleneck_steps = vec![
         RateStep {
             at_s: 10.0,
@@ -140,7 +140,7 @@ fn an_asymmetric_link_serves_each_direction_at_its_own_rate() {
 fn the_reverse_rate_is_validated() {
     let mut sc = greedy_10mbps(1, 5.0, 1);
     sc.warmup_s = 0.0;
-    sc.topology.bottleneck_mbps_reverse = Some(0.0);
+    sc.topology.bottleneck_reverse_mbps = Some(0.0);
     let e = Simulation::new(sc).err().unwrap().to_string();
-    assert!(e.starts_with("topology.bottleneck_mbps_reverse = 0"), "{e}");
+    assert!(e.starts_with("topology.bottleneck_reverse_mbps = 0"), "{e}");
 }

@@ -126,7 +126,7 @@ def uncongested(
         if field in own:
             s[listed] = [own[field]]
     topo = dict(s["topology"])
-    for key in ("bottleneck_mbps", "bottleneck_mbps_reverse"):
+    for key in ("bottleneck_mbps", "bottleneck_reverse_mbps"):
         if topo.get(key) is not None:
             topo[key] = float(topo[key]) * factor
     topo["access_queue_packets"] = max(int(topo.get("access_queue_packets", 0)), BIG_QUEUE)

@@ -80,7 +80,7 @@ IN_RUN_FILE = "calibration.json"
 # `aqmlab.scenario.load`), and the field of the calibration key each replaces.
 PER_SOURCE_KEYS = {"traffic_tcp": "tcp", "traffic_rtt": "rtt", "traffic_hop": "hop"}
 # Topology keys left out of the key: the capacity that scenarios vary and queue sizes.
-_TOPOLOGY_IGNORED = ("bottleneck_mbps", "bottleneck_mbps_reverse", "access_queue_packets")
+_TOPOLOGY_IGNORED = ("bottleneck_mbps", "bottleneck_reverse_mbps", "access_queue_packets")
 
 
 # Defaults of the core (config.rs), so that writing a default out does not change the key.

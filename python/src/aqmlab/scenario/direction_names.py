@@ -44,13 +44,13 @@ def label(direction: str) -> str:
 
 def rate_mbps(topology: Mapping[str, Any], direction: str, at_s: float | None = None) -> float:
     """The bottleneck's rate in `direction` (`forward`/`reverse`, or a user's name), Mb/s: an
-    asymmetric link's `bottleneck_mbps_reverse` for the reverse direction, and at `at_s` the
+    asymmetric link's `bottleneck_reverse_mbps` for the reverse direction, and at `at_s` the
     capacity steps in force then (on an asymmetric link a step without `reverse_mbps` leaves
     the reverse rate as it was: docs/network.md)."""
     reverse = canonical(direction) == "reverse"
     forward_mbps = float(topology["bottleneck_mbps"])
-    asymmetric = topology.get("bottleneck_mbps_reverse") is not None
-    rate = float(topology["bottleneck_mbps_reverse"]) if asymmetric and reverse else forward_mbps
+    asymmetric = topology.get("bottleneck_reverse_mbps") is not None
+    rate = float(topology["bottleneck_reverse_mbps"]) if asymmetric and reverse else forward_mbps
     if at_s is None:
         return rate
     for step in topology.get("bottleneck_steps") or []:
