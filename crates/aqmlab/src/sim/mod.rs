@@ -622,7 +622,7 @@ impl Simulation {
         self.sched.now() >= self.end
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::Arrive { pkt, .. } => self.on_arrive(pkt),

@@ -181,6 +181,7 @@ impl Endpoint {
         }
     }
 
+    #[inline]
     fn rtt_sample(&mut self, now: Time, cfg: &TcpConfig, start: Time) {
         let measured = now - start;
         if cfg.timer_model == TimerModel::Linux {

@@ -15,7 +15,9 @@ use crate::units::Time;
 /// A segment with LEDBAT's timestamp option arrived at `now`: as a receiver, the one-way
 /// delay of its data (exact clocks: arrival minus the peer's send stamp) is the delay to
 /// report next; as a sender, the delay it reports is a sample (RFC 6817 §2.4.2, libutp's
-/// `reply_micro`).
+/// `reply_micro`). Out of line: LEDBAT connections only.
+#[cold]
+#[inline(never)]
 fn ledbat_feedback(l: &mut Ledbat, now: Time, pkt: &Packet) {
     let (stamp, reply) = pkt.sack[TS_SLOT];
     if pkt.len > 0 {

@@ -340,6 +340,7 @@ impl Endpoint {
     }
 
     /// Earliest pending timer.
+    #[inline]
     pub fn next_deadline(&self) -> Option<Time> {
         let d = match (self.rexmt_at, self.delack_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
