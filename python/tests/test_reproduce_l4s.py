@@ -111,3 +111,33 @@ def test_smoke_end_to_end(tmp_path):
     assert "tc -s qdisc statistics" in html and "step_marks" in html
     assert not missing_figures(out, "s1_jain_rttfair_10", "s2_delay", "s3_delay", "s3_thr")
     assert not missing_figures(out, "web_response_cdf")
+    # Scenario 4 (rrul_be at asymmetric rates): both ccs, the three qdiscs at 1/10 Mbit/s, each
+    # direction's TCP within its own link rate, and the probes answered.
+    s4 = study_l4s.bidir_table(Study.open(out / "bidir_asym"))
+    assert s4.height == 2 * 3 and set(s4["qdisc"]) == {"dualpi2", "fq_codel", "pfifo"}
+    assert all(0.0 < u <= 1.0 for u in s4["TCP upload sum (Mb/s)"])
+    assert all(0.0 < d <= 10.0 for d in s4["TCP download sum (Mb/s)"])
+    assert all(p > 20.0 for p in s4["ping p50 (ms)"])  # at least the 20 ms base RTT
+    assert "Scenario 4: bi-directional traffic at asymmetric rates" in html
+
+
+def test_bidir_asym_design_is_scenario_4(tmp_path):
+    """[Batch::l4s-s4-bidir-asym]: cc x (bandwidth x qdisc, the pfifo limits per bandwidth) x
+    rtt; rrul_be's four flows each way and four probes."""
+    runs = _plan(tmp_path, "bidir_asym")
+    assert len(runs) == 2 * 9 * 2 and all(r.error is None for r in runs)
+    limits = {"1/10": (20, 200), "1/20": (20, 400), "5/100": (100, 1000)}
+    for r in runs:
+        s, (bw, qdisc) = r.scenario, r.labels["setup"].split(" ")
+        up, down = (float(x) for x in bw.split("/"))
+        assert (s["topology"]["bottleneck_mbps"], s["topology"]["bottleneck_reverse_mbps"]) == (
+            up,
+            down,
+        )
+        if qdisc == "pfifo":
+            assert (s["queue"]["limit"], s["queue_reverse"]["limit"]) == limits[bw]
+        assert [(t["kind"], t["flows"]) for t in s["traffic"]] == [
+            ("bulk", 4),
+            ("bulk", 4),
+            ("ping", 4),
+        ]

@@ -4,7 +4,8 @@ FQ-CoDel and plain FIFOs with TCP Prague and CUBIC users.
 
 Parts: `rttfair_10` and `rttfair_50` (Scenario 1, RTT fairness: two uploads with their own RTT
 and congestion control, at 10 and 50 Mbit/s), `ratestep` (Scenario 2: one upload through a
-capacity step down at 30 s), `varrate` (Scenario 3: five capacities in 60 s) and `web`
+capacity step down at 30 s), `varrate` (Scenario 3: five capacities in 60 s), `bidir_asym`
+(Scenario 4: Flent's rrul_be at asymmetric rates) and `web`
 (two-way PackMime users, half Prague, half CUBIC). The report shows what the suite's own
 analyses show: each flow's steady-state delivery rate and Jain's index for Scenario 1
 (`s1_steady_state.go`), throughput and delay over time for Scenarios 2 and 3; and for every
@@ -47,6 +48,7 @@ PARTS = {
     "rttfair_50": "rttfair_50.toml",
     "ratestep": "ratestep.toml",
     "varrate": "varrate.toml",
+    "bidir_asym": "bidir_asym.toml",
     "web": "web.toml",
 }
 
@@ -339,9 +341,46 @@ class _Report:
             )
 
 
+# Scenario 4's columns: the catalog's run metrics and how they read (Flent's rrul_be figures).
+BIDIR_COLUMNS = {
+    "tcp_goodput_forward_mbps": "TCP upload sum (Mb/s)",
+    "tcp_goodput_reverse_mbps": "TCP download sum (Mb/s)",
+    "ping.rtt_p50_ms": "ping p50 (ms)",
+    "ping.rtt_p95_ms": "ping p95 (ms)",
+    "ping.loss_fraction": "ping loss",
+}
+
+
+def bidir_table(study: Study) -> pl.DataFrame:
+    """Scenario 4 (rrul_be at asymmetric rates): per congestion control, bandwidth, qdisc and
+    RTT, the TCP goodput summed each way over the measured 60 s and the probes' round trips."""
+    runs = study.runs()
+    if runs.height == 0:
+        return pl.DataFrame()
+    cols = [c for c in BIDIR_COLUMNS if c in runs.columns]
+    out = runs.select(
+        "cc",
+        pl.col("setup").str.split(" ").list.get(0).alias("up/down (Mbit/s)"),
+        pl.col("setup").str.split(" ").list.get(1).alias("qdisc"),
+        "rtt",
+        *[pl.col(c).alias(BIDIR_COLUMNS[c]) for c in cols],
+    )
+    return out
+
+
 def report(parts: Mapping[str, Study], doc: HtmlDocument, scale: str) -> None:
     r = _Report(parts, doc, scale)
     r.intro()
     r.rttfair()
     r.steps()
+    if "bidir_asym" in parts:
+        t = bidir_table(parts["bidir_asym"])
+        if t.height:
+            doc.heading("Scenario 4: bi-directional traffic at asymmetric rates (rrul_be)")
+            doc.table(
+                t,
+                "Scenario 4: four TCP flows each way (Flent's rrul_be) and four probes, per "
+                "congestion control, uplink/downlink rate, qdisc and RTT: each direction's TCP "
+                "goodput summed over the 60 s after Flent's 5-s delay, and the probes' RTT",
+            )
     r.web()
