@@ -46,6 +46,17 @@ impl Hasher for PairHasher {
 }
 
 impl Simulation {
+    /// A UDP source's packet `p` leaves its host on `link` (UDP CBR, the real-time streams,
+    /// video calls): captured there first when a capture watches hosts.
+    #[inline]
+    pub(super) fn send_from_host(&mut self, link: LinkId, p: Packet) {
+        if self.host_observe {
+            self.tap_sent(&p);
+        }
+        let pkt = self.pkts.alloc(p);
+        self.send_on(link, pkt);
+    }
+
     #[inline]
     pub(super) fn send_on(&mut self, link: LinkId, id: PktId) {
         let now = self.sched.now();

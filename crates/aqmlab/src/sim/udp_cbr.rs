@@ -231,11 +231,7 @@ impl Simulation {
         if let Some(t) = next {
             self.sched.at(t, Ev::CbrSend(id));
         }
-        if self.host_observe {
-            self.tap_sent(&p);
-        }
-        let pkt = self.pkts.alloc(p);
-        self.send_on(link, pkt);
+        self.send_from_host(link, p);
     }
 
     /// A UDP packet reached its receiver.

@@ -465,8 +465,7 @@ impl Simulation {
             ..Default::default()
         };
         let link = c.first_link[0];
-        let pkt = self.pkts.alloc(p);
-        self.send_on(link, pkt);
+        self.send_from_host(link, p);
         size
     }
 
@@ -518,8 +517,7 @@ impl Simulation {
                 },
             );
         }
-        let pkt = self.pkts.alloc(p);
-        self.send_on(link, pkt);
+        self.send_from_host(link, p);
     }
 
     /// A row of the `video_rates` table.

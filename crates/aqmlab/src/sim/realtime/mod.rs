@@ -479,11 +479,7 @@ impl Simulation {
 
     fn send_rt(&mut self, id: u32, p: Packet) {
         let link = self.rt.streams[id as usize].first_link;
-        if self.host_observe {
-            self.tap_sent(&p);
-        }
-        let pkt = self.pkts.alloc(p);
-        self.send_on(link, pkt);
+        self.send_from_host(link, p);
     }
 
     /// A real-time packet reached its receiver.
