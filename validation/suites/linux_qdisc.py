@@ -184,8 +184,8 @@ def _dualpi2(
     pattern: str, suffix: str = "", *, fast=False, seed=1, seconds=3.0, model=False, **kw
 ) -> Case:
     ours: dict[str, object] = {"kind": "dualpi2", "mtu": 1514}
-    if not model:
-        ours["linux_fixed_point"] = True
+    # Linux's integers are the default; `model` asks for RFC 9332's f64 arithmetic.
+    ours["linux_fixed_point"] = not model
     for k, v in kw.items():
         if k in DUALPI2_SWITCHES:
             ours[DUALPI2_SWITCHES[k]] = bool(v)
@@ -208,8 +208,8 @@ def _dualpi2(
 
 
 DUALPI2_F64 = (
-    "our default `dualpi2` keeps p′ in f64 with α = 0.16 and β = 3.2 per second (a documented "
-    "choice, aqm/dualpi2.rs); Linux keeps a u32 p′ with α and β rounded to 1/256 Hz and then "
+    "`dualpi2` with linux_fixed_point = false keeps p′ in f64 with α = 0.16 and β = 3.2 per "
+    "second (RFC 9332's arithmetic, aqm/dualpi2.rs); Linux keeps a u32 p′ with α and β rounded to 1/256 Hz and then "
     "truncated by dualpi2_scale_alpha_beta (effective 0.16007 and 3.19778 Hz): from the first "
     "update the probabilities differ in their last bits, and the rolls near a threshold then "
     "go the other way; on this schedule no decision differs and p′ differs after 8409 of "

@@ -535,10 +535,23 @@ pub struct DualPi2Config {
     /// Default 1500.
     #[serde(default = "d_1500_u32")]
     pub mtu: u32,
-    /// Linux's integer probability and rolls (sch_dualpi2.c) instead of f64: how the model is
-    /// compared decision by decision with the kernel's code. Default false.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// Linux's integer probability and rolls (sch_dualpi2.c, which the model matches decision
+    /// by decision with it, validation/linux_qdisc) instead of RFC 9332's real-valued PI².
+    /// Default true: the reference implementation's arithmetic (its gains are those tc can
+    /// send, Hz × 256 rounded); false gives the RFC's f64 arithmetic with any gains.
+    #[serde(
+        default = "linux_arithmetic",
+        skip_serializing_if = "is_linux_arithmetic"
+    )]
     pub linux_fixed_point: bool,
+}
+
+fn linux_arithmetic() -> bool {
+    true
+}
+
+fn is_linux_arithmetic(v: &bool) -> bool {
+    *v
 }
 
 /// Linux `ALPHA_BETA_MAX` (sch_dualpi2.c): the largest α or β tc may send (Hz × 256).
@@ -1040,8 +1053,8 @@ impl DualPi2Config {
                         p,
                         name,
                         v,
-                        "with linux_fixed_point, a gain whose tc value (Hz × 256, rounded) is \
-                         in [1, 2147483647]",
+                        "a gain whose tc value (Hz × 256, rounded) is in [1, 2147483647] \
+                         (Linux's arithmetic; linux_fixed_point = false takes any gain)",
                     ));
                 }
             }
@@ -1331,7 +1344,7 @@ mod tests {
 
     /// With Linux's integers, α and β must be gains tc could send: Hz × 256, rounded, in
     /// [1, 2³¹ − 1]; the defaults (0.16 → 41, 3.2 → 819) are. The f64 model takes any
-    /// positive gain. Linux's fixed point is absent from the serialized form when off.
+    /// positive gain. Linux's fixed point, the default, is absent from the serialized form.
     #[test]
     fn dualpi2_linux_fixed_point_gains_in_tc_range() {
         let ok = parse(r#"{"kind":"dualpi2","linux_fixed_point":true}"#).unwrap();
@@ -1350,9 +1363,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("queue.beta"), "{e}");
-        let f64_model = parse(r#"{"kind":"dualpi2","alpha":0.001,"beta":1e7}"#).unwrap();
+        let f64_model =
+            parse(r#"{"kind":"dualpi2","alpha":0.001,"beta":1e7,"linux_fixed_point":false}"#)
+                .unwrap();
         assert!(f64_model.validate("queue").is_ok());
-        let text = serde_json::to_string(&parse(r#"{"kind":"dualpi2"}"#).unwrap()).unwrap();
+        let default = parse(r#"{"kind":"dualpi2"}"#).unwrap();
+        assert_eq!(
+            default,
+            parse(r#"{"kind":"dualpi2","linux_fixed_point":true}"#).unwrap()
+        );
+        let text = serde_json::to_string(&default).unwrap();
         assert!(!text.contains("linux_fixed_point"), "{text}");
     }
 

@@ -33,7 +33,7 @@
 //! keeps the controller, the scheduler's credit, the head timestamps and the statistics of
 //! `tc -s qdisc show` (`prob`, `delay_c`, `delay_l`, `pkts_in_c`, `pkts_in_l`, `maxq`,
 //! `ecn_mark`, `step_marks`). Linux's fixed point (p′ in units of 2⁻³², α/β rounded to 1/256 Hz)
-//! is replaced by f64, unless `linux_fixed_point` is set: then p′ is Linux's u32 and the update
+//! is the scenario's default (`linux_fixed_point`; with it off, RFC 9332's f64): p′ is Linux's u32 and the update
 //! is `calculate_probability`'s integer arithmetic (α and β as tc's 1/256 Hz units, scaled by
 //! `dualpi2_scale_alpha_beta`), and each roll is `dualpi2_roll`'s `r <= prob` on a u32 draw;
 //! this is how the model is compared decision by decision with Linux's own code
@@ -74,8 +74,8 @@ pub struct DualPi2Params {
     /// sizes here are IP bytes, so the equivalent is the IP MTU, 1500.
     pub mtu: u32,
     /// Linux's integer probability and rolls (`sch_dualpi2.c` `calculate_probability`,
-    /// `dualpi2_roll`) instead of f64. Not serialized when off, so that the parameters the
-    /// results record are the same as before the option existed.
+    /// `dualpi2_roll`) instead of f64 (the scenario's default is on: `aqm/config.rs`; the
+    /// unit tests below build the f64 model with `linux_defaults`). Not serialized when off.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub linux_fixed_point: bool,
 }
