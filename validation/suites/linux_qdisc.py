@@ -209,7 +209,8 @@ def _dualpi2(
 
 DUALPI2_F64 = (
     "`dualpi2` with linux_fixed_point = false keeps p′ in f64 with α = 0.16 and β = 3.2 per "
-    "second (RFC 9332's arithmetic, aqm/dualpi2.rs); Linux keeps a u32 p′ with α and β rounded to 1/256 Hz and then "
+    "second (RFC 9332's arithmetic, aqm/dualpi2.rs); Linux keeps a u32 p′ with α and β "
+    "rounded to 1/256 Hz and then "
     "truncated by dualpi2_scale_alpha_beta (effective 0.16007 and 3.19778 Hz): from the first "
     "update the probabilities differ in their last bits, and the rolls near a threshold then "
     "go the other way; on this schedule no decision differs and p′ differs after 8409 of "
