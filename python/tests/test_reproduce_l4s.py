@@ -42,7 +42,7 @@ def test_rtt_fairness_design_is_scenario_1(tmp_path):
             assert s["topology"]["bottleneck_mbps"] == mbps
             assert [t["direction"] for t in s["traffic"]] == ["upload", "upload"]
             q = s["queue"]
-            assert q in ({"kind": "dualpi2"}, {"kind": "fq_codel"}) or q == {
+            assert q in ({"kind": "dualpi2", "min_qlen_step": 2}, {"kind": "fq_codel"}) or q == {
                 "kind": "droptail",
                 "limit": limit,
             }

@@ -535,6 +535,12 @@ pub struct DualPi2Config {
     /// Default 1500.
     #[serde(default = "d_1500_u32")]
     pub mtu: u32,
+    /// tc `min_qlen_step`: the step marks an L packet only if the L queue held at least this
+    /// many packets when it arrived (upstream `skb_apply_step`). Default 0 (always, upstream's
+    /// default); the L4S team's out-of-tree qdisc of the 2020 testbeds applied it only with
+    /// more than one packet queued ("only apply the step if a queue is building up"), i.e. 2.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub min_qlen_step: u32,
     /// Linux's integer probability and rolls (sch_dualpi2.c, which the model matches decision
     /// by decision with it, validation/linux_qdisc) instead of RFC 9332's real-valued PI².
     /// Default true: the reference implementation's arithmetic (its gains are those tc can
@@ -544,6 +550,10 @@ pub struct DualPi2Config {
         skip_serializing_if = "is_linux_arithmetic"
     )]
     pub linux_fixed_point: bool,
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 fn linux_arithmetic() -> bool {
@@ -1291,6 +1301,7 @@ impl AqmConfig {
                 drop_overload: c.drop_on_overload,
                 drop_early: c.drop_enqueue,
                 mtu: c.mtu,
+                min_qlen_step: c.min_qlen_step,
                 linux_fixed_point: c.linux_fixed_point,
             })),
             AqmConfig::Cake(c) => Aqm::Cake(Box::new(Cake::new(c.params()))),

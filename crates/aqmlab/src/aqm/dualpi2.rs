@@ -37,8 +37,8 @@
 //! is `calculate_probability`'s integer arithmetic (α and β as tc's 1/256 Hz units, scaled by
 //! `dualpi2_scale_alpha_beta`), and each roll is `dualpi2_roll`'s `r <= prob` on a u32 draw;
 //! this is how the model is compared decision by decision with Linux's own code
-//! (validation/linux_qdisc, docs/validation.md). Not modelled: `memory_limit` (truesize), `min_qlen_step` (0, Linux's
-//! default), step threshold in packets, `split_gso` (no GSO here), tc filters. See
+//! (validation/linux_qdisc, docs/validation.md). `min_qlen_step` is tc's (0 by default). Not
+//! modelled: `memory_limit` (truesize), step threshold in packets, `split_gso` (no GSO here), tc filters. See
 //! docs/queues.md.
 
 use super::{DropCause, QueueLen, Verdict};
@@ -78,6 +78,15 @@ pub struct DualPi2Params {
     /// unit tests below build the f64 model with `linux_defaults`). Not serialized when off.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub linux_fixed_point: bool,
+    /// tc `min_qlen_step` (upstream `skb_apply_step`): the step applies to an L packet only if
+    /// the L queue held at least this many packets at its arrival. 0 (upstream's default):
+    /// always. Not serialized when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub min_qlen_step: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl DualPi2Params {
@@ -97,6 +106,7 @@ impl DualPi2Params {
             drop_early: false,
             mtu: 1500,
             linux_fixed_point: false,
+            min_qlen_step: 0,
         }
     }
 }
@@ -154,6 +164,9 @@ pub struct DualPi2 {
     /// With `linux_fixed_point`: α and β scaled as Linux keeps them (`pi2_alpha`, `pi2_beta`).
     alpha_fx: u32,
     beta_fx: u32,
+    /// With `min_qlen_step` > 0: each queued L packet's `apply_step` (Linux keeps it in the
+    /// packet's control block), in queue order.
+    l_apply: std::collections::VecDeque<bool>,
 }
 
 /// What the coupled probabilities decide for one packet.
@@ -170,6 +183,7 @@ impl DualPi2 {
             s: DualPi2State::default(),
             last_class: C,
             pending_credit: 0,
+            l_apply: Default::default(),
             alpha_fx: scale_alpha_beta(gain_to_tc_units(p.alpha)),
             beta_fx: scale_alpha_beta(gain_to_tc_units(p.beta)),
             p,
@@ -355,6 +369,11 @@ impl DualPi2 {
             self.s.pkts_in_c += 1;
         } else {
             self.s.pkts_in_l += 1;
+            if self.p.min_qlen_step > 0 {
+                // The L queue's length before this packet: the flags of the packets in it.
+                let l_len = self.l_apply.len() as u32;
+                self.l_apply.push_back(l_len >= self.p.min_qlen_step);
+            }
         }
         if self.s.head_ts[class].is_none() {
             self.s.head_ts[class] = Some(now);
@@ -400,6 +419,8 @@ impl DualPi2 {
         rng: &mut impl UniformSource,
     ) -> Verdict {
         self.s.head_ts[class] = next_head;
+        let apply_step =
+            class != L || self.p.min_qlen_step == 0 || { self.l_apply.pop_front().unwrap_or(true) };
         let mut ecn = pkt.ecn;
         let mut marked = false;
         if !self.p.drop_early {
@@ -414,7 +435,7 @@ impl DualPi2 {
                 },
             }
         }
-        if class == L && now.saturating_sub(pkt.enqueued_at) > self.p.step_thresh {
+        if class == L && apply_step && now.saturating_sub(pkt.enqueued_at) > self.p.step_thresh {
             if ecn == Ecn::NotEct {
                 return Verdict::Drop(DropCause::Early);
             }
@@ -637,6 +658,30 @@ mod tests {
             d.on_dequeue(C, 50 * MS, &c, q(10), None, &mut g),
             Verdict::Pass
         );
+    }
+
+    /// `min_qlen_step = 2` (the L4S team's "only apply the step if a queue is building up",
+    /// upstream `skb_apply_step`): of three L packets arriving at an empty L queue, the first
+    /// two found 0 and 1 packets queued and are not step-marked however long they wait; the
+    /// third found 2 and is.
+    #[test]
+    fn the_step_waits_for_a_queue_with_min_qlen_step() {
+        let p = DualPi2Params {
+            min_qlen_step: 2,
+            ..DualPi2Params::linux_defaults()
+        };
+        let mut d = DualPi2::new(p);
+        let mut g = Rng::stream(0, StreamKind::Test, 0);
+        let mut l = pkt(Ecn::Ect1);
+        l.enqueued_at = 0;
+        for n in 0..3 {
+            assert_eq!(d.on_enqueue(0, &l, q(n), &mut g), Verdict::Pass);
+        }
+        let got: Vec<_> = (0..3)
+            .map(|_| d.on_dequeue(L, 5 * MS, &l, q(10), None, &mut g))
+            .collect();
+        assert_eq!(got, [Verdict::Pass, Verdict::Pass, Verdict::Mark]);
+        assert_eq!(d.s.step_marks, 1);
     }
 
     #[test]
