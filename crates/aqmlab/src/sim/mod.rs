@@ -35,6 +35,7 @@ mod observe;
 mod one_or_more;
 pub mod packmime_draws;
 mod pages;
+mod periodic;
 mod qdisc;
 mod records;
 mod replay;

@@ -14,6 +14,7 @@
 
 use serde::Serialize;
 
+use super::periodic::Periodic;
 use super::records::{CbrFlowRows, LossRunRows};
 use super::{Ev, Simulation};
 use crate::config::{flow_rate_bps, Direction, TrafficConfig};
@@ -37,12 +38,8 @@ pub struct CbrFlow {
     flow_hash: u32,
     size: u32,
     rate_bps: f64,
-    start: Time,
-    stop: Time,
-    /// Inter-packet time, ns (fractional: times are rounded per packet, never accumulated).
-    interval: f64,
-    /// Next packet number to send.
-    next: u64,
+    /// When its packets leave (`sim::periodic`).
+    schedule: Periodic,
     /// First packet number sent at or after the warm-up.
     first_measured: Option<u64>,
     /// Next packet number the receiver expects.
@@ -58,13 +55,12 @@ pub struct CbrFlow {
 impl CbrFlow {
     /// Send time of packet `k`.
     fn send_time(&self, k: u64) -> Time {
-        self.start + (k as f64 * self.interval).round() as Time
+        self.schedule.send_time(k)
     }
 
     /// Time of the next packet, if it is before the stop.
     fn next_send(&self) -> Option<Time> {
-        let t = self.send_time(self.next);
-        (t < self.stop).then_some(t)
+        self.schedule.next_send()
     }
 
     fn measured(&self, k: u64) -> bool {
@@ -187,10 +183,7 @@ impl Simulation {
                     .rotate_left(29) as u32,
                 size: packet_bytes,
                 rate_bps,
-                start,
-                stop,
-                interval: packet_bytes as f64 * 8e9 / rate_bps,
-                next: 0,
+                schedule: Periodic::new(start, stop, packet_bytes as f64 * 8e9 / rate_bps),
                 first_measured: None,
                 expected: 0,
                 sent: 0,
@@ -210,8 +203,7 @@ impl Simulation {
     pub(super) fn on_cbr_send(&mut self, id: u32) {
         let now = self.sched.now();
         let f = &mut self.udp.flows[id as usize];
-        let k = f.next;
-        f.next += 1;
+        let k = f.schedule.take();
         if now >= self.warmup {
             f.first_measured.get_or_insert(k);
             f.sent += 1;
@@ -263,7 +255,7 @@ impl Simulation {
             rows.rate_mbps.push(f.rate_bps * 1e-6);
             rows.packet_bytes.push(f.size as u64);
             rows.one_way_extra_ms.push(f.flow_delay as f64 / MS as f64);
-            rows.start_s.push(f.start as f64 * 1e-9);
+            rows.start_s.push(f.schedule.start as f64 * 1e-9);
             rows.sent.push(f.sent);
             rows.delivered.push(f.delivered);
             rows.lost.push(f.lost);
@@ -326,10 +318,7 @@ mod tests {
             flow_hash: 0,
             size: 1000,
             rate_bps: 8e9 / interval,
-            start: 5,
-            stop: u64::MAX,
-            interval,
-            next: 0,
+            schedule: Periodic::new(5, u64::MAX, interval),
             first_measured: Some(0),
             expected: 0,
             sent: 0,

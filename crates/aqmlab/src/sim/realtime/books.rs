@@ -111,7 +111,10 @@ fn fraction(part: u64, whole: u64) -> f64 {
 /// frame and the codec's look-ahead (NaN before any packet arrived).
 fn mouth_to_ear_ms(f: &RtFlow, s: &Stream) -> f64 {
     s.anchor.map_or(f64::NAN, |(k0, a0)| {
-        ms(a0 - s.send_time(k0)) + ms(f.jitter_buffer) + s.interval * 1e-6 + f.codec.lookahead_ms()
+        ms(a0 - s.send_time(k0))
+            + ms(f.jitter_buffer)
+            + s.schedule.interval * 1e-6
+            + f.codec.lookahead_ms()
     })
 }
 
@@ -149,9 +152,9 @@ impl Simulation {
                         voice.sender_host.push(s.sender as u64);
                         voice.receiver_host.push(s.receiver as u64);
                         voice.packet_bytes.push(s.size as u64);
-                        voice.frame_ms.push(s.interval * 1e-6);
+                        voice.frame_ms.push(s.schedule.interval * 1e-6);
                         voice.one_way_extra_ms.push(ms(s.flow_delay));
-                        voice.start_s.push(s.start as f64 * 1e-9);
+                        voice.start_s.push(s.schedule.start as f64 * 1e-9);
                         voice.sent.push(s.sent);
                         voice.delivered.push(s.delivered);
                         voice.lost.push(s.lost);
@@ -196,7 +199,7 @@ impl Simulation {
                     game.tick_hz.push(g.tick_hz);
                     game.client_bytes.push(u.size as u64);
                     game.server_bytes.push(d.size as u64);
-                    game.start_s.push(u.start as f64 * 1e-9);
+                    game.start_s.push(u.schedule.start as f64 * 1e-9);
                     game.up_sent.push(u.sent);
                     game.up_delivered.push(u.delivered);
                     game.up_lost.push(u.lost);
@@ -231,7 +234,7 @@ impl Simulation {
                 RtKind::Ping => {
                     let u = up.expect("a probe stream");
                     ps.flows += 1;
-                    let first = u.first_measured.unwrap_or(u.next) as usize;
+                    let first = u.first_measured.unwrap_or(u.schedule.next) as usize;
                     let last_answered = f.probes.iter().rposition(Option::is_some);
                     for (k, rtt) in f.probes.iter().enumerate().skip(first) {
                         let status = match (rtt, last_answered) {

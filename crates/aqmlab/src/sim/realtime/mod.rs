@@ -46,6 +46,7 @@ mod rows;
 pub use books::{GameSummary, PingSummary, VoiceSummary};
 pub(super) use rows::{GameFlowRows, PingProbeRows, VoiceStreamRows};
 
+use super::periodic::Periodic;
 use super::{Ev, Simulation};
 use crate::config::realtime::{EcnCodepoint, VoiceCodec, UDP_IP_BYTES};
 use crate::config::TrafficConfig;
@@ -86,11 +87,8 @@ pub(super) struct Stream {
     flow_hash: u32,
     ecn: Ecn,
     size: u32,
-    start: Time,
-    stop: Time,
-    /// ns between packets (fractional; 0 for ping's echoes, sent on arrival).
-    interval: f64,
-    next: u64,
+    /// When its packets leave (`sim::periodic`; interval 0 for ping's echoes, sent on arrival).
+    schedule: Periodic,
     first_measured: Option<u64>,
     expected: u64,
     sent: u64,
@@ -114,12 +112,11 @@ pub(super) struct Stream {
 
 impl Stream {
     fn send_time(&self, k: u64) -> Time {
-        self.start + (k as f64 * self.interval).round() as Time
+        self.schedule.send_time(k)
     }
 
     fn next_send(&self) -> Option<Time> {
-        let t = self.send_time(self.next);
-        (self.interval > 0.0 && t < self.stop).then_some(t)
+        self.schedule.next_send()
     }
 
     fn measured(&self, k: u64) -> bool {
@@ -382,10 +379,7 @@ impl Simulation {
                         .rotate_left(23) as u32,
                     ecn: pl.ecn,
                     size,
-                    start,
-                    stop,
-                    interval,
-                    next: 0,
+                    schedule: Periodic::new(start, stop, interval),
                     first_measured: None,
                     expected: 0,
                     sent: 0,
@@ -439,8 +433,7 @@ impl Simulation {
         };
         let warm = now >= self.warmup;
         let s = &mut self.rt.streams[id as usize];
-        let k = s.next;
-        s.next += 1;
+        let k = s.schedule.take();
         if warm {
             s.first_measured.get_or_insert(k);
             s.sent += 1;
@@ -519,7 +512,7 @@ impl Simulation {
             RtKind::Voice => {
                 let (k0, a0) = s.anchor.expect("set above");
                 let playout = a0
-                    + ((k.saturating_sub(k0)) as f64 * s.interval).round() as Time
+                    + ((k.saturating_sub(k0)) as f64 * s.schedule.interval).round() as Time
                     + rt.flows[fid as usize].jitter_buffer;
                 if now > playout {
                     s.late += 1;
