@@ -345,10 +345,7 @@ def run(
             sink.drain(sim)
             captures.add(sim.drain_captures())
             if progress is not None:
-                stats = sim.engine_stats()
-                progress(
-                    Progress(sim.now(), end, time.perf_counter() - t0, int(stats.get("events", 0)))
-                )
+                progress(Progress(sim.now(), end, time.perf_counter() - t0, sim.events()))
         sink.finish(sim)
         captures.add(sim.drain_captures())
         wall = time.perf_counter() - t0

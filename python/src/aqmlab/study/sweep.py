@@ -413,10 +413,17 @@ def _execute(
             catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs])
         last_write[0] = time.monotonic()
 
-    try:
-        write_catalog()
-    except KeyboardInterrupt:  # the catalog is written; nothing runs yet
-        raise SweepInterrupted(outcome) from None
+    # A study's existing catalog is brought up to date before anything runs (a damaged run
+    # about to run again, runs no longer planned). A new study has none to correct: its
+    # first catalog is written after its first runs (`CATALOG_EVERY_S`), or at its end, a
+    # short section's only write (each costs tens of ms: docs/performance.md).
+    if todo and not (out_dir / catalog.CATALOG_FILE).is_file():
+        last_write[0] = time.monotonic()
+    else:
+        try:
+            write_catalog()
+        except KeyboardInterrupt:  # the catalog is written; nothing runs yet
+            raise SweepInterrupted(outcome) from None
     where_ = backend.description if backend is not None else "nothing to run"
     note(
         f"sweep {sweep.name}: {len(runs)} runs, {outcome.skipped} already done, "

@@ -1,0 +1,164 @@
+"""When and how the sweep writes its catalog (issue 34: the catalog's cost in a pack of short
+sections): a new study once, at its end; an existing one corrected before anything runs; one
+in-memory builder per process that a failed write leaves usable, and files that another
+connection reads whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from sweep_support import done_ids, write_sweep
+
+from aqmlab.study import Study, catalog, sweep, sweepfile
+
+TINY = """\
+[sweep]
+name = "tiny"
+scenario = "base.toml"
+seed = 5
+set = { duration_s = 2.0 }
+
+[[axis]]
+name = "limit"
+field = "queue.limit"
+values = [15, 60]
+"""
+
+
+@pytest.fixture
+def writes(monkeypatch) -> list[list[str]]:
+    """Every catalog write of the test, as the statuses it wrote (plan order)."""
+    seen: list[list[str]] = []
+    real = catalog.write
+
+    def recording(study_dir, sweep_, rows):
+        seen.append([r["status"] for r in rows])
+        return real(study_dir, sweep_, rows)
+
+    monkeypatch.setattr(catalog, "write", recording)
+    return seen
+
+
+def test_a_new_study_writes_its_catalog_once_at_its_end(tmp_path: Path, writes):
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    outcome = sweep.run_sweep(p, out, jobs=1, quiet=True)
+    assert outcome.done == 2
+    # No write of an all-pending catalog before the runs: the end's write is the only one.
+    assert writes == [["done", "done"]]
+    assert catalog.read_runs(out)["status"].to_list() == ["done", "done"]
+
+
+def test_a_finished_study_resumed_writes_its_catalog_once(tmp_path: Path, writes):
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    sweep.run_sweep(p, out, jobs=1, quiet=True)
+    writes.clear()
+    (out / catalog.CATALOG_FILE).unlink()  # lost (killed before its end's write)
+    outcome = sweep.run_sweep(p, out, jobs=1, quiet=True)
+    assert (outcome.ran, outcome.skipped) == (0, 2)
+    assert writes == [["done", "done"]]  # nothing to run: written at once
+    assert set(catalog.read_runs(out)["status"]) == {"done"}
+
+
+def test_an_existing_catalog_is_corrected_before_a_damaged_run_runs_again(tmp_path: Path, writes):
+    """The catalog claims only finished runs: a study whose catalog lists a run that is now
+    damaged is rewritten (that run pending) before the run is done again."""
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    sweep.run_sweep(p, out, jobs=1, quiet=True)
+    ids = [r.run_id for r in _planned(p, out)]
+    (catalog.run_dir(out, ids[1]) / "summary.json").write_text("{", encoding="utf-8")
+    writes.clear()
+    outcome = sweep.run_sweep(p, out, jobs=1, quiet=True, stream=_Null())
+    assert (outcome.ran, outcome.done) == (1, 2)
+    assert writes == [["done", "pending"], ["done", "done"]]
+    assert set(catalog.read_runs(out)["status"]) == {"done"}
+
+
+def test_an_interrupted_new_study_catalogues_what_finished(tmp_path: Path, monkeypatch):
+    """Ctrl-C after the first of two runs of a new study (no catalog yet): the interrupt's
+    write lists the finished run as done and the other as pending, and a resume ends it."""
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    real = catalog.done_row
+
+    def interrupt_after_the_first(study_dir, run):
+        row = real(study_dir, run)
+        raise_now = not (out / catalog.CATALOG_FILE).exists()
+        if raise_now:
+            monkeypatch.setattr(catalog, "done_row", real)
+            raise KeyboardInterrupt
+        return row
+
+    monkeypatch.setattr(catalog, "done_row", interrupt_after_the_first)
+    with pytest.raises(sweep.SweepInterrupted):
+        sweep.run_sweep(p, out, jobs=1, quiet=True)
+    runs = catalog.read_runs(out)
+    finished = done_ids(out)
+    listed = set(runs.filter(pl.col("status") == "done")["run_id"])
+    assert listed <= finished  # never a run that did not finish
+    assert "pending" in set(runs["status"]) or listed == finished
+    outcome = sweep.run_sweep(p, out, jobs=1, quiet=True)
+    assert outcome.done == 2
+    assert set(catalog.read_runs(out)["status"]) == {"done"}
+
+
+def test_a_failed_write_leaves_the_builder_usable_and_no_file(tmp_path: Path):
+    p = write_sweep(tmp_path, TINY)
+    good = tmp_path / "good"
+    sweep.run_sweep(p, good, jobs=1, quiet=True)
+    sw = sweepfile.read(p)
+    runs = _planned(p, good)
+    rows = [catalog.done_row(good, r) for r in runs]
+    # A table file that is not Parquet: building its view fails inside the write.
+    table = sorted(catalog.run_dir(good, runs[0].run_id).glob("*.parquet"))[0]
+    saved = table.read_bytes()
+    table.write_bytes(b"not parquet")
+    before = (good / catalog.CATALOG_FILE).read_bytes()
+    with pytest.raises(Exception):  # noqa: B017 - pyarrow's or DuckDB's, as it comes
+        catalog.write(good, sw, rows)
+    assert sorted(x.name for x in good.iterdir() if x.name.startswith(".catalog")) == []
+    assert (good / catalog.CATALOG_FILE).read_bytes() == before  # its last good one stays
+    table.write_bytes(saved)
+    # The next write, with the same builder, is whole and readable by another connection.
+    catalog.write(good, sw, rows)
+    attached = catalog._builder().sql("SELECT database_name FROM duckdb_databases()").fetchall()
+    assert {name for (name,) in attached} <= {"memory", "system", "temp"}
+    study = Study.open(good)
+    per_run = study.sql("SELECT run_id, count(*) AS n FROM queue GROUP BY run_id")
+    assert set(per_run["run_id"]) == {r.run_id for r in runs}
+
+
+def test_the_views_read_from_another_process_directory(tmp_path: Path):
+    """The views name `runs` and the files as written (relative to the study): a reader
+    opening the catalog by itself, from the study directory, resolves both."""
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    sweep.run_sweep(p, out, jobs=1, quiet=True)
+    con = duckdb.connect(str(out / catalog.CATALOG_FILE), read_only=True)
+    try:
+        con.execute(f"SET file_search_path = '{out.resolve()}'")
+        n = con.execute("SELECT count(DISTINCT run_id) FROM bottleneck").fetchall()[0][0]
+        labels = {r[0] for r in con.sql('SELECT DISTINCT "limit" FROM bottleneck').fetchall()}
+        names = {r[0] for r in con.sql("SELECT table_name FROM duckdb_tables()").fetchall()}
+    finally:
+        con.close()
+    assert n == 2 and labels == {"15", "60"}
+    assert names == {"runs", "axes", "study"}
+
+
+def _planned(sweep_file: Path, out: Path) -> list[sweepfile.PlannedRun]:
+    sw = sweepfile.read(sweep_file)
+    return sweepfile.plan(sw, out / "calibration.json", workers=1, log=lambda m: None)
+
+
+class _Null:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
