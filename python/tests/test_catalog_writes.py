@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 from sweep_support import done_ids, write_sweep
 
+from aqmlab.errors import ScenarioError
 from aqmlab.study import Study, catalog, sweep, sweepfile
 
 TINY = """\
@@ -62,6 +63,15 @@ def test_a_finished_study_resumed_writes_its_catalog_once(tmp_path: Path, writes
     assert (outcome.ran, outcome.skipped) == (0, 2)
     assert writes == [["done", "done"]]  # nothing to run: written at once
     assert set(catalog.read_runs(out)["status"]) == {"done"}
+
+
+def test_a_study_opened_before_its_first_catalog_says_so(tmp_path: Path):
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    sweep.run_sweep(p, out, jobs=1, quiet=True)
+    (out / catalog.CATALOG_FILE).unlink()  # as in a new study's first seconds
+    with pytest.raises(ScenarioError, match="has not written its catalog yet"):
+        Study.open(out)
 
 
 def test_an_existing_catalog_is_corrected_before_a_damaged_run_runs_again(tmp_path: Path, writes):

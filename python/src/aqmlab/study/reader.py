@@ -24,7 +24,7 @@ import polars as pl
 
 from aqmlab import scenario as sc
 from aqmlab.runs import runner
-from aqmlab.study import catalog
+from aqmlab.study import catalog, sweep
 
 __all__ = ["Study"]
 
@@ -50,6 +50,11 @@ class Study:
             # What Python raises for a path that is not there (and still one line).
             raise FileNotFoundError(
                 errno.ENOENT, "not an aqmlab study directory (no such directory)", str(d)
+            )
+        if not path.is_file() and (d / sweep.PLAN_FILE).is_file():
+            raise sc.ScenarioError(
+                f"{d}: this study's sweep has not written its catalog yet (a new study's first "
+                "comes after its first runs, or at its end); open it then"
             )
         if not path.is_file():
             raise sc.ScenarioError(
