@@ -172,3 +172,23 @@ class _Null:
 
     def flush(self) -> None:
         pass
+
+
+def test_a_forked_child_does_not_inherit_the_builder(tmp_path: Path):
+    """The calibrations' pool forks the driver: a child must not use the parent's builder
+    (its DuckDB threads stayed behind), and finds none; the parent's keeps working."""
+    import os
+
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    sweep.run_sweep(p, out, jobs=1, quiet=True)
+    parents = catalog._builder()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing but the check (polars' pool did not survive either)
+        os._exit(0 if catalog._BUILDER is None and catalog._FORKED_AWAY else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    sw = sweepfile.read(p)
+    catalog.write(out, sw, [catalog.done_row(out, r) for r in _planned(p, out)])
+    assert catalog._builder() is parents
+    assert set(catalog.read_runs(out)["status"]) == {"done"}

@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -258,9 +259,12 @@ def _views(study_dir: Path, done: Sequence[str], axes: Sequence[str]) -> list[st
 # ATTACHes its new file. A database of its own per write (`duckdb.connect(file)`) costs
 # 20 ms of CPU to start and close (DuckDB sets up its built-in functions per database),
 # more than all the rest of a short section's write (docs/performance.md, "The whole
-# command"); ATTACH and DETACH cost 3 ms. Only this module's writes use it, from the
-# thread that calls `write`.
+# command"); ATTACH and DETACH cost 3 ms. Only this module's writes use it, one at a time
+# (`_BUILDING`). A process forked from this one (the calibrations' pool) never uses the
+# parent's: it is set aside there, unclosed (its threads did not survive the fork).
 _BUILDER: Any = None
+_BUILDING = threading.Lock()
+_FORKED_AWAY: list[Any] = []
 _ATTACHED = "aqmlab_catalog_build"
 
 
@@ -273,6 +277,17 @@ def _builder() -> Any:
     return _BUILDER
 
 
+def _set_aside_in_child() -> None:
+    global _BUILDER
+    if _BUILDER is not None:
+        _FORKED_AWAY.append(_BUILDER)
+        _BUILDER = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_set_aside_in_child)
+
+
 def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> Path:
     """Builds the catalog from `rows` (plan order) into a temporary file, then renames it
     over `DIR/catalog.duckdb`."""
@@ -282,7 +297,22 @@ def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> P
     tmp = study_dir / f".{final.name}.tmp-{os.getpid()}"
     for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
         stale.unlink(missing_ok=True)
-    con = _builder()
+    with _BUILDING:
+        _build(_builder(), study_dir, sweep, frame, rows, axes, tmp)
+    os.replace(tmp, final)
+    return final
+
+
+def _build(
+    con: Any,
+    study_dir: Path,
+    sweep: Sweep,
+    frame: pl.DataFrame,
+    rows: Sequence[Mapping[str, Any]],
+    axes: Sequence[str],
+    tmp: Path,
+) -> None:
+    """The catalog's tables and views, into the new file `tmp` (complete when it returns)."""
     con.execute(f"ATTACH {_sql_str(str(tmp))} AS {_ATTACHED}")
     try:
         # Unqualified names below go to the new file: the views' text names `runs` as is, and
@@ -331,8 +361,6 @@ def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> P
             part.unlink(missing_ok=True)
         raise
     _detach(con)
-    os.replace(tmp, final)
-    return final
 
 
 def _detach(con: Any) -> None:
