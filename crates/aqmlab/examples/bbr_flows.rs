@@ -77,8 +77,8 @@ fn main() {
             p.rto_ms += ep.rto.rto_ns(&tcp, false) as f64 * 1e-6;
             p.srtt_ms += ep.rto.srtt_s() * 1e3;
             p.recovery += ep.in_recovery() as u64;
-            if let Some(lx) = ep.linux_cong() {
-                let in_loss = lx.bbr_loss_high.is_some_and(|h| ep.snd_una() < h);
+            if let Some(c) = ep.linux_cong().and_then(|lx| lx.cold.as_deref()) {
+                let in_loss = c.bbr_loss_high.is_some_and(|h| ep.snd_una() < h);
                 p.loss += in_loss as u64;
             }
             if let Some(r) = ep.pacing_rate().filter(|&r| r != u64::MAX) {

@@ -5,6 +5,7 @@ pub mod bbr;
 pub mod config;
 pub mod config_times;
 pub mod cong;
+pub mod cong_cold;
 pub mod cubic;
 pub mod delack;
 pub mod ecn;
@@ -26,5 +27,8 @@ pub mod sent;
 pub mod snapshot;
 pub mod template;
 pub mod window_growth;
+
+#[cfg(test)]
+mod layout_tests;
 
 pub use endpoint::{Counters, Endpoint, Outbox, Seg, State};

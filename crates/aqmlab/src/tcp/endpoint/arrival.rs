@@ -170,7 +170,7 @@ impl Endpoint {
             lx.on_established(now, self.snd_nxt, dctcp);
             if let Some(s) = psock {
                 // `prague_init`; without AccECN the module hands over to `prague-reno`.
-                lx.prague = Some(Box::new(Prague::new(prague_params(cfg), &s)));
+                lx.cold_mut().prague = Some(Box::new(Prague::new(prague_params(cfg), &s)));
             }
             if self.counters.syn_retransmits > 1 {
                 self.cwnd = cfg.mss as u64;

@@ -194,7 +194,7 @@ impl Endpoint {
             sent,
             newest_delivered,
             reordered,
-            rate,
+            cold,
             ..
         } = lx
         else {
@@ -215,7 +215,7 @@ impl Endpoint {
             let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
             let (n, wait) = r.detect_loss(now, sent, wnd);
             newly = n;
-            if let Some(rt) = rate.as_deref_mut() {
+            if let Some(rt) = cold.as_deref_mut().and_then(|c| c.rate.as_deref_mut()) {
                 rt.count_lost(n);
             }
             if let Some(w) = wait {
@@ -408,7 +408,7 @@ impl Endpoint {
         let LinuxCong {
             rack: Some(r),
             sent,
-            rate,
+            cold,
             ..
         } = lx
         else {
@@ -416,7 +416,7 @@ impl Endpoint {
         };
         let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
         let (n, _) = r.detect_loss(now, sent, wnd);
-        if let Some(rt) = rate.as_deref_mut() {
+        if let Some(rt) = cold.as_deref_mut().and_then(|c| c.rate.as_deref_mut()) {
             rt.count_lost(n);
         }
         if n == 0 {
@@ -518,14 +518,15 @@ impl Endpoint {
             && self
                 .linux
                 .as_deref()
-                .and_then(|l| l.bbr_loss_high)
+                .and_then(|l| l.cold.as_deref())
+                .and_then(|c| c.bbr_loss_high)
                 .is_some_and(|h| self.snd_una < h)
     }
 }
 
 /// Marks the sending of a tail loss probe on the pacer (`Pacer::push_one`).
 fn set_push_one(linux: &mut Option<Box<LinuxCong>>, on: bool) {
-    if let Some(p) = linux.as_deref_mut().and_then(|l| l.pacer.as_mut()) {
+    if let Some(p) = linux.as_deref_mut().and_then(|l| l.pacer_mut()) {
         p.push_one = on;
     }
 }
