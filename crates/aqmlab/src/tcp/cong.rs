@@ -41,9 +41,11 @@ pub use super::window_growth::{cong_avoid_ai, slow_start};
 pub struct LinuxCong {
     cubic_on: bool,
     hystart: bool,
-    /// One jiffy (the configuration's tick) and jiffies per second.
-    tick: Time,
-    hz: u64,
+    /// One jiffy (the configuration's tick, ns) and jiffies per second. 32 bits: `tick_ms`
+    /// is validated to [0.001, 1000] ms, so the tick is at most 10⁹ ns and HZ at most 10⁶
+    /// (`tick32`; the state stays within 8 cache lines).
+    tick: u32,
+    hz: u32,
     /// `snd_cwnd_cnt`.
     pub cwnd_cnt: u32,
     /// `tcp_cwnd_validate`'s record of the current window: whether it was cwnd-limited, the
@@ -54,8 +56,10 @@ pub struct LinuxCong {
     /// Jiffy of the last data segment sent (`lsndtime`).
     lsndtime: u64,
     /// snd_una at the last retransmission timeout, while in its loss episode (Linux
-    /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it).
-    pub loss_una: Option<u64>,
+    /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it);
+    /// `NO_LOSS_EPISODE` outside one (a plain number, not an `Option`: 8 bytes fewer, and
+    /// "snd_una beyond it" is false for the sentinel as it was for `None`).
+    pub loss_una: u64,
     /// The data segments outstanding (`tcp/sent.rs`).
     pub(crate) sent: SentRecord,
     /// The most recently sent segment this ACK delivered: (send time, end, retransmitted)
@@ -161,20 +165,29 @@ pub fn update_alpha(alpha: u32, delivered: u64, ce: u64) -> u32 {
     a
 }
 
+/// `LinuxCong::loss_una` outside a timeout's loss episode.
+pub const NO_LOSS_EPISODE: u64 = u64::MAX;
+
+/// A configuration's tick in 32 bits: within [1, 10⁹] ns for every validated configuration
+/// (`tick_ms` in [0.001, 1000]); an unvalidated larger one is clamped.
+fn tick32(tick: Time) -> u32 {
+    tick.clamp(1, u32::MAX as u64) as u32
+}
+
 impl LinuxCong {
     pub fn new(cfg: &TcpConfig) -> Self {
-        let tick = cfg.tick().max(1);
+        let tick = tick32(cfg.tick());
         LinuxCong {
             cubic_on: cfg.congestion_control == CongestionControl::Cubic,
             hystart: cfg.hystart,
             tick,
-            hz: (SEC / tick).max(1),
+            hz: (SEC / tick as u64).max(1) as u32,
             cwnd_cnt: 0,
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             lsndtime: 0,
-            loss_una: None,
+            loss_una: NO_LOSS_EPISODE,
             sent: SentRecord::default(),
             rto_rtt: None,
             last_at: 0,
@@ -267,7 +280,7 @@ impl LinuxCong {
     /// Jiffies per second.
     #[inline]
     pub fn hz(&self) -> u64 {
-        self.hz
+        self.hz as u64
     }
 
     /// A retransmission timeout under BBR (`tcp_enter_loss` → `bbr_set_state(TCP_CA_Loss)`),
@@ -322,7 +335,7 @@ impl LinuxCong {
     /// it does for CUBIC's epoch.
     #[inline]
     pub fn jiffies(&self, now: Time) -> u64 {
-        now / self.tick + 1
+        now / self.tick as u64 + 1
     }
 
     /// The connection is established (`tcp_init_transfer` → the algorithm's `init`): CUBIC
@@ -348,7 +361,7 @@ impl LinuxCong {
     /// in jiffies (`icsk_rto`).
     pub fn idle_jiffies(&self, now: Time, rto: Time) -> (i64, i64) {
         let idle = self.jiffies(now).saturating_sub(self.lsndtime);
-        (idle as i64, rto.div_ceil(self.tick) as i64)
+        (idle as i64, rto.div_ceil(self.tick as u64) as i64)
     }
 
     /// A segment carrying `len` bytes of data from `seq` goes out; `idle`: nothing was in
@@ -518,7 +531,7 @@ impl LinuxCong {
         let ctx = AckContext {
             now_us: now / 1000,
             now_j: self.jiffies(now),
-            hz: self.hz,
+            hz: self.hz as u64,
             cwnd,
             ssthresh,
             snd_una,
@@ -611,7 +624,7 @@ impl LinuxCong {
         }
         let w = if self.cubic_on {
             let now_j = self.jiffies(now);
-            self.cubic.update(*cwnd, acked, now_j, self.hz);
+            self.cubic.update(*cwnd, acked, now_j, self.hz as u64);
             self.cubic.cnt
         } else {
             *cwnd
@@ -624,7 +637,7 @@ impl LinuxCong {
     /// timeout); the counter of congestion avoidance starts again (`tcp_init_cwnd_reduction`).
     pub fn ssthresh(&mut self, cwnd: u32) -> u32 {
         self.cwnd_cnt = 0;
-        self.loss_una = None;
+        self.loss_una = NO_LOSS_EPISODE;
         if let Some(h) = self.hspp_mut() {
             h.stop();
         }
@@ -653,7 +666,7 @@ impl LinuxCong {
             Some(d) => {
                 let w = d.ssthresh(cwnd);
                 self.cwnd_cnt = 0;
-                self.loss_una = None;
+                self.loss_una = NO_LOSS_EPISODE;
                 if let Some(h) = self.hspp_mut() {
                     h.stop();
                 }
@@ -670,7 +683,7 @@ impl LinuxCong {
         if let Some(h) = self.hspp_mut() {
             h.stop();
         }
-        self.loss_una = Some(snd_una);
+        self.loss_una = snd_una;
         if self.cubic_on {
             self.cubic.reset();
             self.cubic.hystart_reset(now / 1000, snd_max);

@@ -73,10 +73,13 @@ pub struct Rack {
     /// Segments the current ACK delivered (set by the endpoint, read by PRR).
     pub acked: u32,
     /// Counters: probes sent, probe-detected losses (cwnd reductions), reorder-timer
-    /// expiries, segments marked lost.
-    pub probes: u64,
-    pub probe_recoveries: u64,
-    pub reo_timeouts: u64,
+    /// expiries, segments marked lost. The first three count expiries of one connection's
+    /// RACK timers, each at least two jiffies (`TCP_TIMEOUT_MIN`) after the event that
+    /// armed it: 32 bits would take over 2 hours of one connection at the smallest tick
+    /// (1 µs) and over 90 days at Linux's 1 ms, and keep Linux's state within 8 lines.
+    pub probes: u32,
+    pub probe_recoveries: u32,
+    pub reo_timeouts: u32,
     pub marked_lost: u64,
 }
 

@@ -198,7 +198,7 @@ impl Endpoint {
             // still the one before the timeout: `tcp_enter_loss` lowers it afterwards).
             p.enter_loss(&s);
             lx.cold_mut().prague_loss_high = snd_max;
-        } else if !in_episode || lx.loss_una.is_some_and(|u| snd_una > u) {
+        } else if !in_episode || snd_una > lx.loss_una {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
         }
         lx.on_rto(now, snd_una, snd_max);
