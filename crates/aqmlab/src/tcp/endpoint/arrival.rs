@@ -6,6 +6,7 @@
 //! goes on to `receive.rs`, the transmission that follows to `output.rs`.
 
 use super::paced::prague_params;
+use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, State};
 use crate::packet::{flags, Packet, MAX_SACK_BLOCKS};
 use crate::tcp::config::{
@@ -157,7 +158,7 @@ impl Endpoint {
         if sampled || cfg.timer_model == TimerModel::Ns2 {
             self.rto.reset_backoff();
         }
-        self.rexmt_at = None;
+        self.rexmt_at = Deadline::NONE;
         self.dupacks = 0;
         let psock = (cfg.congestion_control == CongestionControl::Prague && self.ecn.acc.is_some())
             .then(|| self.prague_sock(now, cfg));
@@ -307,10 +308,11 @@ impl Endpoint {
         // recovery repairing one loss per RTT never times out while its ACKs keep coming.
         let restart_on_partial = cfg.timer_model == TimerModel::Ns2;
         if self.snd_una == self.snd_max {
-            self.rexmt_at = None;
+            self.rexmt_at = Deadline::NONE;
         } else if !partial || !self.partial_seen || restart_on_partial {
-            self.rexmt_at =
-                Some(ns2_restart.unwrap_or_else(|| self.rto.timer_deadline(cfg, now, false)));
+            self.rexmt_at = Deadline::at(
+                ns2_restart.unwrap_or_else(|| self.rto.timer_deadline(cfg, now, false)),
+            );
         }
         if partial && sack {
             // SACK recovery goes on: the caller's output() sends what pipe allows. ns-2

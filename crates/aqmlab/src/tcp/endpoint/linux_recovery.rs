@@ -3,6 +3,7 @@
 //! `tcp_write_timer_handler` and `tcp_write_xmit` call them. A child module of `endpoint`
 //! (it reads the endpoint's fields); the endpoint calls in only when `prr` or `rack_tlp` is on.
 
+use super::Deadline;
 use super::{prr_mut, rack_mut, segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
 use crate::tcp::config::{CongestionControl, Recovery, TcpConfig, TimerModel};
@@ -287,7 +288,7 @@ impl Endpoint {
             self.sack_retransmit(now, cfg, s, e, false, out);
         }
         if self.rexmt_at.is_none() && self.snd_max > self.snd_una {
-            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, false));
+            self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, false));
         }
     }
 
@@ -348,8 +349,8 @@ impl Endpoint {
             && self.snd_max > self.snd_una;
         let packets_out = (self.snd_max - self.snd_una).div_ceil(mss) as u32;
         let srtt_s = self.rto.srtt_s();
-        let rexmt_at = self.rexmt_at.filter(|&t| t > now);
-        let rto_left = self.rexmt_at.map(|t| t.saturating_sub(now));
+        let rexmt_at = self.rexmt_at.get().filter(|&t| t > now);
+        let rto_left = self.rexmt_at.get().map(|t| t.saturating_sub(now));
         let tick = cfg.tick().max(1);
         let rto_min = cfg.min_rto();
         let Some(r) = rack_mut(&mut self.linux) else {
@@ -474,7 +475,7 @@ impl Endpoint {
             r.tlp_retrans = retrans;
             r.probes += 1;
         }
-        self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, false));
+        self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, false));
         self.linux_after_output(cfg, snd_max_before);
     }
 

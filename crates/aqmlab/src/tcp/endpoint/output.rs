@@ -5,6 +5,7 @@
 //! on what a receiver sends (RFC 2018 §4), pure ACKs, the ECN codepoints DCTCP and Prague
 //! put on every segment, and the counters of what was sent.
 
+use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, Seg, State};
 use crate::packet::{flags, Ecn, MAX_SACK_BLOCKS};
 use crate::tcp::config::{CongestionControl, NewRenoVariant, Recovery, TcpConfig, TimerModel};
@@ -206,7 +207,7 @@ impl Endpoint {
         }
         if self.rexmt_at.is_none() && self.snd_nxt > self.snd_una {
             let syn_sent = self.state == State::SynSent;
-            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn_sent));
+            self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, syn_sent));
         }
         Some((seg_len, syn || fl & flags::FIN != 0))
     }
@@ -277,7 +278,7 @@ impl Endpoint {
         out.segs.push(seg);
         self.ack_now = false;
         self.unacked_bytes = 0;
-        self.delack_at = None;
+        self.delack_at = Deadline::NONE;
     }
 
     fn account(&mut self, seg: &Seg) {

@@ -8,6 +8,7 @@ use super::super::gso;
 use super::super::pacing::pacing_rate_linux;
 use super::super::prague::{self, PragueParams, Sock};
 use super::super::rate::mstamp;
+use super::Deadline;
 use super::{segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
 use crate::units::Time;
@@ -121,7 +122,7 @@ impl Endpoint {
         else {
             return false;
         };
-        self.pace_at = Some(t);
+        self.pace_at = Deadline::at(t);
         if self.ack_now {
             self.emit_ack(cfg, out);
         }

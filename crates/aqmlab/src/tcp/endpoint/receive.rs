@@ -5,6 +5,7 @@
 //! `tcp_send_delayed_ack`; the engine in `tcp/delack.rs`), and DCTCP's receiver (RFC 8257
 //! §3.2).
 
+use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, State, NO_FIN};
 use crate::packet::{flags, Ecn, Packet};
 use crate::tcp::config::{DelackClock, TcpConfig, TimerModel};
@@ -49,7 +50,7 @@ impl Endpoint {
                         self.ack_now = true;
                     } else if self.delack_at.is_none() {
                         let iv = cfg.delack_interval();
-                        self.delack_at = Some(match cfg.delack_clock {
+                        self.delack_at = Deadline::at(match cfg.delack_clock {
                             _ if cfg.timer_model == TimerModel::Linux => {
                                 let tick = cfg.tick().max(1);
                                 linux_timer_expiry(now, iv.div_ceil(tick), tick)
@@ -131,7 +132,7 @@ impl Endpoint {
             }
         }
         a.timeout = timeout;
-        self.delack_at = Some(linux_timer_expiry(now, ato, tick));
+        self.delack_at = Deadline::at(linux_timer_expiry(now, ato, tick));
     }
 
     /// DCTCP's receiver (RFC 8257 §3.2; Linux `dctcp_ece_ack_update`): ECE on our ACKs

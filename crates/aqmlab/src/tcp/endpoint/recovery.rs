@@ -4,6 +4,7 @@
 //! loss in a window already reduced for ECE (RFC 3168 §6.1.2; ns-2 `dupack_action`), and the
 //! entry into SACK recovery (RFC 6675 §5; ns-2 SACK), which `sack_recovery.rs` carries on.
 
+use super::Deadline;
 use super::{Endpoint, Outbox, MAX_CWND};
 use crate::tcp::config::{NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel};
 use crate::units::Time;
@@ -77,7 +78,7 @@ impl Endpoint {
                     let onxt = self.snd_nxt;
                     self.ssthresh = self.cut_ssthresh(cfg);
                     // Retransmit the missing segment alone: timer restarted, no RTT timing.
-                    self.rexmt_at = None;
+                    self.rexmt_at = Deadline::NONE;
                     self.timing = None;
                     self.snd_nxt = self.snd_una;
                     self.cwnd = mss;
@@ -150,7 +151,7 @@ impl Endpoint {
             TimerModel::Ns2 => (self.cwnd.min(cfg.rwnd as u64) / 2 / mss).max(1) * mss,
             TimerModel::Bsd | TimerModel::Linux => self.ssthresh + self.dupacks as u64 * mss,
         };
-        self.rexmt_at = None;
+        self.rexmt_at = Deadline::NONE;
         self.timing = None;
         self.snd_nxt = self.snd_una;
         self.cwnd = mss;

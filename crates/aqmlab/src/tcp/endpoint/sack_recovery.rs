@@ -2,6 +2,7 @@
 //! duplicate ACK, the start that a SACK and a RACK recovery share, one retransmission from a
 //! hole, and transmission while in recovery (NextSeg() over the scoreboard, `tcp/sack.rs`).
 
+use super::Deadline;
 use super::{Endpoint, Outbox};
 use crate::tcp::config::{SackVariant, TcpConfig};
 use crate::tcp::sack::NextSeg;
@@ -53,7 +54,7 @@ impl Endpoint {
         self.ecn_reduced = false;
         self.counters.fast_retransmits += 1;
         self.ecn.on_reduction(self.snd_max, false);
-        self.rexmt_at = None;
+        self.rexmt_at = Deadline::NONE;
         self.timing = None;
         self.board.start_recovery(self.snd_una);
     }

@@ -3,24 +3,25 @@
 //! timeout (RFC 6298, RFC 5681 §3.1; 4.4BSD `tcp_timers`, ns-2 Full-TCP `timeout_action`,
 //! Linux `tcp_enter_loss` in `linux_cong.rs`), after which the connection may be given up.
 
+use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, State};
 use crate::tcp::config::{TcpConfig, TimerModel, NEVER};
 use crate::units::Time;
 
 impl Endpoint {
     pub fn on_timer(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
-        if let Some(t) = self.pace_at {
+        if let Some(t) = self.pace_at.get() {
             if t <= now {
                 // `tcp_pace_kick`: the pacer releases the next segment.
-                self.pace_at = None;
+                self.pace_at = Deadline::NONE;
                 if self.state != State::Closed {
                     self.output(now, cfg, out);
                 }
             }
         }
-        if let Some(t) = self.delack_at {
+        if let Some(t) = self.delack_at.get() {
             if t <= now {
-                self.delack_at = None;
+                self.delack_at = Deadline::NONE;
                 self.ack_now = true;
                 let rto = self.rto.rto_ticks();
                 if let Some(a) = self.lack.as_mut() {
@@ -33,9 +34,9 @@ impl Endpoint {
         if self.has_rack() {
             self.rack_timers(now, cfg, out);
         }
-        if let Some(t) = self.rexmt_at {
+        if let Some(t) = self.rexmt_at.get() {
             if t <= now {
-                self.rexmt_at = None;
+                self.rexmt_at = Deadline::NONE;
                 self.on_retransmit_timeout(now, cfg, out);
             }
         }
@@ -106,14 +107,14 @@ impl Endpoint {
             self.snd_nxt = self.snd_una;
         }
         self.timing = None; // Karn: never time a retransmission
-        self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn_sent));
+        self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, syn_sent));
         self.output(now, cfg, out);
     }
 
     fn abort(&mut self, out: &mut Outbox) {
         self.state = State::Closed;
-        self.rexmt_at = None;
-        self.delack_at = None;
+        self.rexmt_at = Deadline::NONE;
+        self.delack_at = Deadline::NONE;
         out.aborted = true;
     }
 }

@@ -1,0 +1,67 @@
+//! A timer's deadline, or none, in 8 bytes: `Option<Time>` takes 16 (a discriminant and
+//! padding). The endpoint keeps three (retransmission, delayed ACK, pacing); each 8 bytes
+//! saved is memory every packet of the connection brings into the cache (issue 34,
+//! docs/performance.md "Memory per open connection"). `Time::MAX` stands for "none": no
+//! deadline is that late (≈584 years of simulated time; deadlines are now plus an RTO, a
+//! delayed-ACK interval or a pacing gap, each bounded by the configuration), so the
+//! endpoint's behaviour is that of the `Option` it replaces.
+
+use crate::units::Time;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Deadline(Time);
+
+impl Deadline {
+    pub(super) const NONE: Deadline = Deadline(Time::MAX);
+
+    #[inline]
+    pub(super) fn at(t: Time) -> Self {
+        debug_assert!(t != Time::MAX, "a deadline at the end of time");
+        Deadline(t)
+    }
+
+    #[inline]
+    pub(super) fn get(self) -> Option<Time> {
+        (self.0 != Time::MAX).then_some(self.0)
+    }
+
+    #[inline]
+    pub(super) fn is_none(self) -> bool {
+        self.0 == Time::MAX
+    }
+
+    #[inline]
+    pub(super) fn is_some(self) -> bool {
+        self.0 != Time::MAX
+    }
+
+    /// The earlier of two deadlines (none if neither is set).
+    #[inline]
+    pub(super) fn min(self, other: Deadline) -> Deadline {
+        Deadline(self.0.min(other.0))
+    }
+}
+
+/// Printed as the `Option<Time>` it stands for.
+impl std::fmt::Debug for Deadline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stands_for_an_option() {
+        assert_eq!(Deadline::NONE.get(), None);
+        assert_eq!(Deadline::at(0).get(), Some(0));
+        assert_eq!(Deadline::at(5).min(Deadline::NONE).get(), Some(5));
+        assert_eq!(Deadline::NONE.min(Deadline::at(7)).get(), Some(7));
+        assert_eq!(Deadline::at(9).min(Deadline::at(3)).get(), Some(3));
+        assert!(Deadline::NONE.min(Deadline::NONE).is_none());
+        assert_eq!(format!("{:?}", Deadline::at(4)), "Some(4)");
+        assert_eq!(format!("{:?}", Deadline::NONE), "None");
+    }
+}
