@@ -6,8 +6,8 @@
 //! goes on to `receive.rs`, the transmission that follows to `output.rs`.
 
 use super::paced::prague_params;
-use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, State};
+use super::{Deadline, Timing};
 use crate::packet::{flags, Packet, MAX_SACK_BLOCKS};
 use crate::tcp::config::{
     CongestionControl, NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel,
@@ -145,13 +145,13 @@ impl Endpoint {
         self.snd_una = self.snd_una.max(1);
         self.snd_nxt = self.snd_nxt.max(1);
         let mut sampled = false;
-        if let Some((seq, start)) = self.timing {
+        if let Some((seq, start)) = self.timing.get() {
             if seq == 0 && cfg.rtt_sample_from_syn {
                 self.rtt_sample(now, cfg, start);
                 sampled = true;
             }
         }
-        self.timing = None;
+        self.timing = Timing::NONE;
         // BSD clears t_rxtshift only in tcp_xmit_timer: after a retransmitted SYN or SYN-ACK
         // (no sample, Karn) the backed-off t_rxtcur times the first data. ns-2 `newack` resets
         // t_backoff_ on any ACK of new sequence space.
@@ -286,10 +286,10 @@ impl Endpoint {
         // The Linux model with Linux congestion control samples every ACK in
         // `linux_on_ack` instead of timing one segment at a time.
         let karn = cfg.timer_model != TimerModel::Linux || self.linux.is_none();
-        if let (Some((seq, start)), true) = (self.timing, karn) {
+        if let (Some((seq, start)), true) = (self.timing.get(), karn) {
             if ack > seq {
                 self.rtt_sample(now, cfg, start);
-                self.timing = None;
+                self.timing = Timing::NONE;
                 self.rto.reset_backoff(); // tcp_xmit_timer clears t_rxtshift
             }
         }

@@ -1,5 +1,6 @@
 //! A timer's deadline, or none, in 8 bytes: `Option<Time>` takes 16 (a discriminant and
-//! padding). The endpoint keeps three (retransmission, delayed ACK, pacing); each 8 bytes
+//! padding). Also the segment timed for an RTT sample (`Timing`), 16 bytes for the 24 of
+//! `Option<(u64, Time)>`. The endpoint keeps three (retransmission, delayed ACK, pacing); each 8 bytes
 //! saved is memory every packet of the connection brings into the cache (issue 34,
 //! docs/performance.md "Memory per open connection"). `Time::MAX` stands for "none": no
 //! deadline is that late (≈584 years of simulated time; deadlines are now plus an RTO, a
@@ -49,6 +50,48 @@ impl std::fmt::Debug for Deadline {
     }
 }
 
+/// The segment being timed for an RTT sample (Karn: one at a time), as `(sequence, send
+/// time)`, or none: the sequence number `u64::MAX` stands for "none" (no segment starts
+/// there, as for `NO_FIN`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Timing {
+    seq: u64,
+    start: Time,
+}
+
+impl Timing {
+    pub(super) const NONE: Timing = Timing {
+        seq: u64::MAX,
+        start: 0,
+    };
+
+    #[inline]
+    pub(super) fn of(seq: u64, start: Time) -> Self {
+        debug_assert!(
+            seq != u64::MAX,
+            "a timed segment at the end of sequence space"
+        );
+        Timing { seq, start }
+    }
+
+    #[inline]
+    pub(super) fn get(self) -> Option<(u64, Time)> {
+        (self.seq != u64::MAX).then_some((self.seq, self.start))
+    }
+
+    #[inline]
+    pub(super) fn is_none(self) -> bool {
+        self.seq == u64::MAX
+    }
+}
+
+/// Printed as the `Option<(u64, Time)>` it stands for.
+impl std::fmt::Debug for Timing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +106,14 @@ mod tests {
         assert!(Deadline::NONE.min(Deadline::NONE).is_none());
         assert_eq!(format!("{:?}", Deadline::at(4)), "Some(4)");
         assert_eq!(format!("{:?}", Deadline::NONE), "None");
+    }
+
+    #[test]
+    fn timing_stands_for_an_option() {
+        assert_eq!(Timing::NONE.get(), None);
+        assert!(Timing::NONE.is_none() && !Timing::of(0, 0).is_none());
+        assert_eq!(Timing::of(1, 7).get(), Some((1, 7)));
+        assert_eq!(format!("{:?}", Timing::of(1, 7)), "Some((1, 7))");
+        assert_eq!(format!("{:?}", Timing::NONE), "None");
     }
 }

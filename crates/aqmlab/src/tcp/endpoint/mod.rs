@@ -27,7 +27,7 @@ use crate::units::Time;
 
 // A timer's deadline in 8 bytes (`deadline.rs`).
 mod deadline;
-use deadline::Deadline;
+use deadline::{Deadline, Timing};
 // What a call produces (`outbox.rs`).
 mod outbox;
 pub use outbox::{Counters, Outbox, Seg};
@@ -109,7 +109,7 @@ pub struct Endpoint {
     /// ns-2 NewReno, limits output to `NS2_RECOV_MAXBURST` segments per ACK).
     partial_seen: bool,
     /// Segment being timed for an RTT sample (Karn: one at a time, never a retransmission).
-    timing: Option<(u64, Time)>,
+    timing: Timing,
     pub rto: RtoEstimator,
     rexmt_at: Deadline,
     /// When the connection was opened (for the connection-establishment timeout).
@@ -121,7 +121,10 @@ pub struct Endpoint {
     /// not yet been taken (`NO_FIN`: none). A plain number, not an `Option`: the endpoint
     /// stays within its cache lines (each 8 bytes more cost the classic stacks ≈2 %).
     peer_fin_seq: u64,
-    unacked_bytes: u64,
+    /// In-order bytes received since the last ACK went out (delayed ACKs). 32 bits, added
+    /// saturating: the sender cannot send beyond the last ACK plus `rwnd` (a u32), and every
+    /// comparison is with a threshold of a few segments, which saturation leaves exact.
+    unacked_bytes: u32,
     delack_at: Deadline,
     ack_now: bool,
     pub counters: Counters,
@@ -197,7 +200,7 @@ impl Endpoint {
             ns2_skip_output: false,
             recover: 0,
             partial_seen: false,
-            timing: None,
+            timing: Timing::NONE,
             rto: RtoEstimator::new(cfg, tick_phase),
             rexmt_at: Deadline::NONE,
             opened_at: 0,

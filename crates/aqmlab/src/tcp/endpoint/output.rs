@@ -5,8 +5,8 @@
 //! on what a receiver sends (RFC 2018 §4), pure ACKs, the ECN codepoints DCTCP and Prague
 //! put on every segment, and the counters of what was sent.
 
-use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, Seg, State};
+use super::{Deadline, Timing};
 use crate::packet::{flags, Ecn, MAX_SACK_BLOCKS};
 use crate::tcp::config::{CongestionControl, NewRenoVariant, Recovery, TcpConfig, TimerModel};
 use crate::units::Time;
@@ -199,7 +199,7 @@ impl Endpoint {
         self.push_seg(cfg, seg, out);
         let seg_len = len + syn as u64 + (fl & flags::FIN != 0) as u64;
         if self.timing.is_none() && !retransmit && seg_len > 0 {
-            self.timing = Some((seq, now)); // time this new segment (Karn)
+            self.timing = Timing::of(seq, now); // time this new segment (Karn)
         }
         self.snd_nxt += seg_len;
         if self.snd_nxt > self.snd_max {

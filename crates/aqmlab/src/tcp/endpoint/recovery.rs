@@ -4,7 +4,7 @@
 //! loss in a window already reduced for ECE (RFC 3168 §6.1.2; ns-2 `dupack_action`), and the
 //! entry into SACK recovery (RFC 6675 §5; ns-2 SACK), which `sack_recovery.rs` carries on.
 
-use super::Deadline;
+use super::{Deadline, Timing};
 use super::{Endpoint, Outbox, MAX_CWND};
 use crate::tcp::config::{NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel};
 use crate::units::Time;
@@ -79,7 +79,7 @@ impl Endpoint {
                     self.ssthresh = self.cut_ssthresh(cfg);
                     // Retransmit the missing segment alone: timer restarted, no RTT timing.
                     self.rexmt_at = Deadline::NONE;
-                    self.timing = None;
+                    self.timing = Timing::NONE;
                     self.snd_nxt = self.snd_una;
                     self.cwnd = mss;
                     self.counters.fast_retransmits += 1;
@@ -152,7 +152,7 @@ impl Endpoint {
             TimerModel::Bsd | TimerModel::Linux => self.ssthresh + self.dupacks as u64 * mss,
         };
         self.rexmt_at = Deadline::NONE;
-        self.timing = None;
+        self.timing = Timing::NONE;
         self.snd_nxt = self.snd_una;
         self.cwnd = mss;
         self.counters.fast_retransmits += 1;
@@ -220,7 +220,7 @@ impl Endpoint {
     ) {
         let mss = cfg.mss as u64;
         let (onxt, ocwnd) = (self.snd_nxt, self.cwnd);
-        self.timing = None;
+        self.timing = Timing::NONE;
         self.snd_nxt = self.snd_una;
         self.cwnd = mss;
         self.output(now, cfg, out);
@@ -238,7 +238,7 @@ impl Endpoint {
     pub(super) fn ns2_newreno_partial_ack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let onxt = self.snd_nxt;
         self.ns2_after_fast_rexmit = true;
-        self.timing = None;
+        self.timing = Timing::NONE;
         self.recover = self.snd_max;
         self.snd_nxt = self.snd_una;
         self.send_one(now, cfg, cfg.mss as u64, out);

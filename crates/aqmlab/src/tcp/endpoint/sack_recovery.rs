@@ -2,7 +2,7 @@
 //! duplicate ACK, the start that a SACK and a RACK recovery share, one retransmission from a
 //! hole, and transmission while in recovery (NextSeg() over the scoreboard, `tcp/sack.rs`).
 
-use super::Deadline;
+use super::{Deadline, Timing};
 use super::{Endpoint, Outbox};
 use crate::tcp::config::{SackVariant, TcpConfig};
 use crate::tcp::sack::NextSeg;
@@ -55,7 +55,7 @@ impl Endpoint {
         self.counters.fast_retransmits += 1;
         self.ecn.on_reduction(self.snd_max, false);
         self.rexmt_at = Deadline::NONE;
-        self.timing = None;
+        self.timing = Timing::NONE;
         self.board.start_recovery(self.snd_una);
     }
 

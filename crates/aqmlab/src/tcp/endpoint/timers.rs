@@ -3,8 +3,8 @@
 //! timeout (RFC 6298, RFC 5681 §3.1; 4.4BSD `tcp_timers`, ns-2 Full-TCP `timeout_action`,
 //! Linux `tcp_enter_loss` in `linux_cong.rs`), after which the connection may be given up.
 
-use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, State};
+use super::{Deadline, Timing};
 use crate::tcp::config::{TcpConfig, TimerModel, NEVER};
 use crate::units::Time;
 
@@ -106,7 +106,7 @@ impl Endpoint {
             self.board.clear();
             self.snd_nxt = self.snd_una;
         }
-        self.timing = None; // Karn: never time a retransmission
+        self.timing = Timing::NONE; // Karn: never time a retransmission
         self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, syn_sent));
         self.output(now, cfg, out);
     }
