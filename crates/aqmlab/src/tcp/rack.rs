@@ -41,6 +41,7 @@
 //! (Linux would see the receiver's DSACK; the model has none) and ends the episode without a
 //! reduction.
 
+use super::deadline::Deadline;
 use super::sent::{SentRecord, Visit};
 use crate::units::Time;
 
@@ -60,9 +61,9 @@ pub struct Rack {
     /// Reordering was seen on the connection (`reord_seen`).
     pub reord_seen: bool,
     /// The RACK reorder timer (`ICSK_TIME_REO_TIMEOUT`).
-    pub reo_at: Option<Time>,
+    pub reo_at: Deadline,
     /// The tail loss probe timer (`ICSK_TIME_LOSS_PROBE`).
-    pub tlp_at: Option<Time>,
+    pub tlp_at: Deadline,
     /// TLP.end_seq (`tlp_high_seq`): snd_nxt after the outstanding probe.
     pub tlp_high_seq: Option<u64>,
     /// The outstanding probe was a retransmission (`tlp_retrans`).

@@ -7,11 +7,11 @@
 
 use super::paced::prague_params;
 use super::{ack_clock, Endpoint, Outbox, State};
-use super::{Deadline, Timing};
 use crate::packet::{flags, Packet, MAX_SACK_BLOCKS};
 use crate::tcp::config::{
     CongestionControl, NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel,
 };
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::tcp::prague::Prague;
 use crate::units::Time;
 

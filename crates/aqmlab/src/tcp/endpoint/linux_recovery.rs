@@ -3,11 +3,11 @@
 //! `tcp_write_timer_handler` and `tcp_write_xmit` call them. A child module of `endpoint`
 //! (it reads the endpoint's fields); the endpoint calls in only when `prr` or `rack_tlp` is on.
 
-use super::Deadline;
 use super::{prr_mut, rack_mut, segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
 use crate::tcp::config::{CongestionControl, Recovery, TcpConfig, TimerModel};
 use crate::tcp::cong::LinuxCong;
+use crate::tcp::deadline::Deadline;
 use crate::tcp::rack::Rack;
 use crate::tcp::rtt::linux_timer_expiry;
 use crate::units::Time;
@@ -220,7 +220,7 @@ impl Endpoint {
                 rt.count_lost(n);
             }
             if let Some(w) = wait {
-                r.reo_at = Some(if wheel {
+                r.reo_at = Deadline::at(if wheel {
                     // `tcp_rack_reo_timeout` armed on the timer wheel, the wait in jiffies
                     // plus `TCP_TIMEOUT_MIN` (2).
                     linux_timer_expiry(now, w.div_ceil(tick) + 2, tick)
@@ -233,13 +233,13 @@ impl Endpoint {
         // FLAG_SET_XMIT_TIMER: an ACK that delivered data sets the probe (or retransmission)
         // timer again after output, unless RACK has just set its reorder timer.
         if delivered > 0 && !reo_set {
-            r.reo_at = None;
+            r.reo_at = Deadline::NONE;
             r.rearm = true;
         }
         let any_lost = sent.counts().lost > 0;
         if self.snd_una == self.snd_max {
-            r.reo_at = None;
-            r.tlp_at = None;
+            r.reo_at = Deadline::NONE;
+            r.tlp_at = Deadline::NONE;
         }
         if probe_loss {
             self.tlp_reduction(cfg);
@@ -277,7 +277,7 @@ impl Endpoint {
         self.begin_loss_recovery(cfg, newly_lost);
         if let Some(r) = rack_mut(&mut self.linux) {
             r.tlp_high_seq = None;
-            r.tlp_at = None;
+            r.tlp_at = Deadline::NONE;
         }
         // Under BBR the retransmission waits for the caller's output: Linux sends it in
         // `tcp_xmit_recovery`, after `tcp_cong_control` (`tcp_ack`), so BBR sets cwnd from
@@ -361,7 +361,7 @@ impl Endpoint {
         }
         r.rearm = false;
         let wheel = cfg.timer_model == TimerModel::Linux;
-        r.tlp_at = open.then(|| {
+        r.tlp_at = Deadline::from_option(open.then(|| {
             let srtt = (srtt_s * 1e9) as Time;
             if wheel {
                 // `tcp_reset_xmit_timer` on the timer wheel, whole jiffies ahead; the probe
@@ -373,7 +373,7 @@ impl Endpoint {
             } else {
                 now + Rack::probe_timeout(srtt, packets_out, rto_min, rto_left, tick)
             }
-        });
+        }));
     }
 
     /// The reorder and probe timers (`tcp_write_timer_handler`).
@@ -382,16 +382,16 @@ impl Endpoint {
         let Some(r) = rack_mut(&mut self.linux) else {
             return;
         };
-        if r.reo_at.is_some_and(|t| t <= now) {
-            r.reo_at = None;
+        if r.reo_at.get().is_some_and(|t| t <= now) {
+            r.reo_at = Deadline::NONE;
             r.reo_timeouts += 1;
             self.rack_reo_timeout(now, cfg, out);
         }
         let Some(r) = rack_mut(&mut self.linux) else {
             return;
         };
-        if r.tlp_at.is_some_and(|t| t <= now) {
-            r.tlp_at = None;
+        if r.tlp_at.get().is_some_and(|t| t <= now) {
+            r.tlp_at = Deadline::NONE;
             self.send_loss_probe(now, cfg, out);
         }
     }
@@ -487,8 +487,8 @@ impl Endpoint {
             p.end();
         }
         if let Some(r) = rack_mut(&mut self.linux) {
-            r.tlp_at = None;
-            r.reo_at = None;
+            r.tlp_at = Deadline::NONE;
+            r.reo_at = Deadline::NONE;
             r.tlp_high_seq = None;
             r.rearm = false;
             if let Some(lx) = self.linux.as_deref_mut() {

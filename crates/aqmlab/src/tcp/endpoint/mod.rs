@@ -25,9 +25,8 @@ use super::rtt::RtoEstimator;
 use super::sack::Scoreboard;
 use crate::units::Time;
 
-// A timer's deadline in 8 bytes (`deadline.rs`).
-mod deadline;
-use deadline::{Deadline, Timing};
+// A timer's deadline in 8 bytes (`tcp/deadline.rs`).
+use super::deadline::{Deadline, Timing};
 // What a call produces (`outbox.rs`).
 mod outbox;
 pub use outbox::{Counters, Outbox, Seg};
@@ -348,10 +347,10 @@ impl Endpoint {
     /// Earliest pending timer.
     #[inline]
     pub fn next_deadline(&self) -> Option<Time> {
-        let t = self.rexmt_at.min(self.delack_at).min(self.pace_at).get();
+        let t = self.rexmt_at.min(self.delack_at).min(self.pace_at);
         match self.rack_state() {
-            None => t,
-            Some(r) => [t, r.reo_at, r.tlp_at].into_iter().flatten().min(),
+            None => t.get(),
+            Some(r) => t.min(r.reo_at).min(r.tlp_at).get(),
         }
     }
 

@@ -6,9 +6,9 @@
 //! put on every segment, and the counters of what was sent.
 
 use super::{ack_clock, Endpoint, Outbox, Seg, State};
-use super::{Deadline, Timing};
 use crate::packet::{flags, Ecn, MAX_SACK_BLOCKS};
 use crate::tcp::config::{CongestionControl, NewRenoVariant, Recovery, TcpConfig, TimerModel};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::units::Time;
 
 /// ns-2 `Agent/TCP/FullTcp/Newreno set recov_maxburst_ 2` (tcl/lib/ns-default.tcl).

@@ -8,9 +8,9 @@ use super::super::gso;
 use super::super::pacing::pacing_rate_linux;
 use super::super::prague::{self, PragueParams, Sock};
 use super::super::rate::mstamp;
-use super::Deadline;
 use super::{segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
+use crate::tcp::deadline::Deadline;
 use crate::units::Time;
 
 /// The sender's state before an ACK is processed.

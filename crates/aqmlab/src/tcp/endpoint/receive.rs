@@ -5,10 +5,10 @@
 //! `tcp_send_delayed_ack`; the engine in `tcp/delack.rs`), and DCTCP's receiver (RFC 8257
 //! §3.2).
 
-use super::Deadline;
 use super::{ack_clock, Endpoint, Outbox, State, NO_FIN};
 use crate::packet::{flags, Ecn, Packet};
 use crate::tcp::config::{DelackClock, TcpConfig, TimerModel};
+use crate::tcp::deadline::Deadline;
 use crate::tcp::delack::MAX_QUICKACKS;
 use crate::tcp::rtt::linux_timer_expiry;
 use crate::units::Time;

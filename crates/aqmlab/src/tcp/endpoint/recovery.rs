@@ -4,9 +4,9 @@
 //! loss in a window already reduced for ECE (RFC 3168 §6.1.2; ns-2 `dupack_action`), and the
 //! entry into SACK recovery (RFC 6675 §5; ns-2 SACK), which `sack_recovery.rs` carries on.
 
-use super::{Deadline, Timing};
 use super::{Endpoint, Outbox, MAX_CWND};
 use crate::tcp::config::{NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::units::Time;
 
 impl Endpoint {

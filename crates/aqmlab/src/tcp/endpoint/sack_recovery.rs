@@ -2,9 +2,9 @@
 //! duplicate ACK, the start that a SACK and a RACK recovery share, one retransmission from a
 //! hole, and transmission while in recovery (NextSeg() over the scoreboard, `tcp/sack.rs`).
 
-use super::{Deadline, Timing};
 use super::{Endpoint, Outbox};
 use crate::tcp::config::{SackVariant, TcpConfig};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::tcp::sack::NextSeg;
 use crate::units::Time;
 

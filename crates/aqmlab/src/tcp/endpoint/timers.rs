@@ -4,8 +4,8 @@
 //! Linux `tcp_enter_loss` in `linux_cong.rs`), after which the connection may be given up.
 
 use super::{ack_clock, Endpoint, Outbox, State};
-use super::{Deadline, Timing};
 use crate::tcp::config::{TcpConfig, TimerModel, NEVER};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::units::Time;
 
 impl Endpoint {

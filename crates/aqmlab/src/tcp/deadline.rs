@@ -10,36 +10,49 @@
 use crate::units::Time;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) struct Deadline(Time);
+pub struct Deadline(Time);
 
 impl Deadline {
-    pub(super) const NONE: Deadline = Deadline(Time::MAX);
+    pub const NONE: Deadline = Deadline(Time::MAX);
 
     #[inline]
-    pub(super) fn at(t: Time) -> Self {
+    pub fn at(t: Time) -> Self {
         debug_assert!(t != Time::MAX, "a deadline at the end of time");
         Deadline(t)
     }
 
+    /// The deadline an `Option` names.
     #[inline]
-    pub(super) fn get(self) -> Option<Time> {
+    pub fn from_option(t: Option<Time>) -> Self {
+        t.map_or(Deadline::NONE, Deadline::at)
+    }
+
+    #[inline]
+    pub fn get(self) -> Option<Time> {
         (self.0 != Time::MAX).then_some(self.0)
     }
 
     #[inline]
-    pub(super) fn is_none(self) -> bool {
+    pub fn is_none(self) -> bool {
         self.0 == Time::MAX
     }
 
     #[inline]
-    pub(super) fn is_some(self) -> bool {
+    pub fn is_some(self) -> bool {
         self.0 != Time::MAX
     }
 
     /// The earlier of two deadlines (none if neither is set).
     #[inline]
-    pub(super) fn min(self, other: Deadline) -> Deadline {
+    pub fn min(self, other: Deadline) -> Deadline {
         Deadline(self.0.min(other.0))
+    }
+}
+
+/// None, as `Option::default`.
+impl Default for Deadline {
+    fn default() -> Self {
+        Deadline::NONE
     }
 }
 
@@ -54,19 +67,19 @@ impl std::fmt::Debug for Deadline {
 /// time)`, or none: the sequence number `u64::MAX` stands for "none" (no segment starts
 /// there, as for `NO_FIN`).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) struct Timing {
+pub struct Timing {
     seq: u64,
     start: Time,
 }
 
 impl Timing {
-    pub(super) const NONE: Timing = Timing {
+    pub const NONE: Timing = Timing {
         seq: u64::MAX,
         start: 0,
     };
 
     #[inline]
-    pub(super) fn of(seq: u64, start: Time) -> Self {
+    pub fn of(seq: u64, start: Time) -> Self {
         debug_assert!(
             seq != u64::MAX,
             "a timed segment at the end of sequence space"
@@ -75,12 +88,12 @@ impl Timing {
     }
 
     #[inline]
-    pub(super) fn get(self) -> Option<(u64, Time)> {
+    pub fn get(self) -> Option<(u64, Time)> {
         (self.seq != u64::MAX).then_some((self.seq, self.start))
     }
 
     #[inline]
-    pub(super) fn is_none(self) -> bool {
+    pub fn is_none(self) -> bool {
         self.seq == u64::MAX
     }
 }
@@ -104,6 +117,9 @@ mod tests {
         assert_eq!(Deadline::NONE.min(Deadline::at(7)).get(), Some(7));
         assert_eq!(Deadline::at(9).min(Deadline::at(3)).get(), Some(3));
         assert!(Deadline::NONE.min(Deadline::NONE).is_none());
+        assert_eq!(Deadline::from_option(Some(3)).get(), Some(3));
+        assert!(Deadline::default().is_none());
+        assert!(Deadline::from_option(None).is_none() && !Deadline::at(1).is_none());
         assert_eq!(format!("{:?}", Deadline::at(4)), "Some(4)");
         assert_eq!(format!("{:?}", Deadline::NONE), "None");
     }
