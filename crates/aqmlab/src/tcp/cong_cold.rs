@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use super::bbr::Bbr;
 use super::config::{CongestionControl, TcpConfig};
-use super::cong::Dctcp;
+use super::dctcp::Dctcp;
 use super::hystart_pp::HystartPP;
 use super::ledbat::Ledbat;
 use super::pacing::Pacer;

@@ -7,6 +7,7 @@ pub mod config_times;
 pub mod cong;
 pub mod cong_cold;
 pub mod cubic;
+pub mod dctcp;
 pub mod deadline;
 pub mod delack;
 pub mod ecn;
