@@ -147,7 +147,17 @@ impl Endpoint {
         let mut sampled = false;
         if let Some((seq, start)) = self.timing.get() {
             if seq == 0 && cfg.rtt_sample_from_syn {
-                self.rtt_sample(now, cfg, start);
+                if cfg.timer_model == TimerModel::Linux && self.counters.syn_retransmits > 0 {
+                    // Linux after a retransmitted SYN or SYN-ACK: no sample from the send
+                    // time (Karn; `tcp_synack_rtt_meas` passes -1 once `num_retrans` > 0),
+                    // but one from the timestamp echo, in the TS clock's milliseconds
+                    // (`tcp_ack_update_rtt`: delta of two ms stamps, at least 1). It also
+                    // clears the backoff, which a server's new socket never had
+                    // (`tcp_create_openreq_child`: the request socket kept its timeouts).
+                    self.linux_rto_sample(ts_echo_rtt(start, now), self.snd_una);
+                } else {
+                    self.rtt_sample(now, cfg, start);
+                }
                 sampled = true;
             }
         }
@@ -378,4 +388,12 @@ impl Endpoint {
             && pkt.ack < self.snd_max
             && self.cwnd >= cfg.rwnd as u64
     }
+}
+
+/// An RTT from a timestamp echo (Linux `tcp_ack_update_rtt`): the TS clock ticks in ms
+/// (`TCP_TS_HZ` = 1000, `tcp_time_stamp` = the µs clock / 1000), the sample is the difference
+/// of the two stamps, at least one tick.
+fn ts_echo_rtt(sent: Time, now: Time) -> Time {
+    const TS_TICK: Time = 1_000_000;
+    (now / TS_TICK - sent / TS_TICK).max(1) * TS_TICK
 }

@@ -198,8 +198,13 @@ impl Endpoint {
         };
         self.push_seg(cfg, seg, out);
         let seg_len = len + syn as u64 + (fl & flags::FIN != 0) as u64;
-        if self.timing.is_none() && !retransmit && seg_len > 0 {
-            self.timing = Timing::of(seq, now); // time this new segment (Karn)
+        // Time this new segment (Karn). Linux times every copy of its SYN or SYN-ACK: the
+        // ACK that answers one echoes that copy's timestamp (`tcp_ack_update_rtt`'s TSecr
+        // sample, which Karn's rule does not forbid), and copies go at least a second apart,
+        // so the copy answered is the last one sent.
+        let echoed = syn && cfg.timer_model == TimerModel::Linux;
+        if (self.timing.is_none() && !retransmit || echoed) && seg_len > 0 {
+            self.timing = Timing::of(seq, now);
         }
         self.snd_nxt += seg_len;
         if self.snd_nxt > self.snd_max {
