@@ -37,6 +37,7 @@ use super::prr::Prr;
 use super::rack::Rack;
 use super::rate::{mstamp, RateEstimator, TxState};
 use super::sent::{Sent, SentRecord};
+use super::undo::Frto;
 use crate::units::{Time, SEC};
 
 pub use super::window_growth::{cong_avoid_ai, slow_start};
@@ -107,6 +108,9 @@ pub struct LinuxCong {
     /// LEDBAT's state (`congestion_control = "ledbat"`, `tcp/ledbat.rs`), both roles: the
     /// sender's delay history and window, the receiver's delay to report.
     pub ledbat: Option<Box<Ledbat>>,
+    /// F-RTO and the undo of a spurious timeout (`frto`, `tcp/undo.rs`), where the kernel's
+    /// loss state runs (BBR with RACK-TLP).
+    pub frto: Option<Box<Frto>>,
 }
 
 /// DCTCP's sender state as Linux `tcp_dctcp.c` keeps it: α in 1/1024 units, and the
@@ -222,6 +226,8 @@ impl LinuxCong {
             rack: cfg.rack_tlp.then(Rack::default),
             ledbat: (cfg.congestion_control == CongestionControl::Ledbat)
                 .then(|| Box::new(Ledbat::default())),
+            frto: (cfg.frto && cfg.rack_tlp && cfg.congestion_control == CongestionControl::Bbr)
+                .then(|| Box::new(Frto::default())),
         }
     }
 
@@ -235,6 +241,7 @@ impl LinuxCong {
             + self.bbr.as_ref().map_or(0, |_| size_of::<Bbr>())
             + self.prague.as_ref().map_or(0, |_| size_of::<Prague>())
             + self.ledbat.as_ref().map_or(0, |_| size_of::<Ledbat>())
+            + self.frto.as_ref().map_or(0, |_| size_of::<Frto>())
     }
 
     /// The send stamp of the last data segment sent (`on_data_sent`): LEDBAT's timestamp.

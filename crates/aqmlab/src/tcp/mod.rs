@@ -25,6 +25,7 @@ pub mod sack;
 pub mod sent;
 pub mod snapshot;
 pub mod template;
+pub mod undo;
 pub mod window_growth;
 
 pub use endpoint::{Counters, Endpoint, Outbox, Seg, State};
