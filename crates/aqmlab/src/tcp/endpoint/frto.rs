@@ -6,11 +6,23 @@
 //! (`tcp_xmit_recovery` with `REXMIT_NEW`). A child module of `endpoint`; reached only when
 //! the connection runs the kernel's loss state (`linux_loss_state`) with `frto` on.
 
-use super::{segments, Endpoint, Outbox, MAX_CWND};
+use super::{rack_mut, segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::{Packet, MAX_SACK_BLOCKS};
 use crate::tcp::config::{CongestionControl, TcpConfig};
 use crate::tcp::undo::{Frto, LossAck, LossStep};
 use crate::units::Time;
+
+/// An ACK's flags for `tcp_process_loss`, read before the ACK is counted
+/// (`frto_scan_ack`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Scanned {
+    /// `FLAG_ORIG_SACK_ACKED`.
+    orig_acked: bool,
+    /// `FLAG_DATA_SACKED`.
+    data_sacked: bool,
+    /// The newest segment never retransmitted that the ACK delivers: (send time, end).
+    newest_clean: Option<(Time, u64)>,
+}
 
 /// What the timeout saw before it changed anything (`frto_before_rto`).
 pub(super) struct BeforeRto {
@@ -77,26 +89,34 @@ impl Endpoint {
     /// Before the ACK is counted: whether it will newly deliver, cumulatively or by SACK, a
     /// segment never retransmitted that ends at or below `high_seq` (`FLAG_ORIG_SACK_ACKED`,
     /// set in `tcp_clean_rtx_queue` and `tcp_sacktag_one`), and whether it newly SACKs
-    /// anything (`FLAG_DATA_SACKED`). Walks the record: only in the Loss state with F-RTO
-    /// armed.
+    /// anything (`FLAG_DATA_SACKED`); and the newest segment never retransmitted that it
+    /// delivers, on which the kernel's RACK advances (`tcp_rack_advance` is called for every
+    /// segment delivered; the model's RACK otherwise reads only the newest one, which after
+    /// a timeout is the retransmission, too recent to count). Walks the record: only in the
+    /// Loss state with F-RTO armed.
     #[cold]
-    pub(super) fn frto_scan_ack(&self, pkt: &Packet) -> (bool, bool) {
+    pub(super) fn frto_scan_ack(&self, pkt: &Packet) -> Scanned {
+        let mut sc = Scanned::default();
         let Some(lx) = self.linux.as_deref() else {
-            return (false, false);
+            return sc;
         };
         let high = lx.bbr_loss_high.unwrap_or(0);
         let sent = &lx.sent;
-        let clean = |i: usize| {
+        let mut note = |i: usize| {
             let s = sent.get(i);
-            !s.sacked && !s.rexmit && s.end() <= high
+            if s.sacked || s.rexmit {
+                return;
+            }
+            sc.orig_acked |= s.end() <= high;
+            if sc.newest_clean.is_none_or(|(at, _)| s.at > at) {
+                sc.newest_clean = Some((s.at, s.end()));
+            }
         };
-        let mut orig = false;
         let mut i = 0;
         while i < sent.len() && sent.get(i).end() <= pkt.ack {
-            orig |= clean(i);
+            note(i);
             i += 1;
         }
-        let mut sacked = false;
         if self.sack_ok {
             let n = (pkt.sack_n as usize).min(MAX_SACK_BLOCKS);
             for &(start, end) in &pkt.sack[..n] {
@@ -104,14 +124,14 @@ impl Endpoint {
                 while k < sent.len() && sent.get(k).end() <= end {
                     let s = sent.get(k);
                     if s.start >= start && !s.sacked {
-                        sacked = true;
-                        orig |= clean(k);
+                        sc.data_sacked = true;
+                        note(k);
                     }
                     k += 1;
                 }
             }
         }
-        (orig, sacked)
+        sc
     }
 
     /// `tcp_process_loss` for an ACK counted with F-RTO armed (`frto_scan_ack`'s flags);
@@ -119,10 +139,11 @@ impl Endpoint {
     #[cold]
     pub(super) fn frto_on_ack(
         &mut self,
+        now: Time,
         cfg: &TcpConfig,
         pkt: &Packet,
         una_before: u64,
-        scanned: (bool, bool),
+        sc: Scanned,
     ) {
         let high = self
             .linux
@@ -131,13 +152,16 @@ impl Endpoint {
             .unwrap_or(0);
         let a = LossAck {
             una_advanced: self.snd_una > una_before,
-            orig_acked: scanned.0,
-            data_sacked: scanned.1,
+            orig_acked: sc.orig_acked,
+            data_sacked: sc.data_sacked,
             dupack: pkt.len == 0 && pkt.ack == una_before && self.snd_max > una_before,
             recovered: self.snd_una >= high,
             sent_beyond_high: self.snd_max > high,
             can_send_new: self.has_unsent() && self.rwnd_room(cfg) > 0,
         };
+        if let (Some((at, end)), Some(r)) = (sc.newest_clean, rack_mut(&mut self.linux)) {
+            r.advance(now, at, end, false);
+        }
         let Some(f) = frto_mut(&mut self.linux) else {
             return;
         };

@@ -42,7 +42,7 @@ impl Endpoint {
         let frto = self.frto_armed(cfg).then(|| self.frto_scan_ack(pkt));
         self.process_ack_base(now, cfg, pkt, out);
         if let Some(scanned) = frto {
-            self.frto_on_ack(cfg, pkt, una_before, scanned);
+            self.frto_on_ack(now, cfg, pkt, una_before, scanned);
         }
         let delivered = self.ack_delivered;
         let una_advanced = self.snd_una > una_before;
