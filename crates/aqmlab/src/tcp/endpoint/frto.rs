@@ -76,14 +76,16 @@ impl Endpoint {
         }
     }
 
-    /// Whether this ACK reaches `tcp_process_loss` with F-RTO armed: in the Loss state.
+    /// Whether this ACK reaches `tcp_process_loss` with F-RTO armed: in the Loss state (read
+    /// first: F-RTO's own state is a separate allocation, touched only in that state).
     #[inline]
     pub(super) fn frto_armed(&self, cfg: &TcpConfig) -> bool {
-        self.linux
-            .as_deref()
-            .and_then(|l| l.frto.as_deref())
-            .is_some_and(|f| f.armed)
-            && self.in_linux_loss_state(cfg)
+        self.in_linux_loss_state(cfg)
+            && self
+                .linux
+                .as_deref()
+                .and_then(|l| l.frto.as_deref())
+                .is_some_and(|f| f.armed)
     }
 
     /// Before the ACK is counted: whether it will newly deliver, cumulatively or by SACK, a
