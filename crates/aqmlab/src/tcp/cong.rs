@@ -173,6 +173,14 @@ impl LinuxCong {
         self.cold.as_deref().and_then(|c| c.rate.as_deref())
     }
     #[inline]
+    pub fn frto(&self) -> Option<&crate::tcp::undo::Frto> {
+        self.cold.as_deref().and_then(|c| c.frto.as_deref())
+    }
+    #[inline]
+    pub fn frto_mut(&mut self) -> Option<&mut crate::tcp::undo::Frto> {
+        self.cold.as_deref_mut().and_then(|c| c.frto.as_deref_mut())
+    }
+    #[inline]
     pub fn dctcp(&self) -> Option<&Dctcp> {
         self.cold.as_deref().and_then(|c| c.dctcp.as_ref())
     }

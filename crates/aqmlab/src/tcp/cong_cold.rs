@@ -17,6 +17,7 @@ use super::ledbat::Ledbat;
 use super::pacing::Pacer;
 use super::prague::Prague;
 use super::rate::{RateEstimator, TxState};
+use super::undo::Frto;
 
 /// Linux's per-connection state for DCTCP, HyStart++, pacing, BBR, Prague and LEDBAT.
 #[derive(Clone, Debug, Default)]
@@ -47,6 +48,9 @@ pub struct LinuxCold {
     /// LEDBAT's state (`congestion_control = "ledbat"`, `tcp/ledbat.rs`), both roles: the
     /// sender's delay history and window, the receiver's delay to report.
     pub ledbat: Option<Box<Ledbat>>,
+    /// F-RTO and the undo of a spurious timeout (`frto`, `tcp/undo.rs`), where the kernel's
+    /// loss state runs (BBR with RACK-TLP).
+    pub frto: Option<Box<Frto>>,
 }
 
 impl LinuxCold {
@@ -67,12 +71,14 @@ impl LinuxCold {
                 .then(|| Box::new(RateEstimator::default())),
             ledbat: (cfg.congestion_control == CongestionControl::Ledbat)
                 .then(|| Box::new(Ledbat::default())),
+            frto: (cfg.frto && cfg.rack_tlp && cfg.congestion_control == CongestionControl::Bbr)
+                .then(|| Box::new(Frto::default())),
             ..LinuxCold::default()
         }
     }
 
     /// Bytes held on the heap besides itself: BBR's delivery states and the boxes of BBR,
-    /// Prague, LEDBAT and the rate estimator.
+    /// Prague, LEDBAT, F-RTO and the rate estimator.
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         self.rate_tx.capacity() * size_of::<TxState>()
@@ -80,5 +86,6 @@ impl LinuxCold {
             + self.bbr.as_ref().map_or(0, |_| size_of::<Bbr>())
             + self.prague.as_ref().map_or(0, |_| size_of::<Prague>())
             + self.ledbat.as_ref().map_or(0, |_| size_of::<Ledbat>())
+            + self.frto.as_ref().map_or(0, |_| size_of::<Frto>())
     }
 }

@@ -28,6 +28,7 @@ pub mod sack;
 pub mod sent;
 pub mod snapshot;
 pub mod template;
+pub mod undo;
 pub mod window_growth;
 
 #[cfg(test)]

@@ -180,9 +180,10 @@ impl Endpoint {
     /// cwnd = 1 segment (`tcp_packets_in_flight + 1` once everything outstanding is marked
     /// lost); CUBIC's state is reset. During the handshake nothing changes: Linux restores
     /// ssthresh when the connection is established and sets cwnd then.
-    pub(super) fn linux_on_rto(&mut self, now: Time, cfg: &TcpConfig, opening: bool) {
+    /// Returns whether ssthresh was cut (the undo's condition, `tcp/undo.rs`).
+    pub(super) fn linux_on_rto(&mut self, now: Time, cfg: &TcpConfig, opening: bool) -> bool {
         if opening {
-            return;
+            return false;
         }
         let mss = cfg.mss as u64;
         let in_episode = self.snd_una < self.recover
@@ -191,8 +192,9 @@ impl Endpoint {
         let (snd_una, snd_max) = (self.snd_una, self.snd_max);
         let psock = self.prague().is_some().then(|| self.prague_sock(now, cfg));
         let Some(lx) = self.linux.as_deref_mut() else {
-            return;
+            return false;
         };
+        let mut cut = false;
         if let (Some(p), Some(s)) = (lx.prague_mut(), psock) {
             // `prague_ssthresh` keeps ssthresh; `CA_EVENT_LOSS` halves the window (cwnd is
             // still the one before the timeout: `tcp_enter_loss` lowers it afterwards).
@@ -200,11 +202,13 @@ impl Endpoint {
             lx.cold_mut().prague_loss_high = snd_max;
         } else if !in_episode || snd_una > lx.loss_una {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
+            cut = true;
         }
         lx.on_rto(now, snd_una, snd_max);
         self.ecn_reduced = false;
         self.cwnd = mss;
         self.ecn.on_reduction(self.snd_max, false);
+        cut
     }
 
     /// The end of `tcp_enter_loss` under BBR: `bbr_set_state(TCP_CA_Loss)`, after the

@@ -39,7 +39,12 @@ impl Endpoint {
                 .lost_bytes_from(from, self.snd_una, self.snd_max, cfg.dupack_threshold, mss)
         });
         self.ack_delivered = 0;
+        // F-RTO (`tcp/undo.rs`): the ACK's flags read before it is counted.
+        let frto = self.frto_armed(cfg).then(|| self.frto_scan_ack(pkt));
         self.process_ack_base(now, cfg, pkt, out);
+        if let Some(scanned) = frto {
+            self.frto_on_ack(now, cfg, pkt, una_before, scanned);
+        }
         let delivered = self.ack_delivered;
         let una_advanced = self.snd_una > una_before;
         let mut newly_lost = false;
@@ -300,6 +305,12 @@ impl Endpoint {
         let mss = cfg.mss as u64;
         let cwnd = segments(self.cwnd, mss);
         self.snd_nxt = self.snd_max;
+        if self.frto_send_new_first(now, cfg, out) {
+            if self.ack_now {
+                self.emit_ack(cfg, out);
+            }
+            return;
+        }
         while let Some(lx) = self.linux.as_deref_mut() {
             if lx.rack_in_flight() >= cwnd {
                 break;

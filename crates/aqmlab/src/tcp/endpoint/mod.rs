@@ -51,6 +51,8 @@ mod linux_cong;
 mod linux_recovery;
 // Pacing's, BBR's and Prague's hooks (`paced.rs`).
 mod paced;
+// F-RTO and the undo of a spurious timeout (`frto.rs`).
+mod frto;
 
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
 const MAX_CWND: u64 = 1_073_725_440;

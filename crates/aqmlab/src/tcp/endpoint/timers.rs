@@ -73,7 +73,8 @@ impl Endpoint {
         // ssthresh stays, and so does that last action, for later timeouts too.
         let kernel_loss_state = !opening && self.linux_loss_state(cfg);
         if self.linux.is_some() {
-            self.linux_on_rto(now, cfg, opening);
+            let frto = (!opening).then(|| self.frto_before_rto(cfg)).flatten();
+            let cut = self.linux_on_rto(now, cfg, opening);
             if !opening && (self.has_prr() || self.has_rack()) {
                 self.linux_recovery_on_rto(now, kernel_loss_state);
             }
@@ -81,6 +82,9 @@ impl Endpoint {
                 // `tcp_enter_loss`: cwnd = `tcp_packets_in_flight` + 1 once the marks are made.
                 let in_flight = self.linux.as_deref().map_or(0, |l| l.rack_in_flight());
                 self.cwnd = (in_flight as u64 + 1) * cfg.mss as u64;
+            }
+            if let Some(b) = frto {
+                self.frto_enter_loss(b, cut);
             }
             self.bbr_enter_loss(now, cfg, opening);
         } else {
