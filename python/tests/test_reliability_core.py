@@ -147,6 +147,61 @@ def test_the_estimate_counts_hosts_and_the_chunk(tmp_path):
     assert r.returncode == 2 and "more than the budget" in r.stderr, r.stderr
 
 
+FLOOD = """\
+name = "flood"
+seed = 1
+duration_s = 2.0
+warmup_s = 0.0
+[topology]
+bottleneck_mbps = 10.0
+access_mbps = 1000.0
+access_queue_packets = 50000
+left_hosts = 10
+right_hosts = 10
+[queue]
+kind = "fq_codel"
+memory_limit = 1500
+[[traffic]]
+kind = "udp_cbr"
+flows = 100
+rate_mbps = 1000.0
+direction = "download"
+"""
+
+
+def test_a_udp_flood_is_estimated_at_what_it_holds(tmp_path):
+    """The fuzzer's third finding (issue 36): 100 UDP flows of 1 Gb/s into 10 Mb/s FQ-CoDel
+    from ten hosts fill each host's access queue to its limit; the memory is the packets held
+    there, and the guard must count them at what they cost (it counted the packet's slot
+    alone: 1.48 GB estimated, 2.49 GB used with a million-packet limit). Measured here with
+    50,000 packets a host: the peak is within the estimate and the estimate within 1.5× of
+    the peak above the process's base."""
+    f = write_scenario(tmp_path, FLOOD)
+    from aqmlab import scenario as sc
+    from aqmlab.runs import budget
+
+    est = budget.check(sc.to_json(sc.load(f)), 1e12)
+    probe = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run([sys.executable, '-m', 'aqmlab', 'run', sys.argv[1], '--out',"
+        " sys.argv[2], '-q'], check=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+    )
+    empty = write_scenario(tmp_path, edit(FLOOD, "flows = 100", "flows = 1"), "one.toml")
+    peaks = []
+    for scen, out in ((f, "o"), (empty, "o1")):
+        r = subprocess.run(
+            [sys.executable, "-c", probe, str(scen), str(tmp_path / out)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        peaks.append(int(r.stdout.split()[-1]))
+    held = peaks[0] - peaks[1]  # the flood's packets above a one-flow run's process
+    counted = est["peak_bytes"] - budget.check(sc.to_json(sc.load(empty)), 1e12)["peak_bytes"]
+    assert held > 50e6, peaks  # 10 hosts × 50,000 packets really were held
+    assert held <= counted <= 1.5 * held, (held, counted, est)
+
+
 def test_a_billion_repetitions_are_refused_before_planning(tmp_path):
     f = write_scenario(tmp_path)
     sweep = tmp_path / "s.toml"

@@ -2,7 +2,8 @@
 //! `aqmlab.scenario.to_json(resolve(doc))` writes it): sampled every 10 ms over the measured
 //! window, what the Linux testbed's TCP_INFO samples give for the kernel (cwnd, pacing rate,
 //! the loss states, RTO and SRTT) and BBR's own state (mode, long-term "policer" bandwidth in
-//! use); then the counters over the whole run (timeouts, retransmissions, tail loss probes),
+//! use); then the counters over the whole run (timeouts, retransmissions, tail loss probes,
+//! F-RTO's outcomes),
 //! and each flow's goodput over the measured window (bytes cumulatively ACKed) with Jain's
 //! index.
 //!
@@ -77,8 +78,8 @@ fn main() {
             p.rto_ms += ep.rto.rto_ns(&tcp, false) as f64 * 1e-6;
             p.srtt_ms += ep.rto.srtt_s() * 1e3;
             p.recovery += ep.in_recovery() as u64;
-            if let Some(lx) = ep.linux_cong() {
-                let in_loss = lx.bbr_loss_high.is_some_and(|h| ep.snd_una() < h);
+            if let Some(c) = ep.linux_cong().and_then(|lx| lx.cold.as_deref()) {
+                let in_loss = c.bbr_loss_high.is_some_and(|h| ep.snd_una() < h);
                 p.loss += in_loss as u64;
             }
             if let Some(r) = ep.pacing_rate().filter(|&r| r != u64::MAX) {
@@ -90,10 +91,10 @@ fn main() {
             }
         }
     }
-    println!("flow  cwnd  pacing_Mb/s  recov%  loss%  lt_bw%  startup% drain% probe_bw% probe_rtt%  timeouts  rexmits  fast_rexmits  tlp  probe_rtt_n  goodput_Mb/s  rto_ms  srtt_ms");
+    println!("flow  cwnd  pacing_Mb/s  recov%  loss%  lt_bw%  startup% drain% probe_bw% probe_rtt%  timeouts  rexmits  fast_rexmits  tlp  probe_rtt_n  goodput_Mb/s  rto_ms  srtt_ms  spurious_rto  new_first  real_loss");
     let measured_s = (end - warmup) as f64 / SEC as f64;
     let mut goodputs = Vec::new();
-    let mut sums = [0f64; 17];
+    let mut sums = [0f64; 20];
     let n = prof.len().max(1) as f64;
     for (k, (p, pair)) in prof.iter().zip(sim.endpoints()).enumerate() {
         let ep = &pair[1];
@@ -101,6 +102,9 @@ fn main() {
         let pct = |x: u64| 100.0 * x as f64 / s;
         let tlp = ep.rack_state().map_or(0, |r| r.probes);
         let prtt = ep.bbr().map_or(0, |b| b.probe_rtt_count);
+        // F-RTO's outcomes (`tcp/undo.rs`): timeouts undone, new data sent first, real losses.
+        let f = ep.frto_state();
+        let frto = |g: fn(&aqmlab::tcp::undo::Frto) -> u64| f.map_or(0.0, |f| g(f) as f64);
         let from = acked_at_warmup.get(k).copied().unwrap_or(0);
         let goodput = ep.bytes_acked().saturating_sub(from) as f64 * 8e-6 / measured_s;
         goodputs.push(goodput);
@@ -122,6 +126,9 @@ fn main() {
             goodput,
             p.rto_ms / s,
             p.srtt_ms / s,
+            frto(|f| f.spurious_rtos),
+            frto(|f| f.new_data_first),
+            frto(|f| f.real_losses),
         ];
         for (a, b) in sums.iter_mut().zip(row) {
             *a += b;

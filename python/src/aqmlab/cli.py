@@ -528,7 +528,9 @@ def format_summary(results) -> str:
         f"{sim_t:g} s simulated in {wall:.2f} s wall"
     ]
     lines += _what_ran(s["scenario"])
-    rows = [("bottleneck", "throughput", "utilization", "loss", "mean queue")]
+    # The queue in packets (what drop-tail and RED people read) and its delay in ms (what
+    # CoDel, PIE and L4S people read): the mean of each.
+    rows = [("bottleneck", "throughput", "utilization", "loss", "mean queue", "delay")]
     for direction, d in _hop_directions(core):
         rows.append(
             (
@@ -537,10 +539,11 @@ def format_summary(results) -> str:
                 _pct(d.get("utilization")),
                 _pct(d.get("loss_rate")),
                 _num(d.get("mean_queue_pkts"), "pkt", ".1f"),
+                _num(d.get("delay_mean_ms"), "ms", ".1f"),
             )
         )
     if len(rows) == 1:
-        rows.append(("(none reported)", "-", "-", "-", "-"))
+        rows.append(("(none reported)", "-", "-", "-", "-", "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         lines.append(

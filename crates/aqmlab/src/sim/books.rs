@@ -162,14 +162,14 @@ impl Simulation {
         r.aborted.push(c.aborted);
         let (a, b) = (&c.ep[0].counters, &c.ep[1].counters);
         r.syn_retransmits
-            .push(a.syn_retransmits + b.syn_retransmits);
+            .push(a.syn_retransmits as u64 + b.syn_retransmits as u64);
         r.fin_retransmits
-            .push(a.fin_retransmits + b.fin_retransmits);
+            .push(a.fin_retransmits as u64 + b.fin_retransmits as u64);
         r.data_retransmits
             .push(a.data_retransmits + b.data_retransmits);
-        r.timeouts.push(a.timeouts + b.timeouts);
+        r.timeouts.push(a.timeouts as u64 + b.timeouts as u64);
         r.fast_retransmits
-            .push(a.fast_retransmits + b.fast_retransmits);
+            .push(a.fast_retransmits as u64 + b.fast_retransmits as u64);
         r.segments_sent.push(a.segments + b.segments);
         let m = [c.ep[0].min_rtt_sample, c.ep[1].min_rtt_sample]
             .into_iter()
@@ -213,12 +213,12 @@ impl Simulation {
             r.completed.push(end.is_some());
             r.base_rtt_ms.push(c.base_rtt as f64 * 1e-6);
             r.syn_retransmits
-                .push(a.syn_retransmits + b.syn_retransmits);
+                .push(a.syn_retransmits as u64 + b.syn_retransmits as u64);
             r.fin_retransmits
-                .push(a.fin_retransmits + b.fin_retransmits);
+                .push(a.fin_retransmits as u64 + b.fin_retransmits as u64);
             r.data_retransmits
                 .push(a.data_retransmits + b.data_retransmits);
-            r.timeouts.push(a.timeouts + b.timeouts);
+            r.timeouts.push(a.timeouts as u64 + b.timeouts as u64);
             // An exchange that never started (its connection failed first) starts at the
             // connection's start for the books.
             if start.unwrap_or(c.start) >= self.warmup {

@@ -46,6 +46,14 @@ const USER_BYTES: f64 = 256.0;
 /// two runs of `examples/quickstart.toml` (2 s) with 10,000 and 100,000 hosts per side (59 and
 /// 358 MiB), the difference over the 180,000 hosts between them.
 const HOST_BYTES: f64 = 1_800.0;
+/// What a packet waiting in a cut-through access queue holds (`net/link.rs`: its slot in the
+/// packet store, the link's start-time entry, its arrival event already in the scheduler, its
+/// place on the free list), bytes, upper side: measured 243 B from the peak memory of a UDP
+/// flood (100 flows of 1 Gb/s from 10 hosts into 1 Gb/s access links, 2 s) with
+/// `access_queue_packets` 250,000 and 500,000 (638 and 1,246 MB), the difference over the
+/// 2.5 million packets between them, and 251 B with 50,000 against one flow
+/// (`test_a_udp_flood_is_estimated_at_what_it_holds`); the allocator's growth steps vary it.
+const ACCESS_QUEUED_PACKET_BYTES: f64 = 280.0;
 /// The process before any run (interpreter, libraries, core tables), bytes.
 const BASE_BYTES: f64 = 200e6;
 /// How long a PackMime or Poisson connection stays open on average, upper side (s): its
@@ -381,9 +389,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             .iter()
             .map(|h| queue_packets(h.2) + queue_packets(h.3))
             .sum::<f64>();
-    let packets_in_flight = pps * path_s
-        + bottleneck_q.min(pps.max(1.0) * d)
-        + udp_overloaded_hosts * t.access_queue_packets as f64;
+    let access_q = udp_overloaded_hosts * t.access_queue_packets as f64;
+    let packets_in_flight = pps * path_s + bottleneck_q.min(pps.max(1.0) * d) + access_q;
     let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
     let rows_per_chunk =
         chunk_s * (per_s + 3.0 * conn_rate + dash_rows_per_s + video_rows_per_s) + video_calls;
@@ -391,7 +398,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         hosts[0] + hosts[1] + 2.0 * t.cross_hosts as f64 * hop_links.len().max(1) as f64;
     let peak_bytes = BASE_BYTES
         + all_hosts * HOST_BYTES
-        + packets_in_flight * size_of::<Packet>() as f64
+        + (packets_in_flight - access_q) * size_of::<Packet>() as f64
+        + access_q * ACCESS_QUEUED_PACKET_BYTES
         + open * (size_of::<Conn>() + 64) as f64
         + users * USER_BYTES
         + video_calls * VIDEO_CALL_BYTES
@@ -574,6 +582,12 @@ mod tests {
             "",
         ));
         assert!(e.packets_in_flight >= 300_000.0, "{e:?}");
+        // Each held packet at what it costs there, not only its slot (issue 36's fuzzer: a
+        // flood estimated at 1.48 GB used 2.49).
+        assert!(
+            e.peak_bytes >= BASE_BYTES + 300_000.0 * ACCESS_QUEUED_PACKET_BYTES,
+            "{e:?}"
+        );
         // 3 hosts × 100 Mb/s of 100-byte packets, 4 events each, plus the sends of all
         // 3 × 10 Gb/s, for 100 s.
         let pkts = 3.0 * 100e6 / 800.0;

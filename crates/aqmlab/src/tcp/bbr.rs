@@ -798,6 +798,14 @@ impl Bbr {
         self.ssthresh
     }
 
+    /// `bbr_undo_cwnd`: a spurious slow-down; full-pipe detection and long-term sampling
+    /// start again (cwnd itself is left as it is).
+    pub fn on_undo(&mut self, r: &RateEstimator) {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling(r);
+    }
+
     /// `bbr_set_state(TCP_CA_Loss)` at a retransmission timeout.
     pub fn on_loss_state(&mut self, r: &RateEstimator, now_us: u64) {
         self.prev_ca_state = CaState::Loss;

@@ -382,6 +382,13 @@ pub struct TcpConfig {
     /// `congestion_control = "reno"`.
     #[serde(default)]
     pub rack_tlp: bool,
+    /// F-RTO (RFC 5682, SACK-enhanced, as Linux runs it with `tcp_frto` = 2) after a
+    /// retransmission timeout, and the undo of the timeout's reduction when F-RTO finds it
+    /// spurious (`tcp_process_loss`, `tcp_try_undo_loss`; `tcp/undo.rs`). Used where the
+    /// model runs the kernel's loss state after a timeout (BBR with RACK-TLP on SACK
+    /// connections); ignored elsewhere. True in the Linux presets.
+    #[serde(default)]
+    pub frto: bool,
     /// TCP-internal pacing as Linux does it without `sch_fq` (`tcp_pacing_check`,
     /// `tcp_update_skb_after_send`): data segments, retransmissions included, leave at most
     /// at the pacing rate, 200 % of cwnd/SRTT in slow start and 120 % otherwise

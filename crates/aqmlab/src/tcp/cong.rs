@@ -24,18 +24,14 @@
 //! newly ACKed if none of those was retransmitted, else — the Linux presets send timestamps —
 //! from the timestamp echoed, at its 1 ms resolution, when the ACK moved snd_una.
 
-use std::collections::VecDeque;
-
-use super::bbr::Bbr;
 use super::config::{CongestionControl, TcpConfig};
+pub use super::cong_cold::LinuxCold;
 use super::cubic::{AckContext, Cubic};
+pub use super::dctcp::{update_alpha, Dctcp, DCTCP_MAX_ALPHA, DCTCP_SHIFT_G};
 use super::hystart_pp::HystartPP;
-use super::ledbat::Ledbat;
-use super::pacing::Pacer;
-use super::prague::Prague;
 use super::prr::Prr;
 use super::rack::Rack;
-use super::rate::{mstamp, RateEstimator, TxState};
+use super::rate::mstamp;
 use super::sent::{Sent, SentRecord};
 use crate::units::{Time, SEC};
 
@@ -46,9 +42,11 @@ pub use super::window_growth::{cong_avoid_ai, slow_start};
 pub struct LinuxCong {
     cubic_on: bool,
     hystart: bool,
-    /// One jiffy (the configuration's tick) and jiffies per second.
-    tick: Time,
-    hz: u64,
+    /// One jiffy (the configuration's tick, ns) and jiffies per second. 32 bits: `tick_ms`
+    /// is validated to [0.001, 1000] ms, so the tick is at most 10⁹ ns and HZ at most 10⁶
+    /// (`tick32`; the state stays within 8 cache lines).
+    tick: u32,
+    hz: u32,
     /// `snd_cwnd_cnt`.
     pub cwnd_cnt: u32,
     /// `tcp_cwnd_validate`'s record of the current window: whether it was cwnd-limited, the
@@ -59,8 +57,10 @@ pub struct LinuxCong {
     /// Jiffy of the last data segment sent (`lsndtime`).
     lsndtime: u64,
     /// snd_una at the last retransmission timeout, while in its loss episode (Linux
-    /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it).
-    pub loss_una: Option<u64>,
+    /// `TCP_CA_Loss`; `icsk_retransmits` is 0 again once snd_una moves past it);
+    /// `NO_LOSS_EPISODE` outside one (a plain number, not an `Option`: 8 bytes fewer, and
+    /// "snd_una beyond it" is false for the sentinel as it was for `None`).
+    pub loss_una: u64,
     /// The data segments outstanding (`tcp/sent.rs`).
     pub(crate) sent: SentRecord,
     /// The most recently sent segment this ACK delivered: (send time, end, retransmitted)
@@ -76,129 +76,43 @@ pub struct LinuxCong {
     /// The last send time stamped on a segment (`on_data_sent`).
     last_at: Time,
     pub cubic: Cubic,
-    /// DCTCP's state (`congestion_control = "dctcp"`).
-    pub dctcp: Option<Dctcp>,
-    /// HyStart++ (`hystart_plus_plus`), which then replaces CUBIC's HyStart.
+    /// HyStart++ (`hystart_plus_plus`) runs in place of CUBIC's HyStart (its state:
+    /// `LinuxCold::hspp`).
     hspp_on: bool,
-    pub hspp: Option<HystartPP>,
-    /// The pacer (`pacing`, or BBR).
-    pub pacer: Option<Pacer>,
-    /// Delivery-rate estimation (BBR only), and the delivery state of each segment of
-    /// `sent`, index for index.
-    pub rate: Option<Box<RateEstimator>>,
-    rate_tx: VecDeque<TxState>,
-    /// BBR's state, from the connection's establishment.
-    pub bbr: Option<Box<Bbr>>,
-    /// Prague's state, from an establishment with AccECN (`tcp/prague/`); None otherwise,
-    /// also for `congestion_control = "prague"` without AccECN (Linux Reno then).
-    pub prague: Option<Box<Prague>>,
-    /// snd_max at Prague's last loss (fast recovery or timeout): its loss state lasts until
-    /// snd_una reaches it.
-    pub prague_loss_high: u64,
-    /// snd_max at the last timeout, while its loss episode lasts (BBR's `TCP_CA_Loss`).
-    pub bbr_loss_high: Option<u64>,
-    /// Seed of the algorithm's random stream (BBR), set per connection.
-    pub cc_seed: u64,
+    /// DCTCP, HyStart++, pacing, BBR, Prague and LEDBAT (`tcp/cong_cold.rs`): None for a
+    /// configuration that uses none of them, so that a plain connection's ACKs read one
+    /// pointer instead of their fields.
+    pub cold: Option<Box<LinuxCold>>,
     /// PRR (`prr`, `tcp/prr.rs`) and RACK-TLP (`rack_tlp`, `tcp/rack.rs`), kept here with
     /// the rest of Linux's per-connection state: one allocation, whose lines an ACK reads
     /// together.
     pub prr: Option<Prr>,
     pub rack: Option<Rack>,
-    /// LEDBAT's state (`congestion_control = "ledbat"`, `tcp/ledbat.rs`), both roles: the
-    /// sender's delay history and window, the receiver's delay to report.
-    pub ledbat: Option<Box<Ledbat>>,
 }
 
-/// DCTCP's sender state as Linux `tcp_dctcp.c` keeps it: α in 1/1024 units, and the
-/// observation window, which ends when snd_una reaches `next_seq` (snd_nxt when it began);
-/// segments delivered in it, and those delivered by ACKs with ECE (`tp->delivered`,
-/// `tp->delivered_ce`).
-#[derive(Clone, Debug)]
-pub struct Dctcp {
-    pub alpha: u32,
-    pub next_seq: u64,
-    pub delivered: u64,
-    pub delivered_ce: u64,
-    old_delivered: u64,
-    old_delivered_ce: u64,
-    /// Observation windows ended (α updates).
-    pub windows: u64,
-}
+/// `LinuxCong::loss_una` outside a timeout's loss episode.
+pub const NO_LOSS_EPISODE: u64 = u64::MAX;
 
-/// `DCTCP_MAX_ALPHA`: α = 1.
-pub const DCTCP_MAX_ALPHA: u32 = 1024;
-/// `dctcp_shift_g`: g = 1/16.
-pub const DCTCP_SHIFT_G: u32 = 4;
-
-impl Dctcp {
-    /// `dctcp_init`: α starts at `dctcp_alpha_on_init` = 1024, the first window at `snd_nxt`.
-    fn new(snd_nxt: u64) -> Self {
-        Dctcp {
-            alpha: DCTCP_MAX_ALPHA,
-            next_seq: snd_nxt,
-            delivered: 0,
-            delivered_ce: 0,
-            old_delivered: 0,
-            old_delivered_ce: 0,
-            windows: 0,
-        }
-    }
-
-    /// Every ACK not older than snd_una (`dctcp_update_alpha` from `in_ack_event`, after the
-    /// ACK's `delivered` segments are counted, `ece` its ECE flag): once snd_una reaches
-    /// `next_seq`, α ← α − max(α >> g, min(α, 1)) + (ce << (10 − g)) / delivered, at most
-    /// 1024, and a new window starts at `snd_nxt`.
-    pub fn on_ack(&mut self, delivered: u32, ece: bool, snd_una: u64, snd_nxt: u64) {
-        self.delivered += delivered as u64;
-        if ece {
-            self.delivered_ce += delivered as u64;
-        }
-        if snd_una < self.next_seq {
-            return;
-        }
-        let delivered = self.delivered - self.old_delivered;
-        let ce = self.delivered_ce - self.old_delivered_ce;
-        self.alpha = update_alpha(self.alpha, delivered, ce);
-        self.windows += 1;
-        self.next_seq = snd_nxt;
-        self.old_delivered = self.delivered;
-        self.old_delivered_ce = self.delivered_ce;
-    }
-
-    /// `dctcp_ssthresh`: cwnd − cwnd·α/2 (cwnd·α >> 11), at least 2 segments.
-    pub fn ssthresh(&self, cwnd: u32) -> u32 {
-        let cut = ((cwnd as u64 * self.alpha as u64) >> 11) as u32;
-        (cwnd - cut).max(2)
-    }
-}
-
-/// One α update in Linux's integer arithmetic (`dctcp_update_alpha`): `min_not_zero(α,
-/// α >> g)` is taken off, then the marked fraction scaled to 1024 >> g is added.
-pub fn update_alpha(alpha: u32, delivered: u64, ce: u64) -> u32 {
-    let shifted = alpha >> DCTCP_SHIFT_G;
-    let decay = if shifted == 0 { alpha } else { shifted };
-    let mut a = alpha - decay;
-    if ce > 0 {
-        let add = (ce << (10 - DCTCP_SHIFT_G)) / delivered.max(1);
-        a = (a as u64 + add).min(DCTCP_MAX_ALPHA as u64) as u32;
-    }
-    a
+/// A configuration's tick in 32 bits: within [1, 10⁹] ns for every validated configuration
+/// (`tick_ms` in [0.001, 1000]); an unvalidated larger one is clamped.
+fn tick32(tick: Time) -> u32 {
+    tick.clamp(1, u32::MAX as u64) as u32
 }
 
 impl LinuxCong {
     pub fn new(cfg: &TcpConfig) -> Self {
-        let tick = cfg.tick().max(1);
+        let tick = tick32(cfg.tick());
         LinuxCong {
             cubic_on: cfg.congestion_control == CongestionControl::Cubic,
             hystart: cfg.hystart,
             tick,
-            hz: (SEC / tick).max(1),
+            hz: (SEC / tick as u64).max(1) as u32,
             cwnd_cnt: 0,
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             lsndtime: 0,
-            loss_una: None,
+            loss_una: NO_LOSS_EPISODE,
             sent: SentRecord::default(),
             rto_rtt: None,
             last_at: 0,
@@ -206,35 +120,73 @@ impl LinuxCong {
             high_sacked: 0,
             reordered: false,
             cubic: Cubic::default(),
-            dctcp: None,
             hspp_on: cfg.hystart_plus_plus,
-            hspp: None,
-            pacer: cfg.paced().then(Pacer::default),
-            rate: (cfg.congestion_control == CongestionControl::Bbr)
-                .then(|| Box::new(RateEstimator::default())),
-            rate_tx: VecDeque::new(),
-            bbr: None,
-            prague: None,
-            prague_loss_high: 0,
-            bbr_loss_high: None,
-            cc_seed: 0,
+            cold: LinuxCold::needed(cfg).then(|| Box::new(LinuxCold::new(cfg))),
             prr: cfg.prr.then(Prr::default),
             rack: cfg.rack_tlp.then(Rack::default),
-            ledbat: (cfg.congestion_control == CongestionControl::Ledbat)
-                .then(|| Box::new(Ledbat::default())),
         }
     }
 
-    /// Bytes this state holds on the heap besides itself: the record of segments, BBR's
-    /// delivery state, and the boxes of BBR, Prague and the rate estimator.
+    /// Bytes this state holds on the heap besides itself: the record of segments and the
+    /// cold part (`tcp/cong_cold.rs`) with what it holds.
     pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
         self.sent.heap_bytes()
-            + self.rate_tx.capacity() * size_of::<TxState>()
-            + self.rate.as_ref().map_or(0, |_| size_of::<RateEstimator>())
-            + self.bbr.as_ref().map_or(0, |_| size_of::<Bbr>())
-            + self.prague.as_ref().map_or(0, |_| size_of::<Prague>())
-            + self.ledbat.as_ref().map_or(0, |_| size_of::<Ledbat>())
+            + self
+                .cold
+                .as_deref()
+                .map_or(0, |c| std::mem::size_of::<LinuxCold>() + c.heap_bytes())
+    }
+
+    /// The cold part, made if the configuration did not (it makes it whenever it can need
+    /// it: `LinuxCold::needed`).
+    #[cold]
+    pub fn cold_mut(&mut self) -> &mut LinuxCold {
+        self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// The pacer, BBR, Prague, LEDBAT, DCTCP's state and the rate estimator, where the
+    /// connection has them (`LinuxCold`).
+    #[inline]
+    pub fn pacer(&self) -> Option<&crate::tcp::pacing::Pacer> {
+        self.cold.as_deref().and_then(|c| c.pacer.as_ref())
+    }
+    #[inline]
+    pub fn pacer_mut(&mut self) -> Option<&mut crate::tcp::pacing::Pacer> {
+        self.cold.as_deref_mut().and_then(|c| c.pacer.as_mut())
+    }
+    #[inline]
+    pub fn bbr(&self) -> Option<&crate::tcp::bbr::Bbr> {
+        self.cold.as_deref().and_then(|c| c.bbr.as_deref())
+    }
+    #[inline]
+    pub fn prague(&self) -> Option<&crate::tcp::prague::Prague> {
+        self.cold.as_deref().and_then(|c| c.prague.as_deref())
+    }
+    #[inline]
+    pub fn prague_mut(&mut self) -> Option<&mut crate::tcp::prague::Prague> {
+        self.cold
+            .as_deref_mut()
+            .and_then(|c| c.prague.as_deref_mut())
+    }
+    #[inline]
+    pub fn rate(&self) -> Option<&crate::tcp::rate::RateEstimator> {
+        self.cold.as_deref().and_then(|c| c.rate.as_deref())
+    }
+    #[inline]
+    pub fn frto(&self) -> Option<&crate::tcp::undo::Frto> {
+        self.cold.as_deref().and_then(|c| c.frto.as_deref())
+    }
+    #[inline]
+    pub fn frto_mut(&mut self) -> Option<&mut crate::tcp::undo::Frto> {
+        self.cold.as_deref_mut().and_then(|c| c.frto.as_deref_mut())
+    }
+    #[inline]
+    pub fn dctcp(&self) -> Option<&Dctcp> {
+        self.cold.as_deref().and_then(|c| c.dctcp.as_ref())
+    }
+    #[inline]
+    fn hspp_mut(&mut self) -> Option<&mut HystartPP> {
+        self.cold.as_deref_mut().and_then(|c| c.hspp.as_mut())
     }
 
     /// The send stamp of the last data segment sent (`on_data_sent`): LEDBAT's timestamp.
@@ -247,26 +199,29 @@ impl LinuxCong {
     /// (`tcp/template.rs`): the same state as `t.clone()`.
     pub fn renew_from(&mut self, t: &LinuxCong) {
         let segs = self.sent.take_buffer();
-        let mut rate_tx = std::mem::take(&mut self.rate_tx);
+        let old_cold = self.cold.take();
         *self = t.clone();
         self.sent.adopt_buffer(segs);
-        if self.rate_tx.is_empty() {
-            rate_tx.clear();
-            self.rate_tx = rate_tx;
+        if let (Some(mut old), Some(new)) = (old_cold, self.cold.as_deref_mut()) {
+            if new.rate_tx.is_empty() {
+                old.rate_tx.clear();
+                new.rate_tx = std::mem::take(&mut old.rate_tx);
+            }
         }
     }
 
     /// Jiffies per second.
     #[inline]
     pub fn hz(&self) -> u64 {
-        self.hz
+        self.hz as u64
     }
 
     /// A retransmission timeout under BBR (`tcp_enter_loss` → `bbr_set_state(TCP_CA_Loss)`),
     /// after `ssthresh` saved cwnd: the loss episode lasts until snd_una reaches `snd_max`.
     pub fn bbr_on_rto(&mut self, now: Time, snd_max: u64) {
-        self.bbr_loss_high = Some(snd_max);
-        if let (Some(b), Some(r)) = (self.bbr.as_deref_mut(), self.rate.as_deref()) {
+        let c = self.cold_mut();
+        c.bbr_loss_high = Some(snd_max);
+        if let (Some(b), Some(r)) = (c.bbr.as_deref_mut(), c.rate.as_deref()) {
             b.on_loss_state(r, mstamp(now));
         }
     }
@@ -282,22 +237,29 @@ impl LinuxCong {
         retransmit: bool,
         nothing_out: bool,
     ) {
-        let Some(r) = self.rate.as_deref_mut() else {
+        let Some(LinuxCold {
+            rate: Some(r),
+            rate_tx,
+            ..
+        }) = self.cold.as_deref_mut()
+        else {
             return;
         };
         let now_us = mstamp(now);
         let end = seq + len;
         if !retransmit {
             let tx = r.on_sent(now_us, end, nothing_out, false);
-            self.rate_tx.push_back(tx);
+            rate_tx.push_back(tx);
         } else {
             let first = self.sent.first_ending_after(seq);
+            // `sent` and `rate_tx` index for index.
+            #[allow(clippy::needless_range_loop)]
             for i in first..self.sent.len() {
                 let s = self.sent.get(i);
                 if s.start >= end {
                     break;
                 }
-                self.rate_tx[i] = r.on_sent(now_us, s.end(), false, true);
+                rate_tx[i] = r.on_sent(now_us, s.end(), false, true);
             }
         }
     }
@@ -306,7 +268,7 @@ impl LinuxCong {
     /// it does for CUBIC's epoch.
     #[inline]
     pub fn jiffies(&self, now: Time) -> u64 {
-        now / self.tick + 1
+        now / self.tick as u64 + 1
     }
 
     /// The connection is established (`tcp_init_transfer` → the algorithm's `init`): CUBIC
@@ -317,18 +279,22 @@ impl LinuxCong {
         self.lsndtime = self.jiffies(now);
         self.cwnd_cnt = 0;
         if dctcp {
-            self.dctcp = Some(Dctcp::new(snd_nxt));
+            self.cold_mut().dctcp = Some(Dctcp::new(snd_nxt));
         }
         self.cubic = Cubic::default();
         self.cubic.hystart_reset(now / 1000, snd_nxt);
-        self.hspp = self.hspp_on.then(|| HystartPP::new(snd_nxt));
+        if self.hspp_on {
+            self.cold_mut().hspp = Some(HystartPP::new(snd_nxt));
+        } else if let Some(c) = self.cold.as_deref_mut() {
+            c.hspp = None;
+        }
     }
 
     /// Jiffies since the last data segment was sent (`tcp_jiffies32 - lsndtime`), and `rto`
     /// in jiffies (`icsk_rto`).
     pub fn idle_jiffies(&self, now: Time, rto: Time) -> (i64, i64) {
         let idle = self.jiffies(now).saturating_sub(self.lsndtime);
-        (idle as i64, rto.div_ceil(self.tick) as i64)
+        (idle as i64, rto.div_ceil(self.tick as u64) as i64)
     }
 
     /// A segment carrying `len` bytes of data from `seq` goes out; `idle`: nothing was in
@@ -368,7 +334,7 @@ impl LinuxCong {
     /// that made the receiver ACK); such an ACK gives BBR no sample (Karn). The sample is
     /// completed by `RateEstimator::gen`.
     pub fn on_ack(&mut self, now: Time, ack: u64, blocks: &[(u64, u64)]) -> (u32, Option<Time>) {
-        if self.sent.len() == 0 && blocks.is_empty() && self.rate.is_none() {
+        if self.sent.len() == 0 && blocks.is_empty() && self.rate().is_none() {
             // Nothing outstanding and nothing SACKed (a receiver's data, mostly): nothing is
             // delivered and there is no sample; what follows would find the same.
             self.newest_delivered = None;
@@ -376,7 +342,14 @@ impl LinuxCong {
             self.rto_rtt = None;
             return (0, None);
         }
-        let mut rate = self.rate.as_deref_mut();
+        let (mut rate, rate_tx) = match self.cold.as_deref_mut() {
+            Some(LinuxCold {
+                rate: Some(r),
+                rate_tx,
+                ..
+            }) => (Some(&mut **r), Some(rate_tx)),
+            _ => (None, None),
+        };
         if let Some(r) = rate.as_mut() {
             r.start_ack();
         }
@@ -395,7 +368,7 @@ impl LinuxCong {
             reordered |= !s.rexmit && s.start < prior_fack;
         };
         let mut high_sacked = prior_fack;
-        let rate_tx = &mut self.rate_tx;
+        let mut rate_tx = rate_tx;
         self.sent.sack(ack, blocks, |i, s| {
             delivered += 1;
             high_sacked = high_sacked.max(s.end());
@@ -404,8 +377,8 @@ impl LinuxCong {
                 sack_sent = sack_sent.max(Some(s.at));
                 sack_first = Some(sack_first.map_or(s.at, |t| t.min(s.at)));
             }
-            if let Some(r) = rate.as_mut() {
-                r.on_delivered(&mut rate_tx[i], true);
+            if let (Some(r), Some(tx)) = (rate.as_mut(), rate_tx.as_deref_mut()) {
+                r.on_delivered(&mut tx[i], true);
             }
         });
         let (mut popped, mut rexmit) = (0u32, false);
@@ -423,8 +396,8 @@ impl LinuxCong {
                     oldest_clean = oldest_clean.or(Some(s.at));
                 }
             }
-            if let Some(r) = rate.as_mut() {
-                let mut tx = rate_tx.pop_front().expect("in step with sent");
+            if let (Some(r), Some(txs)) = (rate.as_mut(), rate_tx.as_deref_mut()) {
+                let mut tx = txs.pop_front().expect("in step with sent");
                 r.on_delivered(&mut tx, false);
             }
         });
@@ -481,7 +454,7 @@ impl LinuxCong {
         srtt_us: u64,
         mss: u64,
     ) -> Option<u32> {
-        if let Some(h) = self.hspp.as_mut() {
+        if let Some(h) = self.hspp_mut() {
             h.on_ack(snd_una, snd_nxt);
             h.on_rtt(rtt, cwnd);
         }
@@ -491,7 +464,7 @@ impl LinuxCong {
         let ctx = AckContext {
             now_us: now / 1000,
             now_j: self.jiffies(now),
-            hz: self.hz,
+            hz: self.hz as u64,
             cwnd,
             ssthresh,
             snd_una,
@@ -532,7 +505,7 @@ impl LinuxCong {
     /// counted in `tp->lost` (BBR) but in no ACK's sample.
     pub fn mark_all_lost(&mut self) {
         let n = self.sent.mark_all_lost();
-        if let Some(r) = self.rate.as_deref_mut() {
+        if let Some(r) = self.cold.as_deref_mut().and_then(|c| c.rate.as_deref_mut()) {
             r.count_lost(n);
         }
     }
@@ -542,7 +515,7 @@ impl LinuxCong {
     pub fn mark_timed_out_lost(&mut self, now: Time) {
         let rtt = self.rack.as_ref().map_or(0, |r| r.rtt);
         let n = self.sent.mark_timed_out_lost(now, rtt);
-        if let Some(r) = self.rate.as_deref_mut() {
+        if let Some(r) = self.cold.as_deref_mut().and_then(|c| c.rate.as_deref_mut()) {
             r.count_lost(n);
         }
     }
@@ -568,7 +541,7 @@ impl LinuxCong {
         }
         let mut acked = acked;
         if *cwnd < ssthresh {
-            if let Some(h) = self.hspp.as_mut().filter(|h| h.active()) {
+            if let Some(h) = self.hspp_mut().filter(|h| h.active()) {
                 let (add, over) = h.growth(acked, false);
                 if over {
                     h.exited_at = Some(*cwnd);
@@ -584,7 +557,7 @@ impl LinuxCong {
         }
         let w = if self.cubic_on {
             let now_j = self.jiffies(now);
-            self.cubic.update(*cwnd, acked, now_j, self.hz);
+            self.cubic.update(*cwnd, acked, now_j, self.hz as u64);
             self.cubic.cnt
         } else {
             *cwnd
@@ -597,11 +570,11 @@ impl LinuxCong {
     /// timeout); the counter of congestion avoidance starts again (`tcp_init_cwnd_reduction`).
     pub fn ssthresh(&mut self, cwnd: u32) -> u32 {
         self.cwnd_cnt = 0;
-        self.loss_una = None;
-        if let Some(h) = self.hspp.as_mut() {
+        self.loss_una = NO_LOSS_EPISODE;
+        if let Some(h) = self.hspp_mut() {
             h.stop();
         }
-        if let Some(b) = self.bbr.as_deref_mut() {
+        if let Some(b) = self.cold.as_deref_mut().and_then(|c| c.bbr.as_deref_mut()) {
             return b.on_reduction(cwnd);
         }
         if self.cubic_on {
@@ -613,7 +586,7 @@ impl LinuxCong {
 
     /// DCTCP starts again (`dctcp_init`) with its first window at `snd_nxt`, if it runs.
     pub fn restart_dctcp(&mut self, snd_nxt: u64) {
-        if let Some(d) = &mut self.dctcp {
+        if let Some(d) = self.cold.as_deref_mut().and_then(|c| c.dctcp.as_mut()) {
             *d = Dctcp::new(snd_nxt);
         }
     }
@@ -622,12 +595,12 @@ impl LinuxCong {
     /// algorithm's usual one. For a loss DCTCP halves (`dctcp_react_to_loss`, RFC 8257 §3.5),
     /// as `ssthresh` does.
     pub fn ssthresh_ece(&mut self, cwnd: u32) -> u32 {
-        match &self.dctcp {
+        match self.dctcp() {
             Some(d) => {
                 let w = d.ssthresh(cwnd);
                 self.cwnd_cnt = 0;
-                self.loss_una = None;
-                if let Some(h) = self.hspp.as_mut() {
+                self.loss_una = NO_LOSS_EPISODE;
+                if let Some(h) = self.hspp_mut() {
                     h.stop();
                 }
                 w
@@ -640,10 +613,10 @@ impl LinuxCong {
     /// is reset on entering the Loss state (`cubictcp_state`), HyStart starts a new round.
     pub fn on_rto(&mut self, now: Time, snd_una: u64, snd_max: u64) {
         self.cwnd_cnt = 0;
-        if let Some(h) = self.hspp.as_mut() {
+        if let Some(h) = self.hspp_mut() {
             h.stop();
         }
-        self.loss_una = Some(snd_una);
+        self.loss_una = snd_una;
         if self.cubic_on {
             self.cubic.reset();
             self.cubic.hystart_reset(now / 1000, snd_max);
@@ -800,26 +773,5 @@ mod tests {
         // 1000 segments per 1 ms: 2.9 GB/s → 65536·4/2.9e9 s ≈ 90 µs.
         let d = hystart_ack_delay_us(1448, 1000, u32::MAX, 0, 1000);
         assert!((85..95).contains(&d), "{d}");
-    }
-
-    /// DCTCP's α update and cut in Linux's integer arithmetic.
-    #[test]
-    fn dctcp_alpha_and_cut() {
-        // No marks: 1024 → 960 (1024 >> 4 = 64 off); below 16, min_not_zero takes it all.
-        assert_eq!(update_alpha(1024, 10, 0), 960);
-        assert_eq!(update_alpha(15, 10, 0), 0);
-        assert_eq!(update_alpha(0, 10, 0), 0);
-        // All marked: stays at 1024 (capped); 3 of 10: 960 + 192/10 = 979.
-        assert_eq!(update_alpha(1024, 10, 10), 1024);
-        assert_eq!(update_alpha(1024, 10, 3), 979);
-        // Nothing delivered but a mark counted: divided by 1, capped.
-        assert_eq!(update_alpha(512, 0, 1), 480 + 64);
-        let mut d = Dctcp::new(1);
-        assert_eq!(d.ssthresh(100), 50, "α = 1 halves");
-        d.alpha = 256;
-        assert_eq!(d.ssthresh(100), 100 - 12, "α/2 = 1/8: 100·256 >> 11 = 12");
-        assert_eq!(d.ssthresh(2), 2);
-        d.alpha = 0;
-        assert_eq!(d.ssthresh(100), 100);
     }
 }

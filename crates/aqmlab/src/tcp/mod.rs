@@ -5,7 +5,10 @@ pub mod bbr;
 pub mod config;
 pub mod config_times;
 pub mod cong;
+pub mod cong_cold;
 pub mod cubic;
+pub mod dctcp;
+pub mod deadline;
 pub mod delack;
 pub mod ecn;
 pub mod endpoint;
@@ -25,6 +28,10 @@ pub mod sack;
 pub mod sent;
 pub mod snapshot;
 pub mod template;
+pub mod undo;
 pub mod window_growth;
+
+#[cfg(test)]
+mod layout_tests;
 
 pub use endpoint::{Counters, Endpoint, Outbox, Seg, State};

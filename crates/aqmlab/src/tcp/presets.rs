@@ -123,6 +123,7 @@ impl TcpConfig {
             hystart_plus_plus: false,
             prr: false,
             rack_tlp: false,
+            frto: false,
             pacing: false,
             accecn: false,
             prague_rtt_scaling: true,
@@ -281,6 +282,7 @@ impl TcpConfig {
             congestion_control: CongestionControl::LinuxReno,
             prr: true,
             rack_tlp: true,
+            frto: true,                  // `tcp_frto` = 2
             slow_start_after_idle: true, // `tcp_slow_start_after_idle` = 1
             ..Self::freebsd_228()
         }

@@ -41,6 +41,7 @@
 //! (Linux would see the receiver's DSACK; the model has none) and ends the episode without a
 //! reduction.
 
+use super::deadline::Deadline;
 use super::sent::{SentRecord, Visit};
 use crate::units::Time;
 
@@ -60,9 +61,9 @@ pub struct Rack {
     /// Reordering was seen on the connection (`reord_seen`).
     pub reord_seen: bool,
     /// The RACK reorder timer (`ICSK_TIME_REO_TIMEOUT`).
-    pub reo_at: Option<Time>,
+    pub reo_at: Deadline,
     /// The tail loss probe timer (`ICSK_TIME_LOSS_PROBE`).
-    pub tlp_at: Option<Time>,
+    pub tlp_at: Deadline,
     /// TLP.end_seq (`tlp_high_seq`): snd_nxt after the outstanding probe.
     pub tlp_high_seq: Option<u64>,
     /// The outstanding probe was a retransmission (`tlp_retrans`).
@@ -73,10 +74,13 @@ pub struct Rack {
     /// Segments the current ACK delivered (set by the endpoint, read by PRR).
     pub acked: u32,
     /// Counters: probes sent, probe-detected losses (cwnd reductions), reorder-timer
-    /// expiries, segments marked lost.
-    pub probes: u64,
-    pub probe_recoveries: u64,
-    pub reo_timeouts: u64,
+    /// expiries, segments marked lost. The first three count expiries of one connection's
+    /// RACK timers, each at least two jiffies (`TCP_TIMEOUT_MIN`) after the event that
+    /// armed it: 32 bits would take over 2 hours of one connection at the smallest tick
+    /// (1 µs) and over 90 days at Linux's 1 ms, and keep Linux's state within 8 lines.
+    pub probes: u32,
+    pub probe_recoveries: u32,
+    pub reo_timeouts: u32,
     pub marked_lost: u64,
 }
 

@@ -418,6 +418,33 @@ impl SentRecord {
         marked
     }
 
+    /// An undo clears every lost mark (`tcp_undo_cwnd_reduction` with `unmark_loss`:
+    /// `TCPCB_LOST` off, `lost_out` = 0): segments marked lost without a retransmission
+    /// since are in flight again, and go back on RACK's list in send order. Returns how many
+    /// marks were cleared.
+    pub(crate) fn unmark_lost(&mut self) -> u32 {
+        let mut cleared = 0;
+        for s in self.segs.iter_mut().filter(|s| s.lost) {
+            s.lost = false;
+            cleared += 1;
+        }
+        if cleared == 0 {
+            return 0;
+        }
+        self.counts = self.recount();
+        let mut order: Vec<usize> = (0..self.segs.len())
+            .filter(|&i| self.segs[i].candidate())
+            .collect();
+        order.sort_by_key(|&i| (self.segs[i].at, self.segs[i].end()));
+        self.head = NIL;
+        self.tail = NIL;
+        for i in order {
+            self.link_tail(i);
+        }
+        self.lost_hint = self.number(self.segs.len());
+        cleared
+    }
+
     /// RACK's walk over the candidates in send order, oldest first (`tcp_rack_detect_loss`):
     /// `visit` decides for each.
     pub(crate) fn rack_walk(&mut self, mut visit: impl FnMut(&Sent) -> Visit) -> u32 {
@@ -615,6 +642,28 @@ mod tests {
     }
 
     /// RACK's walk stops where told and marks what it is told, leaving the list in step.
+    /// An undo clears the marks of a timeout: nothing is pending, RACK's list holds every
+    /// segment not SACKed again, in send order (the plain scan's).
+    #[test]
+    fn unmark_lost_restores_the_list_in_send_order() {
+        let mut rec = SentRecord::default();
+        for k in 0..4u64 {
+            rec.push(1 + 100 * k, 100, 10 + k);
+        }
+        rec.sack(1, &[(201, 301)], |_, _| {});
+        rec.mark_all_lost();
+        rec.retransmit(1, 101, 50);
+        assert_eq!(rec.counts().lost, 3);
+        assert_eq!(rec.unmark_lost(), 3);
+        assert_eq!(rec.counts(), rec.recount());
+        assert_eq!(rec.counts().lost, 0);
+        assert_eq!(rec.first_lost(), None);
+        assert_eq!(rec.list(), rec.scan_candidates());
+        assert_eq!(rec.list(), vec![101, 301, 1]);
+        // The retransmission still counts beside its original (`retrans_out`).
+        assert_eq!(rec.rack_in_flight(), 4);
+    }
+
     #[test]
     fn walk_marks_and_stops() {
         let mut rec = SentRecord::default();

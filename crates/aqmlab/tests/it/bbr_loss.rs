@@ -26,7 +26,7 @@ fn run_timers(cl: &mut Endpoint, cfg: &TcpConfig, until: Time) -> Vec<(Time, u64
 }
 
 fn lost_and_losses(cl: &Endpoint) -> (u64, u32) {
-    let r = cl.linux_cong().unwrap().rate.as_deref().unwrap();
+    let r = cl.linux_cong().unwrap().rate().unwrap();
     (r.lost, r.rs.losses)
 }
 

@@ -25,7 +25,7 @@ fn linux_alpha(alpha: u32, delivered: u64, ce: u64) -> u32 {
 }
 
 fn alpha_of(sv: &Endpoint) -> u32 {
-    sv.linux_cong().unwrap().dctcp.as_ref().unwrap().alpha
+    sv.linux_cong().unwrap().dctcp().unwrap().alpha
 }
 
 /// A pure ACK from the client.
@@ -119,7 +119,7 @@ fn drive_sender(n: u64, marked: impl Fn(u64) -> bool) -> (Endpoint, u32, u64) {
             assert!(after == cwnd || after == cwnd + 1, "{cwnd} → {after}");
         }
     }
-    let d = sv.linux_cong().unwrap().dctcp.as_ref().unwrap();
+    let d = sv.linux_cong().unwrap().dctcp().unwrap();
     assert_eq!(d.windows, windows);
     assert_eq!(sv.ecn.reductions, cuts);
     (sv, alpha, windows)

@@ -16,6 +16,7 @@ mod dualpi2;
 mod ecn;
 mod fq_pie;
 mod framing;
+mod frto;
 mod fuzz_scenarios;
 mod idle_restart;
 mod ledbat;

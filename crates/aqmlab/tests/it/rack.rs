@@ -86,7 +86,7 @@ fn rack_detects_a_loss_by_time_after_the_reordering_window() {
     let r = cl.rack_state().unwrap();
     // Segment 1 left a nanosecond after segment 0 (stamps follow the transmission order).
     assert_eq!((r.rtt, r.min_rtt), (100 * MS - 1, 100 * MS - 1));
-    assert_eq!(r.reo_at, Some(240 * MS));
+    assert_eq!(r.reo_at.get(), Some(240 * MS));
     assert_eq!(cl.next_deadline(), Some(240 * MS));
     cl.on_timer(239 * MS, &cfg, &mut out);
     assert!(out.segs.is_empty());
@@ -129,17 +129,18 @@ fn rack_rides_out_reordering_within_the_window() {
     let (mut cl, _) = sender(&cfg, 6);
     let mut out = Outbox::default();
     cl.on_segment(200 * MS, &cfg, &ack(1, &[seg(1)]), &mut out);
-    assert_eq!(cl.rack_state().unwrap().reo_at, Some(240 * MS));
+    assert_eq!(cl.rack_state().unwrap().reo_at.get(), Some(240 * MS));
     cl.on_segment(210 * MS, &cfg, &ack(seg(1).1, &[]), &mut out);
     assert!(data_of(&out).iter().all(|s| !s.2), "no retransmission");
     assert!(!cl.in_recovery());
     let r = cl.rack_state().unwrap();
     assert!(r.reord_seen);
     assert_eq!(
-        r.reo_at, None,
+        r.reo_at.get(),
+        None,
         "the reorder timer is replaced by the probe timer"
     );
-    assert!(r.tlp_at.is_some());
+    assert!(r.tlp_at.get().is_some());
     // Segment 2 now arrives after 3, 4 and 5 (3 SACKed): reordering was seen, so the window
     // is still 25 ms and nothing is marked lost at once, where RFC 6675's IsLost would be.
     out.clear();
@@ -156,7 +157,7 @@ fn rack_rides_out_reordering_within_the_window() {
         111 * MS - 5,
         "segment 5, stamped 5 ns after segment 0"
     );
-    assert_eq!(r.reo_at, Some(248 * MS));
+    assert_eq!(r.reo_at.get(), Some(248 * MS));
 }
 
 /// Without reordering seen, three SACKed segments close the window (Linux keeps the
@@ -201,7 +202,7 @@ fn tlp_repairs_a_tail_loss_without_a_timeout() {
             let r = cl.rack_state().unwrap();
             let srtt = (cl.rto.srtt_s() * 1e9) as Time;
             let pto = (2 * srtt + 200 * MS).div_ceil(MS) * MS;
-            assert_eq!(r.tlp_at, Some((200 * MS + pto).min(rto_at)));
+            assert_eq!(r.tlp_at.get(), Some((200 * MS + pto).min(rto_at)));
         }
         assert_eq!(fire, rto_at.min(fire));
         cl.on_timer(fire, &cfg, &mut out);
@@ -252,7 +253,7 @@ fn tlp_probes_with_new_data_when_the_whole_flight_is_lost() {
     let (mut cl, data) = sender(&cfg, 20);
     assert_eq!(data.len(), 10);
     let r = cl.rack_state().unwrap();
-    assert_eq!(r.tlp_at, Some(312 * MS));
+    assert_eq!(r.tlp_at.get(), Some(312 * MS));
     assert_eq!(cl.rexmt_deadline(), Some(416 * MS));
     let mut out = Outbox::default();
     cl.on_timer(312 * MS, &cfg, &mut out);

@@ -710,3 +710,45 @@ fn ns2_duplicates_at_the_old_snd_max_after_a_timeout_retransmit_nothing() {
         );
     }
 }
+
+/// Linux after lost SYNs or SYN-ACKs: the ACK that completes the handshake echoes the
+/// timestamp of the copy it answers, which gives an RTT sample in the TS clock's ms
+/// (`tcp_ack_update_rtt`) and clears the backoff; a server's new socket never had one
+/// (`tcp_create_openreq_child`). So the first data is timed from that sample: srtt 100 ms,
+/// rttvar max(50 ms, `TCP_RTO_MIN` 200 ms), RTO 300 ms (`__tcp_set_rto`), 75 jiffies, which
+/// the timer wheel's second level rounds up to its 8-jiffy (32-ms) granularity, where the backed-off timers of the handshake would give 8 s (server: three
+/// SYN-ACK timeouts from 1 s) or 2 s (client: the next linear SYN timeout doubled).
+#[test]
+fn linux_times_the_first_data_from_the_handshake_echo() {
+    let cfg = TcpConfig::linux_cubic();
+    let check = |ep: &mut Endpoint, t: u64, who: &str| {
+        let mut out = Outbox::default();
+        ep.write(t, &cfg, 100, &mut out);
+        assert_eq!(out.segs.iter().filter(|s| s.len > 0).count(), 1, "{who}");
+        let timer = (ep.rexmt_deadline().unwrap() - t) as f64 * 1e-9;
+        let level1 = 8.0 * cfg.tick_ms * 1e-3;
+        assert!(
+            (0.3 - 1e-9..=0.3 + level1 + 1e-9).contains(&timer),
+            "{who}: first data timer {timer} s, expected 0.3 s"
+        );
+    };
+    // The client's SYN lost twice (copies at 0, 1, 2 s), then a 100-ms RTT.
+    let (mut cl, _, t) = handshake_after_syn_losses(&cfg, 2);
+    check(&mut cl, t, "client");
+    // The server's SYN-ACK lost three times (copies at 50 ms, 1.05, 3.05, 7.05 s).
+    let (mut cl, mut sv) = (Endpoint::new(&cfg, 0), Endpoint::new(&cfg, 0));
+    let mut out = Outbox::default();
+    sv.listen(0);
+    cl.connect(0, &cfg, &mut out);
+    let mut syn_ack = deliver(&mut out, &mut sv, &cfg, 50 * MS);
+    let mut t = 50 * MS;
+    for _ in 0..3 {
+        syn_ack.clear(); // lost
+        t = sv.next_deadline().expect("SYN-ACK timer");
+        sv.on_timer(t, &cfg, &mut syn_ack);
+        assert!(syn_ack.segs.iter().any(|s| s.flags & flags::SYN != 0));
+    }
+    let mut ack = deliver(&mut syn_ack, &mut cl, &cfg, t + 50 * MS);
+    let _ = deliver(&mut ack, &mut sv, &cfg, t + 100 * MS);
+    check(&mut sv, t + 100 * MS, "server");
+}

@@ -112,6 +112,7 @@ _TCP_NEUTRAL = {
     "slow_start_after_idle": False,
     "prr": False,
     "rack_tlp": False,
+    "frto": False,
     "pacing": False,
     "accecn": False,
     "prague_rtt_scaling": True,

@@ -11,6 +11,7 @@ use crate::packet::{flags, Packet, MAX_SACK_BLOCKS};
 use crate::tcp::config::{
     CongestionControl, NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel,
 };
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::tcp::prague::Prague;
 use crate::units::Time;
 
@@ -144,20 +145,30 @@ impl Endpoint {
         self.snd_una = self.snd_una.max(1);
         self.snd_nxt = self.snd_nxt.max(1);
         let mut sampled = false;
-        if let Some((seq, start)) = self.timing {
+        if let Some((seq, start)) = self.timing.get() {
             if seq == 0 && cfg.rtt_sample_from_syn {
-                self.rtt_sample(now, cfg, start);
+                if cfg.timer_model == TimerModel::Linux && self.counters.syn_retransmits > 0 {
+                    // Linux after a retransmitted SYN or SYN-ACK: no sample from the send
+                    // time (Karn; `tcp_synack_rtt_meas` passes -1 once `num_retrans` > 0),
+                    // but one from the timestamp echo, in the TS clock's milliseconds
+                    // (`tcp_ack_update_rtt`: delta of two ms stamps, at least 1). It also
+                    // clears the backoff, which a server's new socket never had
+                    // (`tcp_create_openreq_child`: the request socket kept its timeouts).
+                    self.linux_rto_sample(ts_echo_rtt(start, now), self.snd_una);
+                } else {
+                    self.rtt_sample(now, cfg, start);
+                }
                 sampled = true;
             }
         }
-        self.timing = None;
+        self.timing = Timing::NONE;
         // BSD clears t_rxtshift only in tcp_xmit_timer: after a retransmitted SYN or SYN-ACK
         // (no sample, Karn) the backed-off t_rxtcur times the first data. ns-2 `newack` resets
         // t_backoff_ on any ACK of new sequence space.
         if sampled || cfg.timer_model == TimerModel::Ns2 {
             self.rto.reset_backoff();
         }
-        self.rexmt_at = None;
+        self.rexmt_at = Deadline::NONE;
         self.dupacks = 0;
         let psock = (cfg.congestion_control == CongestionControl::Prague && self.ecn.acc.is_some())
             .then(|| self.prague_sock(now, cfg));
@@ -170,7 +181,7 @@ impl Endpoint {
             lx.on_established(now, self.snd_nxt, dctcp);
             if let Some(s) = psock {
                 // `prague_init`; without AccECN the module hands over to `prague-reno`.
-                lx.prague = Some(Box::new(Prague::new(prague_params(cfg), &s)));
+                lx.cold_mut().prague = Some(Box::new(Prague::new(prague_params(cfg), &s)));
             }
             if self.counters.syn_retransmits > 1 {
                 self.cwnd = cfg.mss as u64;
@@ -285,10 +296,10 @@ impl Endpoint {
         // The Linux model with Linux congestion control samples every ACK in
         // `linux_on_ack` instead of timing one segment at a time.
         let karn = cfg.timer_model != TimerModel::Linux || self.linux.is_none();
-        if let (Some((seq, start)), true) = (self.timing, karn) {
+        if let (Some((seq, start)), true) = (self.timing.get(), karn) {
             if ack > seq {
                 self.rtt_sample(now, cfg, start);
-                self.timing = None;
+                self.timing = Timing::NONE;
                 self.rto.reset_backoff(); // tcp_xmit_timer clears t_rxtshift
             }
         }
@@ -307,10 +318,11 @@ impl Endpoint {
         // recovery repairing one loss per RTT never times out while its ACKs keep coming.
         let restart_on_partial = cfg.timer_model == TimerModel::Ns2;
         if self.snd_una == self.snd_max {
-            self.rexmt_at = None;
+            self.rexmt_at = Deadline::NONE;
         } else if !partial || !self.partial_seen || restart_on_partial {
-            self.rexmt_at =
-                Some(ns2_restart.unwrap_or_else(|| self.rto.timer_deadline(cfg, now, false)));
+            self.rexmt_at = Deadline::at(
+                ns2_restart.unwrap_or_else(|| self.rto.timer_deadline(cfg, now, false)),
+            );
         }
         if partial && sack {
             // SACK recovery goes on: the caller's output() sends what pipe allows. ns-2
@@ -376,4 +388,12 @@ impl Endpoint {
             && pkt.ack < self.snd_max
             && self.cwnd >= cfg.rwnd as u64
     }
+}
+
+/// An RTT from a timestamp echo (Linux `tcp_ack_update_rtt`): the TS clock ticks in ms
+/// (`TCP_TS_HZ` = 1000, `tcp_time_stamp` = the µs clock / 1000), the sample is the difference
+/// of the two stamps, at least one tick.
+fn ts_echo_rtt(sent: Time, now: Time) -> Time {
+    const TS_TICK: Time = 1_000_000;
+    (now / TS_TICK - sent / TS_TICK).max(1) * TS_TICK
 }

@@ -56,11 +56,13 @@ impl Endpoint {
             self.ecn.on_ack_acc(pkt, acked, progress);
         }
         let rto_rtt = lx.rto_rtt;
-        if let (Some(l), true) = (lx.ledbat.as_deref_mut(), pkt.has(flags::TS)) {
-            ledbat_feedback(l, now, pkt);
-        }
-        if let (Some(d), Some(ece)) = (lx.dctcp.as_mut(), dctcp_ack) {
-            d.on_ack(acked, ece, snd_una, snd_max);
+        if let Some(c) = lx.cold.as_deref_mut() {
+            if let (Some(l), true) = (c.ledbat.as_deref_mut(), pkt.has(flags::TS)) {
+                ledbat_feedback(l, now, pkt);
+            }
+            if let (Some(d), Some(ece)) = (c.dctcp.as_mut(), dctcp_ack) {
+                d.on_ack(acked, ece, snd_una, snd_max);
+            }
         }
         if let (Some(rtt), Some(r)) = (rtt, lx.rack.as_mut()) {
             r.on_rtt_sample(rtt);
@@ -97,7 +99,7 @@ impl Endpoint {
             CongestionControl::Ledbat => return self.ledbat_cong_avoid(cfg, acked),
             _ => {},
         }
-        if self.linux.as_deref().is_some_and(|l| l.prague.is_some()) {
+        if self.prague().is_some() {
             return; // so does Prague (`prague_cong_control`, `paced_after_ack`)
         }
         if acked == 0 || (self.ecn_reduced && self.ecn.within_reduced_window(self.snd_una)) {
@@ -136,7 +138,7 @@ impl Endpoint {
             return;
         };
         let limited = lx.is_cwnd_limited(cwnd, ssthresh);
-        let Some(l) = lx.ledbat.as_deref_mut() else {
+        let Some(l) = lx.cold.as_deref_mut().and_then(|c| c.ledbat.as_deref_mut()) else {
             return;
         };
         let mut acked = acked;
@@ -162,7 +164,11 @@ impl Endpoint {
     pub(super) fn ledbat_stamp(&self, seg: &mut Seg) {
         if let Some(lx) = self.linux.as_deref() {
             let stamp = if seg.len > 0 { lx.last_send_stamp() } else { 0 };
-            let reply = lx.ledbat.as_ref().map_or(NO_SAMPLE, |l| l.reply);
+            let reply = lx
+                .cold
+                .as_deref()
+                .and_then(|c| c.ledbat.as_deref())
+                .map_or(NO_SAMPLE, |l| l.reply);
             seg.sack[TS_SLOT] = (stamp, reply);
             seg.flags |= flags::TS;
         }
@@ -174,9 +180,10 @@ impl Endpoint {
     /// cwnd = 1 segment (`tcp_packets_in_flight + 1` once everything outstanding is marked
     /// lost); CUBIC's state is reset. During the handshake nothing changes: Linux restores
     /// ssthresh when the connection is established and sets cwnd then.
-    pub(super) fn linux_on_rto(&mut self, now: Time, cfg: &TcpConfig, opening: bool) {
+    /// Returns whether ssthresh was cut (the undo's condition, `tcp/undo.rs`).
+    pub(super) fn linux_on_rto(&mut self, now: Time, cfg: &TcpConfig, opening: bool) -> bool {
         if opening {
-            return;
+            return false;
         }
         let mss = cfg.mss as u64;
         let in_episode = self.snd_una < self.recover
@@ -185,20 +192,23 @@ impl Endpoint {
         let (snd_una, snd_max) = (self.snd_una, self.snd_max);
         let psock = self.prague().is_some().then(|| self.prague_sock(now, cfg));
         let Some(lx) = self.linux.as_deref_mut() else {
-            return;
+            return false;
         };
-        if let (Some(p), Some(s)) = (lx.prague.as_deref_mut(), psock) {
+        let mut cut = false;
+        if let (Some(p), Some(s)) = (lx.prague_mut(), psock) {
             // `prague_ssthresh` keeps ssthresh; `CA_EVENT_LOSS` halves the window (cwnd is
             // still the one before the timeout: `tcp_enter_loss` lowers it afterwards).
             p.enter_loss(&s);
-            lx.prague_loss_high = snd_max;
-        } else if !in_episode || lx.loss_una.is_some_and(|u| snd_una > u) {
+            lx.cold_mut().prague_loss_high = snd_max;
+        } else if !in_episode || snd_una > lx.loss_una {
             self.ssthresh = lx.ssthresh(cwnd) as u64 * mss;
+            cut = true;
         }
         lx.on_rto(now, snd_una, snd_max);
         self.ecn_reduced = false;
         self.cwnd = mss;
         self.ecn.on_reduction(self.snd_max, false);
+        cut
     }
 
     /// The end of `tcp_enter_loss` under BBR: `bbr_set_state(TCP_CA_Loss)`, after the
@@ -231,7 +241,7 @@ impl Endpoint {
         let Some(lx) = self.linux.as_deref() else {
             return;
         };
-        if lx.prague.is_some() {
+        if lx.prague().is_some() {
             return; // `prague_cong_control`
         }
         let (mut delta, rto_j) = lx.idle_jiffies(now, self.rto.rto_ns(cfg, false));

@@ -7,6 +7,7 @@ use super::{prr_mut, rack_mut, segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
 use crate::tcp::config::{CongestionControl, Recovery, TcpConfig, TimerModel};
 use crate::tcp::cong::LinuxCong;
+use crate::tcp::deadline::Deadline;
 use crate::tcp::rack::Rack;
 use crate::tcp::rtt::linux_timer_expiry;
 use crate::units::Time;
@@ -38,7 +39,12 @@ impl Endpoint {
                 .lost_bytes_from(from, self.snd_una, self.snd_max, cfg.dupack_threshold, mss)
         });
         self.ack_delivered = 0;
+        // F-RTO (`tcp/undo.rs`): the ACK's flags read before it is counted.
+        let frto = self.frto_armed(cfg).then(|| self.frto_scan_ack(pkt));
         self.process_ack_base(now, cfg, pkt, out);
+        if let Some(scanned) = frto {
+            self.frto_on_ack(now, cfg, pkt, una_before, scanned);
+        }
         let delivered = self.ack_delivered;
         let una_advanced = self.snd_una > una_before;
         let mut newly_lost = false;
@@ -194,7 +200,7 @@ impl Endpoint {
             sent,
             newest_delivered,
             reordered,
-            rate,
+            cold,
             ..
         } = lx
         else {
@@ -215,11 +221,11 @@ impl Endpoint {
             let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
             let (n, wait) = r.detect_loss(now, sent, wnd);
             newly = n;
-            if let Some(rt) = rate.as_deref_mut() {
+            if let Some(rt) = cold.as_deref_mut().and_then(|c| c.rate.as_deref_mut()) {
                 rt.count_lost(n);
             }
             if let Some(w) = wait {
-                r.reo_at = Some(if wheel {
+                r.reo_at = Deadline::at(if wheel {
                     // `tcp_rack_reo_timeout` armed on the timer wheel, the wait in jiffies
                     // plus `TCP_TIMEOUT_MIN` (2).
                     linux_timer_expiry(now, w.div_ceil(tick) + 2, tick)
@@ -232,13 +238,13 @@ impl Endpoint {
         // FLAG_SET_XMIT_TIMER: an ACK that delivered data sets the probe (or retransmission)
         // timer again after output, unless RACK has just set its reorder timer.
         if delivered > 0 && !reo_set {
-            r.reo_at = None;
+            r.reo_at = Deadline::NONE;
             r.rearm = true;
         }
         let any_lost = sent.counts().lost > 0;
         if self.snd_una == self.snd_max {
-            r.reo_at = None;
-            r.tlp_at = None;
+            r.reo_at = Deadline::NONE;
+            r.tlp_at = Deadline::NONE;
         }
         if probe_loss {
             self.tlp_reduction(cfg);
@@ -276,7 +282,7 @@ impl Endpoint {
         self.begin_loss_recovery(cfg, newly_lost);
         if let Some(r) = rack_mut(&mut self.linux) {
             r.tlp_high_seq = None;
-            r.tlp_at = None;
+            r.tlp_at = Deadline::NONE;
         }
         // Under BBR the retransmission waits for the caller's output: Linux sends it in
         // `tcp_xmit_recovery`, after `tcp_cong_control` (`tcp_ack`), so BBR sets cwnd from
@@ -287,7 +293,7 @@ impl Endpoint {
             self.sack_retransmit(now, cfg, s, e, false, out);
         }
         if self.rexmt_at.is_none() && self.snd_max > self.snd_una {
-            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, false));
+            self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, false));
         }
     }
 
@@ -299,6 +305,12 @@ impl Endpoint {
         let mss = cfg.mss as u64;
         let cwnd = segments(self.cwnd, mss);
         self.snd_nxt = self.snd_max;
+        if self.frto_send_new_first(now, cfg, out) {
+            if self.ack_now {
+                self.emit_ack(cfg, out);
+            }
+            return;
+        }
         while let Some(lx) = self.linux.as_deref_mut() {
             if lx.rack_in_flight() >= cwnd {
                 break;
@@ -348,8 +360,8 @@ impl Endpoint {
             && self.snd_max > self.snd_una;
         let packets_out = (self.snd_max - self.snd_una).div_ceil(mss) as u32;
         let srtt_s = self.rto.srtt_s();
-        let rexmt_at = self.rexmt_at.filter(|&t| t > now);
-        let rto_left = self.rexmt_at.map(|t| t.saturating_sub(now));
+        let rexmt_at = self.rexmt_at.get().filter(|&t| t > now);
+        let rto_left = self.rexmt_at.get().map(|t| t.saturating_sub(now));
         let tick = cfg.tick().max(1);
         let rto_min = cfg.min_rto();
         let Some(r) = rack_mut(&mut self.linux) else {
@@ -360,7 +372,7 @@ impl Endpoint {
         }
         r.rearm = false;
         let wheel = cfg.timer_model == TimerModel::Linux;
-        r.tlp_at = open.then(|| {
+        r.tlp_at = Deadline::from_option(open.then(|| {
             let srtt = (srtt_s * 1e9) as Time;
             if wheel {
                 // `tcp_reset_xmit_timer` on the timer wheel, whole jiffies ahead; the probe
@@ -372,7 +384,7 @@ impl Endpoint {
             } else {
                 now + Rack::probe_timeout(srtt, packets_out, rto_min, rto_left, tick)
             }
-        });
+        }));
     }
 
     /// The reorder and probe timers (`tcp_write_timer_handler`).
@@ -381,16 +393,16 @@ impl Endpoint {
         let Some(r) = rack_mut(&mut self.linux) else {
             return;
         };
-        if r.reo_at.is_some_and(|t| t <= now) {
-            r.reo_at = None;
+        if r.reo_at.get().is_some_and(|t| t <= now) {
+            r.reo_at = Deadline::NONE;
             r.reo_timeouts += 1;
             self.rack_reo_timeout(now, cfg, out);
         }
         let Some(r) = rack_mut(&mut self.linux) else {
             return;
         };
-        if r.tlp_at.is_some_and(|t| t <= now) {
-            r.tlp_at = None;
+        if r.tlp_at.get().is_some_and(|t| t <= now) {
+            r.tlp_at = Deadline::NONE;
             self.send_loss_probe(now, cfg, out);
         }
     }
@@ -408,7 +420,7 @@ impl Endpoint {
         let LinuxCong {
             rack: Some(r),
             sent,
-            rate,
+            cold,
             ..
         } = lx
         else {
@@ -416,7 +428,7 @@ impl Endpoint {
         };
         let wnd = r.reo_wnd(in_recovery, sacked_out, cfg.dupack_threshold, srtt);
         let (n, _) = r.detect_loss(now, sent, wnd);
-        if let Some(rt) = rate.as_deref_mut() {
+        if let Some(rt) = cold.as_deref_mut().and_then(|c| c.rate.as_deref_mut()) {
             rt.count_lost(n);
         }
         if n == 0 {
@@ -474,7 +486,7 @@ impl Endpoint {
             r.tlp_retrans = retrans;
             r.probes += 1;
         }
-        self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, false));
+        self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, false));
         self.linux_after_output(cfg, snd_max_before);
     }
 
@@ -486,8 +498,8 @@ impl Endpoint {
             p.end();
         }
         if let Some(r) = rack_mut(&mut self.linux) {
-            r.tlp_at = None;
-            r.reo_at = None;
+            r.tlp_at = Deadline::NONE;
+            r.reo_at = Deadline::NONE;
             r.tlp_high_seq = None;
             r.rearm = false;
             if let Some(lx) = self.linux.as_deref_mut() {
@@ -518,14 +530,15 @@ impl Endpoint {
             && self
                 .linux
                 .as_deref()
-                .and_then(|l| l.bbr_loss_high)
+                .and_then(|l| l.cold.as_deref())
+                .and_then(|c| c.bbr_loss_high)
                 .is_some_and(|h| self.snd_una < h)
     }
 }
 
 /// Marks the sending of a tail loss probe on the pacer (`Pacer::push_one`).
 fn set_push_one(linux: &mut Option<Box<LinuxCong>>, on: bool) {
-    if let Some(p) = linux.as_deref_mut().and_then(|l| l.pacer.as_mut()) {
+    if let Some(p) = linux.as_deref_mut().and_then(|l| l.pacer_mut()) {
         p.push_one = on;
     }
 }

@@ -25,6 +25,8 @@ use super::rtt::RtoEstimator;
 use super::sack::Scoreboard;
 use crate::units::Time;
 
+// A timer's deadline in 8 bytes (`tcp/deadline.rs`).
+use super::deadline::{Deadline, Timing};
 // What a call produces (`outbox.rs`).
 mod outbox;
 pub use outbox::{Counters, Outbox, Seg};
@@ -49,6 +51,8 @@ mod linux_cong;
 mod linux_recovery;
 // Pacing's, BBR's and Prague's hooks (`paced.rs`).
 mod paced;
+// F-RTO and the undo of a spurious timeout (`frto.rs`).
+mod frto;
 
 /// Largest window BSD can use without window scaling, times the maximum scale: a cap on cwnd.
 const MAX_CWND: u64 = 1_073_725_440;
@@ -106,9 +110,9 @@ pub struct Endpoint {
     /// ns-2 NewReno, limits output to `NS2_RECOV_MAXBURST` segments per ACK).
     partial_seen: bool,
     /// Segment being timed for an RTT sample (Karn: one at a time, never a retransmission).
-    timing: Option<(u64, Time)>,
+    timing: Timing,
     pub rto: RtoEstimator,
-    rexmt_at: Option<Time>,
+    rexmt_at: Deadline,
     /// When the connection was opened (for the connection-establishment timeout).
     opened_at: Time,
     // --- receive side ---
@@ -118,8 +122,11 @@ pub struct Endpoint {
     /// not yet been taken (`NO_FIN`: none). A plain number, not an `Option`: the endpoint
     /// stays within its cache lines (each 8 bytes more cost the classic stacks ≈2 %).
     peer_fin_seq: u64,
-    unacked_bytes: u64,
-    delack_at: Option<Time>,
+    /// In-order bytes received since the last ACK went out (delayed ACKs). 32 bits, added
+    /// saturating: the sender cannot send beyond the last ACK plus `rwnd` (a u32), and every
+    /// comparison is with a threshold of a few segments, which saturation leaves exact.
+    unacked_bytes: u32,
+    delack_at: Deadline,
     ack_now: bool,
     pub counters: Counters,
     pub ecn: EcnState,
@@ -140,7 +147,7 @@ pub struct Endpoint {
     /// Segments the current ACK delivered (Linux `acked_sacked`), for PRR.
     ack_delivered: u32,
     /// The pacer holds data until this time (`tcp/pacing.rs`); output resumes then.
-    pace_at: Option<Time>,
+    pace_at: Deadline,
 }
 
 /// The delayed-ACK engine's constants for this configuration, in jiffies (`tick_ms`):
@@ -194,15 +201,15 @@ impl Endpoint {
             ns2_skip_output: false,
             recover: 0,
             partial_seen: false,
-            timing: None,
+            timing: Timing::NONE,
             rto: RtoEstimator::new(cfg, tick_phase),
-            rexmt_at: None,
+            rexmt_at: Deadline::NONE,
             opened_at: 0,
             rcv_nxt: 0,
             reasm: Reassembly::default(),
             peer_fin_seq: NO_FIN,
             unacked_bytes: 0,
-            delack_at: None,
+            delack_at: Deadline::NONE,
             ack_now: false,
             counters: Counters::default(),
             ecn: EcnState::default(),
@@ -213,7 +220,7 @@ impl Endpoint {
             linux: (cfg.congestion_control != CongestionControl::Reno)
                 .then(|| Box::new(LinuxCong::new(cfg))),
             ack_delivered: 0,
-            pace_at: None,
+            pace_at: Deadline::NONE,
         }
     }
 
@@ -269,7 +276,7 @@ impl Endpoint {
         self.snd_una.saturating_sub(1).min(self.bytes_written())
     }
     pub fn rexmt_deadline(&self) -> Option<Time> {
-        self.rexmt_at
+        self.rexmt_at.get()
     }
     /// SACK is in use on this connection (both ends asked for it on the SYNs).
     pub fn sack_ok(&self) -> bool {
@@ -342,17 +349,10 @@ impl Endpoint {
     /// Earliest pending timer.
     #[inline]
     pub fn next_deadline(&self) -> Option<Time> {
-        let d = match (self.rexmt_at, self.delack_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let t = match (d, self.pace_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let t = self.rexmt_at.min(self.delack_at).min(self.pace_at);
         match self.rack_state() {
-            None => t,
-            Some(r) => [t, r.reo_at, r.tlp_at].into_iter().flatten().min(),
+            None => t.get(),
+            Some(r) => t.min(r.reo_at).min(r.tlp_at).get(),
         }
     }
 

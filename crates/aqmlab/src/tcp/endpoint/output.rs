@@ -8,6 +8,7 @@
 use super::{ack_clock, Endpoint, Outbox, Seg, State};
 use crate::packet::{flags, Ecn, MAX_SACK_BLOCKS};
 use crate::tcp::config::{CongestionControl, NewRenoVariant, Recovery, TcpConfig, TimerModel};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::units::Time;
 
 /// ns-2 `Agent/TCP/FullTcp/Newreno set recov_maxburst_ 2` (tcl/lib/ns-default.tcl).
@@ -197,8 +198,13 @@ impl Endpoint {
         };
         self.push_seg(cfg, seg, out);
         let seg_len = len + syn as u64 + (fl & flags::FIN != 0) as u64;
-        if self.timing.is_none() && !retransmit && seg_len > 0 {
-            self.timing = Some((seq, now)); // time this new segment (Karn)
+        // Time this new segment (Karn). Linux times every copy of its SYN or SYN-ACK: the
+        // ACK that answers one echoes that copy's timestamp (`tcp_ack_update_rtt`'s TSecr
+        // sample, which Karn's rule does not forbid), and copies go at least a second apart,
+        // so the copy answered is the last one sent.
+        let echoed = syn && cfg.timer_model == TimerModel::Linux;
+        if (self.timing.is_none() && !retransmit || echoed) && seg_len > 0 {
+            self.timing = Timing::of(seq, now);
         }
         self.snd_nxt += seg_len;
         if self.snd_nxt > self.snd_max {
@@ -206,7 +212,7 @@ impl Endpoint {
         }
         if self.rexmt_at.is_none() && self.snd_nxt > self.snd_una {
             let syn_sent = self.state == State::SynSent;
-            self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn_sent));
+            self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, syn_sent));
         }
         Some((seg_len, syn || fl & flags::FIN != 0))
     }
@@ -277,7 +283,7 @@ impl Endpoint {
         out.segs.push(seg);
         self.ack_now = false;
         self.unacked_bytes = 0;
-        self.delack_at = None;
+        self.delack_at = Deadline::NONE;
     }
 
     fn account(&mut self, seg: &Seg) {

@@ -10,6 +10,7 @@ use super::super::prague::{self, PragueParams, Sock};
 use super::super::rate::mstamp;
 use super::{segments, Endpoint, Outbox, MAX_CWND};
 use crate::packet::Packet;
+use crate::tcp::deadline::Deadline;
 use crate::units::Time;
 
 /// The sender's state before an ACK is processed.
@@ -41,8 +42,12 @@ impl Endpoint {
     /// Seeds the congestion control's random stream (BBR's gain-cycle start phase); the
     /// simulator gives each connection its own (`rng::StreamKind::TcpBbr`).
     pub fn set_cc_seed(&mut self, seed: u64) {
-        if let Some(lx) = self.linux.as_deref_mut() {
-            lx.cc_seed = seed;
+        if let Some(c) = self
+            .linux
+            .as_deref_mut()
+            .and_then(|l| l.cold.as_deref_mut())
+        {
+            c.cc_seed = seed;
         }
     }
 
@@ -63,19 +68,19 @@ impl Endpoint {
 
     /// Prague's state, once established with AccECN.
     pub fn prague(&self) -> Option<&prague::Prague> {
-        self.linux.as_deref().and_then(|l| l.prague.as_deref())
+        self.linux.as_deref().and_then(|l| l.prague())
     }
 
     /// BBR's state, once the connection is established.
     pub fn bbr(&self) -> Option<&Bbr> {
-        self.linux.as_deref().and_then(|l| l.bbr.as_deref())
+        self.linux.as_deref().and_then(|l| l.bbr())
     }
 
     /// The pacing rate in bytes per second (`u64::MAX`: not set), if the sender paces.
     pub fn pacing_rate(&self) -> Option<u64> {
         self.linux
             .as_deref()
-            .and_then(|l| l.pacer.as_ref())
+            .and_then(|l| l.pacer())
             .map(|p| p.rate)
     }
 
@@ -112,12 +117,12 @@ impl Endpoint {
         let Some(t) = self
             .linux
             .as_deref()
-            .and_then(|l| l.pacer.as_ref())
+            .and_then(|l| l.pacer())
             .and_then(|p| p.hold_until(now))
         else {
             return false;
         };
-        self.pace_at = Some(t);
+        self.pace_at = Deadline::at(t);
         if self.ack_now {
             self.emit_ack(cfg, out);
         }
@@ -143,22 +148,25 @@ impl Endpoint {
         let Some(lx) = self.linux.as_deref_mut() else {
             return;
         };
-        if let Some(p) = lx.pacer.as_mut() {
+        if let Some(p) = lx.pacer_mut() {
             p.on_data_sent(now, len);
         }
-        if lx.rate.is_none() {
+        if lx.rate().is_none() {
             return;
         }
         lx.rate_on_sent(now, seq, len, retransmit, nothing_out);
         if idle {
             let jiffies = lx.jiffies(now);
-            let r = lx.rate.as_deref().expect("rate");
+            let Some(c) = lx.cold.as_deref_mut() else {
+                return;
+            };
+            let r = c.rate.as_deref().expect("rate");
             let (app_limited, dm) = (r.app_limited != 0, r.delivered_mstamp);
-            if let Some(b) = lx.bbr.as_deref_mut() {
+            if let Some(b) = c.bbr.as_deref_mut() {
                 if let Some(w) = b.on_tx_start(app_limited, mstamp(now), jiffies, dm, cwnd) {
                     self.cwnd = w as u64 * mss;
                 }
-                if let Some(p) = lx.pacer.as_mut() {
+                if let Some(p) = c.pacer.as_mut() {
                     p.rate = b.pacing_rate;
                 }
             }
@@ -191,9 +199,9 @@ impl Endpoint {
         let Some(lx) = self.linux.as_deref_mut() else {
             return true;
         };
-        let min_rtt = lx.rate.as_deref().map_or(u64::MAX, |r| r.min_rtt_us());
+        let min_rtt = lx.rate().map_or(u64::MAX, |r| r.min_rtt_us());
         let head_sent = (lx.sent.len() > 0).then(|| lx.sent.get(0).at);
-        let Some(p) = lx.pacer.as_mut() else {
+        let Some(p) = lx.pacer_mut() else {
             return true;
         };
         if p.in_skb(now) {
@@ -246,7 +254,8 @@ impl Endpoint {
         if let Some(r) = self
             .linux
             .as_deref_mut()
-            .and_then(|l| l.rate.as_deref_mut())
+            .and_then(|l| l.cold.as_deref_mut())
+            .and_then(|c| c.rate.as_deref_mut())
         {
             r.check_app_limited(unsent, mss, in_flight, cwnd, lost_pending);
         }
@@ -267,39 +276,44 @@ impl Endpoint {
         };
         if cfg.congestion_control == CongestionControl::Bbr {
             let jiffies = lx.jiffies(now);
-            let seed = lx.cc_seed;
-            let r = lx.rate.as_deref_mut().expect("rate");
+            let c = lx.cold_mut();
+            let seed = c.cc_seed;
+            let r = c.rate.as_deref_mut().expect("rate");
             if min_rtt_sample > 0 {
                 r.update_rtt_min(mstamp(now), (min_rtt_sample / 1000).max(1));
             }
             let b = Bbr::new(mss, cwnd, r.min_rtt_us(), srtt8, mstamp(now), jiffies, seed);
-            if let Some(p) = lx.pacer.as_mut() {
+            if let Some(p) = c.pacer.as_mut() {
                 p.rate = b.pacing_rate;
             }
-            lx.bbr = Some(Box::new(b));
+            c.bbr = Some(Box::new(b));
             self.ssthresh = TCP_INFINITE_SSTHRESH as u64 * mss;
         } else if cfg.congestion_control == CongestionControl::Prague {
             // `prague_init` sets the pacing rate (`prague_update_pacing_rate`), which paces
             // if an SRTT is known; the `prague-reno` fallback does not pace
             // (`prague_release`: `SK_PACING_NONE`).
             let s = self.prague_sock(now, cfg);
-            let Some(lx) = self.linux.as_deref_mut() else {
+            let Some(c) = self
+                .linux
+                .as_deref_mut()
+                .and_then(|l| l.cold.as_deref_mut())
+            else {
                 return;
             };
-            if let Some(pr) = lx.prague.as_deref_mut() {
+            if let Some(pr) = c.prague.as_deref_mut() {
                 let rate = pr.update_pacing_rate(&s, 0);
-                if let (Some(p), true) = (lx.pacer.as_mut(), srtt8 > 0) {
+                if let (Some(p), true) = (c.pacer.as_mut(), srtt8 > 0) {
                     p.rate = rate;
                 }
             }
-        } else if let Some(p) = lx.pacer.as_mut() {
+        } else if let Some(p) = lx.pacer_mut() {
             p.rate = pacing_rate_linux(mss, cwnd, ssthresh, 0, srtt8);
         }
     }
 
     /// The sender's state before an ACK (for `paced_after_ack`).
     pub(super) fn paced_ack_state(&self, cfg: &TcpConfig) -> AckBefore {
-        let rate = self.linux.as_deref().and_then(|l| l.rate.as_deref());
+        let rate = self.linux.as_deref().and_then(|l| l.rate());
         AckBefore {
             snd_una: self.snd_una,
             snd_max: self.snd_max,
@@ -338,7 +352,7 @@ impl Endpoint {
             let cwnd = segments(self.cwnd, mss);
             let ssthresh = segments(self.ssthresh, mss);
             let packets_out = (self.snd_max - self.snd_una).div_ceil(mss) as u32;
-            if let Some(p) = self.linux.as_deref_mut().and_then(|l| l.pacer.as_mut()) {
+            if let Some(p) = self.linux.as_deref_mut().and_then(|l| l.pacer_mut()) {
                 p.rate = pacing_rate_linux(mss, cwnd, ssthresh, packets_out, srtt8);
             }
             return;
@@ -350,13 +364,17 @@ impl Endpoint {
         let Some(lx) = self.linux.as_deref_mut() else {
             return;
         };
-        if lx.bbr.is_none() {
+        let (jiffies, hz) = (lx.jiffies(now), lx.hz());
+        let Some(c) = lx.cold.as_deref_mut() else {
+            return;
+        };
+        if c.bbr.is_none() {
             return;
         }
-        let state = match lx.bbr_loss_high {
+        let state = match c.bbr_loss_high {
             Some(h) if snd_una < h => CaState::Loss,
             _ => {
-                lx.bbr_loss_high = None;
+                c.bbr_loss_high = None;
                 if in_recovery {
                     CaState::Recovery
                 } else {
@@ -366,27 +384,27 @@ impl Endpoint {
         };
         let ctx = BbrCtx {
             now_us: mstamp(now),
-            jiffies: lx.jiffies(now),
-            hz: lx.hz(),
+            jiffies,
+            hz,
             now_ns: now,
-            wstamp_ns: lx.pacer.as_ref().map_or(0, |p| p.wstamp),
+            wstamp_ns: c.pacer.as_ref().map_or(0, |p| p.wstamp),
             cwnd: segments(b.cwnd, mss),
             clamp: (MAX_CWND / mss) as u32,
             in_flight,
             state,
         };
-        let r = lx.rate.as_deref_mut().expect("rate");
+        let r = c.rate.as_deref_mut().expect("rate");
         let acked = (r.delivered - b.delivered) as u32;
         let losses = std::mem::take(&mut r.pending_losses);
         r.gen(ctx.now_us, acked, losses);
         r.rs.prior_in_flight = b.in_flight;
         // `FLAG_ACK_MAYBE_DELAYED`: one segment, cumulatively, less than an MSS.
         r.rs.is_ack_delayed = acked == 1 && pkt.sack_n == 0 && acked_bytes > 0 && acked_bytes < mss;
-        let bbr = lx.bbr.as_deref_mut().expect("bbr");
+        let bbr = c.bbr.as_deref_mut().expect("bbr");
         let cwnd = bbr.on_ack(&ctx, r, srtt8);
         self.cwnd = cwnd as u64 * mss;
         self.ssthresh = bbr.ssthresh as u64 * mss;
-        if let Some(p) = lx.pacer.as_mut() {
+        if let Some(p) = c.pacer.as_mut() {
             p.rate = bbr.pacing_rate;
         }
     }
@@ -415,20 +433,23 @@ impl Endpoint {
             return;
         };
         let limited = lx.is_cwnd_limited(s.cwnd, s.ssthresh);
-        let high = lx.prague_loss_high;
-        let Some(p) = lx.prague.as_deref_mut() else {
+        let Some(c) = lx.cold.as_deref_mut() else {
+            return;
+        };
+        let high = c.prague_loss_high;
+        let Some(p) = c.prague.as_deref_mut() else {
             return;
         };
         if entered_recovery {
             p.enter_loss(&s);
-            lx.prague_loss_high = snd_max;
+            c.prague_loss_high = snd_max;
         } else if entered_cwr {
             p.enter_cwr(&s);
         } else if p.in_loss && !in_recovery && snd_una >= high {
             p.ca_open();
         }
         let (cwnd, ssthresh, rate) = p.cong_control(&s, delivered, ce, limited, in_flight);
-        if let Some(pc) = lx.pacer.as_mut() {
+        if let Some(pc) = c.pacer.as_mut() {
             pc.rate = rate;
         }
         self.cwnd = cwnd as u64 * mss;

@@ -8,6 +8,7 @@
 use super::{ack_clock, Endpoint, Outbox, State, NO_FIN};
 use crate::packet::{flags, Ecn, Packet};
 use crate::tcp::config::{DelackClock, TcpConfig, TimerModel};
+use crate::tcp::deadline::Deadline;
 use crate::tcp::delack::MAX_QUICKACKS;
 use crate::tcp::rtt::linux_timer_expiry;
 use crate::units::Time;
@@ -44,12 +45,12 @@ impl Endpoint {
                     // BSD acknowledges when the window has advanced by two full segments
                     // (tcp_output's window-update test), ns-2.35 Full-TCP by one
                     // (`need_send`, `segsperack_`); otherwise at the delayed-ACK timer.
-                    self.unacked_bytes += self.rcv_nxt - old;
-                    if self.unacked_bytes >= cfg.delack_segments as u64 * cfg.mss as u64 {
+                    self.unacked_bytes = add_unacked(self.unacked_bytes, self.rcv_nxt - old);
+                    if self.unacked_bytes as u64 >= cfg.delack_segments as u64 * cfg.mss as u64 {
                         self.ack_now = true;
                     } else if self.delack_at.is_none() {
                         let iv = cfg.delack_interval();
-                        self.delack_at = Some(match cfg.delack_clock {
+                        self.delack_at = Deadline::at(match cfg.delack_clock {
                             _ if cfg.timer_model == TimerModel::Linux => {
                                 let tick = cfg.tick().max(1);
                                 linux_timer_expiry(now, iv.div_ceil(tick), tick)
@@ -110,12 +111,12 @@ impl Endpoint {
         };
         a.on_data(now_j, rto, &clock);
         // `rcv_nxt - rcv_wup`: in-order bytes since the last ACK.
-        self.unacked_bytes += advanced;
+        self.unacked_bytes = add_unacked(self.unacked_bytes, advanced);
         if had_holes || !cfg.delayed_ack || a.in_quickack() {
             self.ack_now = true;
             return;
         }
-        if self.unacked_bytes > cfg.mss as u64 {
+        if self.unacked_bytes > cfg.mss {
             self.ack_now = true;
             return;
         }
@@ -131,7 +132,7 @@ impl Endpoint {
             }
         }
         a.timeout = timeout;
-        self.delack_at = Some(linux_timer_expiry(now, ato, tick));
+        self.delack_at = Deadline::at(linux_timer_expiry(now, ato, tick));
     }
 
     /// DCTCP's receiver (RFC 8257 §3.2; Linux `dctcp_ece_ack_update`): ECE on our ACKs
@@ -158,4 +159,10 @@ impl Endpoint {
             self.ecn.set_ece(ce);
         }
     }
+}
+
+/// `Endpoint::unacked_bytes` after `bytes` more, saturating at `u32::MAX`.
+#[inline]
+fn add_unacked(unacked: u32, bytes: u64) -> u32 {
+    (unacked as u64 + bytes).min(u32::MAX as u64) as u32
 }

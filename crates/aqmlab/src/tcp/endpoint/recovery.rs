@@ -6,6 +6,7 @@
 
 use super::{Endpoint, Outbox, MAX_CWND};
 use crate::tcp::config::{NewRenoVariant, Recovery, SackVariant, TcpConfig, TimerModel};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::units::Time;
 
 impl Endpoint {
@@ -77,8 +78,8 @@ impl Endpoint {
                     let onxt = self.snd_nxt;
                     self.ssthresh = self.cut_ssthresh(cfg);
                     // Retransmit the missing segment alone: timer restarted, no RTT timing.
-                    self.rexmt_at = None;
-                    self.timing = None;
+                    self.rexmt_at = Deadline::NONE;
+                    self.timing = Timing::NONE;
                     self.snd_nxt = self.snd_una;
                     self.cwnd = mss;
                     self.counters.fast_retransmits += 1;
@@ -150,8 +151,8 @@ impl Endpoint {
             TimerModel::Ns2 => (self.cwnd.min(cfg.rwnd as u64) / 2 / mss).max(1) * mss,
             TimerModel::Bsd | TimerModel::Linux => self.ssthresh + self.dupacks as u64 * mss,
         };
-        self.rexmt_at = None;
-        self.timing = None;
+        self.rexmt_at = Deadline::NONE;
+        self.timing = Timing::NONE;
         self.snd_nxt = self.snd_una;
         self.cwnd = mss;
         self.counters.fast_retransmits += 1;
@@ -219,7 +220,7 @@ impl Endpoint {
     ) {
         let mss = cfg.mss as u64;
         let (onxt, ocwnd) = (self.snd_nxt, self.cwnd);
-        self.timing = None;
+        self.timing = Timing::NONE;
         self.snd_nxt = self.snd_una;
         self.cwnd = mss;
         self.output(now, cfg, out);
@@ -237,7 +238,7 @@ impl Endpoint {
     pub(super) fn ns2_newreno_partial_ack(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
         let onxt = self.snd_nxt;
         self.ns2_after_fast_rexmit = true;
-        self.timing = None;
+        self.timing = Timing::NONE;
         self.recover = self.snd_max;
         self.snd_nxt = self.snd_una;
         self.send_one(now, cfg, cfg.mss as u64, out);

@@ -4,6 +4,7 @@
 
 use super::{Endpoint, Outbox};
 use crate::tcp::config::{SackVariant, TcpConfig};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::tcp::sack::NextSeg;
 use crate::units::Time;
 
@@ -53,8 +54,8 @@ impl Endpoint {
         self.ecn_reduced = false;
         self.counters.fast_retransmits += 1;
         self.ecn.on_reduction(self.snd_max, false);
-        self.rexmt_at = None;
-        self.timing = None;
+        self.rexmt_at = Deadline::NONE;
+        self.timing = Timing::NONE;
         self.board.start_recovery(self.snd_una);
     }
 

@@ -5,22 +5,23 @@
 
 use super::{ack_clock, Endpoint, Outbox, State};
 use crate::tcp::config::{TcpConfig, TimerModel, NEVER};
+use crate::tcp::deadline::{Deadline, Timing};
 use crate::units::Time;
 
 impl Endpoint {
     pub fn on_timer(&mut self, now: Time, cfg: &TcpConfig, out: &mut Outbox) {
-        if let Some(t) = self.pace_at {
+        if let Some(t) = self.pace_at.get() {
             if t <= now {
                 // `tcp_pace_kick`: the pacer releases the next segment.
-                self.pace_at = None;
+                self.pace_at = Deadline::NONE;
                 if self.state != State::Closed {
                     self.output(now, cfg, out);
                 }
             }
         }
-        if let Some(t) = self.delack_at {
+        if let Some(t) = self.delack_at.get() {
             if t <= now {
-                self.delack_at = None;
+                self.delack_at = Deadline::NONE;
                 self.ack_now = true;
                 let rto = self.rto.rto_ticks();
                 if let Some(a) = self.lack.as_mut() {
@@ -33,9 +34,9 @@ impl Endpoint {
         if self.has_rack() {
             self.rack_timers(now, cfg, out);
         }
-        if let Some(t) = self.rexmt_at {
+        if let Some(t) = self.rexmt_at.get() {
             if t <= now {
-                self.rexmt_at = None;
+                self.rexmt_at = Deadline::NONE;
                 self.on_retransmit_timeout(now, cfg, out);
             }
         }
@@ -72,7 +73,8 @@ impl Endpoint {
         // ssthresh stays, and so does that last action, for later timeouts too.
         let kernel_loss_state = !opening && self.linux_loss_state(cfg);
         if self.linux.is_some() {
-            self.linux_on_rto(now, cfg, opening);
+            let frto = (!opening).then(|| self.frto_before_rto(cfg)).flatten();
+            let cut = self.linux_on_rto(now, cfg, opening);
             if !opening && (self.has_prr() || self.has_rack()) {
                 self.linux_recovery_on_rto(now, kernel_loss_state);
             }
@@ -80,6 +82,9 @@ impl Endpoint {
                 // `tcp_enter_loss`: cwnd = `tcp_packets_in_flight` + 1 once the marks are made.
                 let in_flight = self.linux.as_deref().map_or(0, |l| l.rack_in_flight());
                 self.cwnd = (in_flight as u64 + 1) * cfg.mss as u64;
+            }
+            if let Some(b) = frto {
+                self.frto_enter_loss(b, cut);
             }
             self.bbr_enter_loss(now, cfg, opening);
         } else {
@@ -105,15 +110,15 @@ impl Endpoint {
             self.board.clear();
             self.snd_nxt = self.snd_una;
         }
-        self.timing = None; // Karn: never time a retransmission
-        self.rexmt_at = Some(self.rto.timer_deadline(cfg, now, syn_sent));
+        self.timing = Timing::NONE; // Karn: never time a retransmission
+        self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, syn_sent));
         self.output(now, cfg, out);
     }
 
     fn abort(&mut self, out: &mut Outbox) {
         self.state = State::Closed;
-        self.rexmt_at = None;
-        self.delack_at = None;
+        self.rexmt_at = Deadline::NONE;
+        self.delack_at = Deadline::NONE;
         out.aborted = true;
     }
 }
