@@ -141,7 +141,7 @@ impl<'a> ScheduleReplay<'a> {
         let storage = match aqm.flow_buckets() {
             Some(n) => Storage::Flows((0..n).map(|_| VecDeque::new()).collect()),
             None => match &aqm {
-                Aqm::DropTail(_) | Aqm::Red(_) | Aqm::Codel(_) | Aqm::Pie(_) => {
+                Aqm::DropTail(_) | Aqm::Red(_) | Aqm::Codel(_) | Aqm::Pie(_) | Aqm::RedLinux(_) => {
                     Storage::Fifo(VecDeque::new())
                 },
                 Aqm::Cake(c) => Storage::Tins((0..c.queues()).map(|_| VecDeque::new()).collect()),
