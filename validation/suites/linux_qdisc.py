@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aqmlab import _core
-
 from validation.linux_qdisc import compare, kernel
 from validation.linux_qdisc.compare import Case
 from validation.results import Row, row_maker

@@ -193,13 +193,8 @@ def test_kernel_red_by_hand(tmp_path):
     s.words = words
     kern = kernel.run("red", s.harness_text(attrs), s.words_bytes(), tmp_path)
     decisions = [line.split(" | ")[0] for line in kern]
-    assert decisions == ["e 0 ok", "e 1 ok", "e 2 ok", "e 3 ok", "e 4 drop"] + [
-        "d 0",
-        "d 1",
-        "d 2",
-        "d 3",
-        "d -",
-    ]
+    arrivals = ["e 0 ok", "e 1 ok", "e 2 ok", "e 3 ok", "e 4 drop"]
+    assert decisions == [*arrivals, "d 0", "d 1", "d 2", "d 3", "d -"]
     assert [line.split("qavg=")[1].split()[0] for line in kern[:5]] == [
         "0",
         "1000",
