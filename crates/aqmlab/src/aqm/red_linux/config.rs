@@ -186,3 +186,81 @@ impl RedLinuxConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> RedLinuxConfig {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn tc_defaults() {
+        // limit only: max = 400000/4 = 100 000, min = 33 333, burst (66666 + 100000)/3000 = 55;
+        // a = 55 + 1 − 33.333 = 22.67: W = 1/32 gives 25.6 ≥ 22.67 (W = 1/16: 15.7): Wlog 5.
+        // Plog: 0.02/66667 = 3.0e-7 → 22 doublings; 10 Mbit, avpkt 1000: Scell_log 15.
+        let o = parse(r#"{"limit":400000,"avpkt":1000}"#)
+            .opt("queue")
+            .unwrap();
+        assert_eq!((o.qth_min, o.qth_max), (33_333, 100_000));
+        assert_eq!((o.wlog, o.plog, o.scell_log), (5, 22, 15));
+        assert_eq!(o.max_p, 85_899_345);
+        // min only: max = 3·min; max only: min = max/3.
+        let o = parse(r#"{"limit":400000,"avpkt":1000,"min":20000}"#)
+            .opt("queue")
+            .unwrap();
+        assert_eq!((o.qth_min, o.qth_max), (20_000, 60_000));
+        let o = parse(r#"{"limit":400000,"avpkt":1000,"max":90000}"#)
+            .opt("queue")
+            .unwrap();
+        assert_eq!((o.qth_min, o.qth_max), (30_000, 90_000));
+    }
+
+    #[test]
+    fn errors_name_the_field_and_the_rule() {
+        for (json, field, hint) in [
+            (r#"{"limit":0,"avpkt":1000}"#, "queue.limit", "≥ 1"),
+            (r#"{"limit":1000,"avpkt":0}"#, "queue.avpkt", "≥ 1"),
+            (
+                r#"{"limit":9000,"avpkt":1000,"min":5000,"max":5000}"#,
+                "queue.max",
+                "min (5000) < max",
+            ),
+            (
+                r#"{"limit":9000,"avpkt":1000,"probability":1}"#,
+                "queue.probability",
+                "(0, 1)",
+            ),
+            (
+                r#"{"limit":9000,"avpkt":1000,"bandwidth_mbps":0}"#,
+                "queue.bandwidth_mbps",
+                "rate",
+            ),
+            (
+                r#"{"limit":9000,"avpkt":1000,"nodrop":true}"#,
+                "queue.nodrop",
+                "ecn",
+            ),
+            (
+                r#"{"limit":90000,"avpkt":1000,"min":20000,"burst":5}"#,
+                "queue.burst",
+                "≥ 21",
+            ),
+            (
+                r#"{"limit":9000,"avpkt":1,"bandwidth_mbps":1000}"#,
+                "queue.avpkt",
+                "tick",
+            ),
+            (
+                r#"{"limit":400000000,"avpkt":1000,"min":200000000,"max":300000000,"burst":250000,"probability":0.5}"#,
+                "queue.min",
+                "red_check_params",
+            ),
+        ] {
+            let e = parse(json).validate("queue").unwrap_err();
+            assert_eq!(e.field, field, "{json}: {e}");
+            assert!(e.to_string().contains(hint), "{json}: {e}");
+        }
+    }
+}
