@@ -32,8 +32,6 @@ pub enum TcRedError {
     NoEwma,
     /// `tc_red_eval_P`: `max ≤ min`, or the probability needs 32 or more doublings.
     NoPlog,
-    /// `tc_calc_xmittime` is 0 ticks: the idle table would be infinite.
-    XmitTimeZero,
     /// `tc_red_eval_idle_damping`: no `Scell_log` below 32.
     NoScellLog,
 }
@@ -80,31 +78,44 @@ pub fn xmit_ticks(rate_bytes_per_s: u32, size: u32) -> u32 {
     (us as f64 * TICK_IN_USEC) as u32
 }
 
-/// `tc_red_eval_idle_damping(Wlog, avpkt, rate)`: `Scell_log` and the table.
+/// C's conversion of a `double` to a byte as gcc emits it on x86-64 (a 32-bit truncating
+/// conversion, `cvttsd2si`, whose out-of-range and NaN result is `INT_MIN`, then the low
+/// byte).
+fn c_byte(x: f64) -> u8 {
+    let v = if x > -2_147_483_649.0 && x < 2_147_483_648.0 {
+        x as i32
+    } else {
+        i32::MIN
+    };
+    v as u8
+}
+
+/// C's `1 << n` on an `int` (wrapping into the sign bit at 31, as gcc's code does), as a
+/// double.
+fn c_pow2(n: u32) -> f64 {
+    1i32.wrapping_shl(n) as f64
+}
+
+/// `tc_red_eval_idle_damping(Wlog, avpkt, rate)`: `Scell_log` and the table. tc's C is
+/// followed where it leaves the ordinary range (an `avpkt` sent in under a µs gives a zero
+/// transmission time, an infinite `lW`, `Scell_log` 0 and a table of zeros; `1 << 31` is
+/// negative, which ends the search at 31), so that every parameter set tc accepts is
+/// accepted here with the table tc sends.
 pub fn eval_idle_damping(
     wlog: u8,
     avpkt: u32,
     rate_bytes_per_s: u32,
 ) -> Result<(u8, [u8; 256]), TcRedError> {
-    let xmit = xmit_ticks(rate_bytes_per_s, avpkt);
-    if xmit == 0 {
-        return Err(TcRedError::XmitTimeZero);
-    }
-    let lw = -(1.0 - 1.0 / (1u64 << wlog) as f64).ln() / xmit as f64;
+    let xmit = xmit_ticks(rate_bytes_per_s, avpkt) as f64;
+    let lw = -(1.0 - 1.0 / c_pow2(wlog as u32)).ln() / xmit;
     let maxtime = 31.0 / lw;
-    let Some(clog) = (0..32u32).find(|&c| maxtime / ((1u64 << c) as f64) < 512.0) else {
+    let Some(clog) = (0..32u32).find(|&c| maxtime / c_pow2(c) < 512.0) else {
         return Err(TcRedError::NoScellLog);
     };
     let mut stab = [0u8; 256];
     for (i, s) in stab.iter_mut().enumerate().take(255).skip(1) {
-        // tc: `sbuf[i] = (i << clog) * lW` (an int shift, then a double stored in a u8 through
-        // a 32-bit integer conversion), then capped at 31.
-        let x = ((i as i32).wrapping_shl(clog)) as f64 * lw;
-        let v = if x > -2_147_483_649.0 && x < 2_147_483_648.0 {
-            x as i32
-        } else {
-            i32::MIN
-        } as u8;
+        // tc: `sbuf[i] = (i << clog) * lW`, then capped at 31.
+        let v = c_byte(((i as i32).wrapping_shl(clog)) as f64 * lw);
         *s = v.min(31);
     }
     stab[255] = 31;
@@ -158,5 +169,13 @@ mod tests {
         // 1000 B at 7 Mbit/s (875 000 B/s) is 1142.857 µs → 1142 → 17 843.75 → 17 843.
         assert_eq!(xmit_ticks(375_000, 1500), 62_500);
         assert_eq!(xmit_ticks(875_000, 1000), 17_843);
+        // 64 B at 1000 Mbit/s is 0.512 µs, 0 µs for tc: Scell_log 0 and a table of zeros.
+        assert_eq!(xmit_ticks(125_000_000, 64), 0);
+        let (clog, stab) = eval_idle_damping(4, 64, 125_000_000).unwrap();
+        assert_eq!((clog, stab[1], stab[254], stab[255]), (0, 0, 0, 31));
+        // 9000 B at 1 Mbit/s with Wlog 16: 31/lW = 2.29e12 ticks, still ≥ 512·2^30; C's
+        // `1 << 31` is negative and ends the search at 31; (i << 31)·lW rounds to 0.
+        let (clog, stab) = eval_idle_damping(16, 9000, 125_000).unwrap();
+        assert_eq!((clog, stab[1], stab[2], stab[255]), (31, 0, 0, 31));
     }
 }
