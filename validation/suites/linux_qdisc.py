@@ -262,6 +262,18 @@ def _red(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1, *
 
 RED_TC = {"limit": 400_000, "min": 30_000, "max": 90_000}
 
+
+def _red_current_tc_adaptive(pattern: str) -> Case:
+    """`adaptive` as current tc sends it (in TCA_RED_FLAGS, tc_red_qopt.flags 0) against our
+    `adaptive = false`: Linux 6.1 shows the flag but never arms its timer (`t off` at every
+    timer instant, as our replay says for a discipline without one)."""
+    ours: dict[str, object] = {"kind": "red_linux", "avpkt": 1000, **RED_TC}
+    attrs = red_attrs(ours)
+    attrs["flags"] |= RED_FLAGS["adaptive"]
+    name = f"red_linux-{pattern}-adaptive-current-tc"
+    return Case(name, "red", pattern, attrs, ours, **RED_TICKS)
+
+
 CASES: list[tuple[Case, Known]] = [
     (_codel("cbr", ecn=True, fast=True), Known()),
     (_codel("onoff", ecn=False), Known()),
@@ -321,6 +333,7 @@ CASES: list[tuple[Case, Known]] = [
         _red("onoff", "-wide-prob10", limit=500_000, min=20_000, max=300_000, probability=0.1),
         Known(),
     ),
+    (_red_current_tc_adaptive("cbr"), Known()),
 ]
 
 

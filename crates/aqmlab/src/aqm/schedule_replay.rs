@@ -175,10 +175,16 @@ impl<'a> ScheduleReplay<'a> {
                 self.now = t;
                 self.dequeue(t)
             },
+            // A discipline without a timer (Linux RED without `adaptive`) answers as the
+            // harness does for a timer that is not armed.
             Step::Tick(t) => {
                 self.now = t;
-                self.aqm.on_tick(t, self.len);
-                "t".to_string()
+                if self.aqm.tick_period().is_none() {
+                    "t off".to_string()
+                } else {
+                    self.aqm.on_tick(t, self.len);
+                    "t".to_string()
+                }
             },
         };
         self.state(&mut line);

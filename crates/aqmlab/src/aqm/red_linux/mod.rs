@@ -335,8 +335,11 @@ impl RedLinux {
         self.opt.adaptive.then_some(ADAPT_PERIOD)
     }
 
-    /// `red_adaptative_algo`, run by the timer at `now`.
+    /// `red_adaptative_algo`, run by the timer at `now` (armed only with `adaptive`).
     pub fn on_tick(&mut self, now: Time) {
+        if !self.opt.adaptive {
+            return;
+        }
         let qavg = if self.is_idling() {
             self.qavg_from_idle_time(now)
         } else {

@@ -184,6 +184,11 @@ fn adaptive_max_p_steps() {
     let mut o = opt();
     o.adaptive = true;
     o.max_p = 100_000_000; // 2.3 %
+                           // Without `adaptive` there is no timer: a tick changes nothing.
+    let mut fixed = RedLinux::new(opt());
+    fixed.v.qavg = 32_000;
+    fixed.on_tick(500 * MS);
+    assert_eq!((fixed.tick_period(), fixed.p.max_p), (None, 1 << 31));
     let mut r = RedLinux::new(o);
     assert_eq!(r.tick_period(), Some(500 * MS));
     // Average 8000 B (32 000 scaled) > target_max 6600: + min(1 % = 42 949 673, max_P/4
