@@ -42,6 +42,7 @@ QUEUES = [
     "dualpi2",
     "cake",
     "fq_pie",
+    "red_linux",
 ]
 RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
 TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
@@ -77,6 +78,21 @@ def queue(r: random.Random) -> dict[str, Any]:
         q["b_ref"] = r.choice([10.0, 50.0])
         if r.random() < 0.3:
             q["interval_ms"] = pick(r, ([2.0, 10.0], [1e-9, 1e-3, 1e9]))
+    if kind == "red_linux":
+        # tc's keys: bytes for limit/min/max/avpkt, burst in packets; past u32 and tc's rules.
+        q["limit"] = pick(r, ([60_000, 150_000, 400_000], [0, 1, 2**32 - 1, 2**32]))
+        q["avpkt"] = pick(r, ([1000, 1500, 500], [0, 1, 10**6]))
+        if r.random() < 0.5:
+            pairs = ([(10_000, 30_000), (30_000, 90_000)], [(1, 5_000), (30_000, 5_000)])
+            q["min"], q["max"] = pick(r, pairs)
+        if r.random() < 0.3:
+            q["burst"] = pick(r, ([200, 400], [0, 1, 2**32 - 1]))
+        if r.random() < 0.3:
+            q["probability"] = pick(r, ([0.02, 0.1], [0.0, 1.0, 1e-12, -0.5]))
+            q["bandwidth_mbps"] = pick(r, ([10.0, 100.0], [1e-9, 0.0, 1e6]))
+        for flag in ("ecn", "harddrop", "adaptive", "nodrop"):
+            if r.random() < 0.3:
+                q[flag] = True
     if kind == "pie" and r.random() < 0.3:
         q["t_update_ms"] = pick(r, ([15.0, 30.0], [1e-9, 1e-3, 1e9]))
     if kind == "dualpi2" and r.random() < 0.3:

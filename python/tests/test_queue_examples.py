@@ -28,6 +28,7 @@ def test_there_is_an_example_per_queue_manager():
         "dualpi2",
         "cake",
         "fq_pie",
+        "red_linux",
     }
 
 

@@ -127,3 +127,25 @@ def test_no_qdisc_table_without_the_trace(tmp_path: Path):
     got = _parse(cli("stats", out).stdout)
     summary = json.loads((out / "summary.json").read_text())["summary"]
     assert got["reverse"]["sent_packets"] > summary["reverse"]["departures"]
+
+
+def test_red_linux_is_tcs_red_line(tmp_path: Path):
+    """`red_linux` prints as tc prints `red`: the options tc would echo (its defaults for
+    min/max applied by the core: limit/4 and a third of it), the flags, probability; tc's
+    xstats, with early = prob_drop + forced_drop and marked = prob_mark + forced_mark."""
+    queue = 'kind = "red_linux"\nlimit = 200000\navpkt = 1000\necn = true'
+    out = _run(tmp_path, edit(NO_WARMUP, 'kind = "codel"\nlimit = 50', queue), "red")
+    proc = cli("stats", out)
+    assert proc.returncode == 0, proc.stderr
+    got = _parse(proc.stdout)
+    summary = json.loads((out / "summary.json").read_text())["summary"]
+    for d, g in got.items():
+        q = summary[f"qdisc_{d}"]
+        assert g["kind"] == "red"
+        assert g["options"] == "limit 200000b min 16666b max 50000b ecn probability 0.02"
+        assert g["xstats"] == (
+            f"  marked {q['marked']} early {q['early']} pdrop {q['pdrop']} other 0"
+        )
+        assert q["early"] == q["prob_drop"] + q["forced_drop"]
+        assert q["marked"] == q["prob_mark"] + q["forced_mark"]
+        assert g["dropped"] == q["early"] + q["pdrop"]

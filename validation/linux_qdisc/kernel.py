@@ -47,6 +47,7 @@ SOURCES = {
     "fq_pie": ["net/sched/sch_pie.c", "net/sched/sch_fq_pie.c"],
     "cake": ["net/sched/sch_cake.c"],
     "dualpi2": ["net/sched/sch_dualpi2.c"],
+    "red": ["net/sched/sch_red.c"],
 }
 # Disciplines the package lacks: the environment variable naming their source directory, and
 # the uapi headers taken from that directory as shipped (our include name: its path there).
@@ -244,6 +245,7 @@ def harness_files(name: str) -> list[Path]:
         harness_dir / "attrs.h",
         shim / "kshim.h",
         shim / "kshim_net.h",
+        shim / "kshim_child.h",
     ]
 
 

@@ -12,9 +12,11 @@ that a change in it is looked at.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from aqmlab import _core
 from validation.linux_qdisc import compare, kernel
 from validation.linux_qdisc.compare import Case
 from validation.results import Row, row_maker
@@ -219,6 +221,59 @@ DUALPI2_F64 = (
     "schedule has 0 differences (dualpi2-cbr)"
 )
 
+# RED (sch_red.c) against our `red_linux` kind: the kernel gets what tc would send for our
+# keys (tc.rs's derivation, through `_core.queue_params`: tc_red_qopt, max_P, the idle table
+# in 32 words of 8 bytes); the flags as current tc sends them (TCA_RED_FLAGS), except with
+# `adaptive`, which only arms the kernel's timer when it comes in tc_red_qopt.flags (tc before
+# TCA_RED_FLAGS): those cases send the flags there. The timer first runs HZ/2 after the qdisc
+# is created (t = 0), then every HZ/2.
+RED_FLAGS = {"ecn": 1, "harddrop": 2, "adaptive": 4, "nodrop": 8}  # TC_RED_* (pkt_sched.h)
+RED_TICKS = {"tick_first_ns": 500 * MS_NS, "tick_period_ns": 500 * MS_NS}
+
+
+def red_attrs(ours: dict[str, object], rate_bps: float = 10e6) -> dict[str, int]:
+    """The harness attributes for our `red_linux` table: what tc sends the kernel."""
+    p = _core.queue_params(json.dumps(ours), rate_bps, 1000)["params"]
+    attrs = {k: p[k] for k in ("limit", "qth_min", "qth_max", "Wlog", "Plog", "Scell_log")}
+    attrs["max_P"] = p["max_P"]
+    stab = bytes(p["stab"])
+    for i in range(32):
+        attrs[f"stab{i}"] = int.from_bytes(stab[8 * i : 8 * i + 8], "little")
+    flags = sum(bit for k, bit in RED_FLAGS.items() if p[k])
+    attrs["qopt_flags" if p["adaptive"] else "flags"] = flags
+    return attrs
+
+
+def _red(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1, **kw) -> Case:
+    """sch_red with our keys `kw` (tc's names: limit, min, max, avpkt in bytes, ...)."""
+    ours: dict[str, object] = {"kind": "red_linux", "avpkt": 1000, **kw}
+    ticks = RED_TICKS if kw.get("adaptive") else {}
+    return Case(
+        f"red_linux-{pattern}{suffix}",
+        "red",
+        pattern,
+        red_attrs(ours),
+        ours,
+        seed=seed,
+        fast=fast,
+        **ticks,
+    )
+
+
+RED_TC = {"limit": 400_000, "min": 30_000, "max": 90_000}
+
+
+def _red_current_tc_adaptive(pattern: str) -> Case:
+    """`adaptive` as current tc sends it (in TCA_RED_FLAGS, tc_red_qopt.flags 0) against our
+    `adaptive = false`: Linux 6.1 shows the flag but never arms its timer (`t off` at every
+    timer instant, as our replay says for a discipline without one)."""
+    ours: dict[str, object] = {"kind": "red_linux", "avpkt": 1000, **RED_TC}
+    attrs = red_attrs(ours)
+    attrs["flags"] |= RED_FLAGS["adaptive"]
+    name = f"red_linux-{pattern}-adaptive-current-tc"
+    return Case(name, "red", pattern, attrs, ours, **RED_TICKS)
+
+
 CASES: list[tuple[Case, Known]] = [
     (_codel("cbr", ecn=True, fast=True), Known()),
     (_codel("onoff", ecn=False), Known()),
@@ -265,6 +320,20 @@ CASES: list[tuple[Case, Known]] = [
         Known(),
     ),
     (_dualpi2("cbr", "-model-f64", model=True), Known(0, 8409, DUALPI2_F64)),
+    (_red("cbr", fast=True, **RED_TC), Known()),
+    (_red("onoff", "-ecn", ecn=True, **RED_TC), Known()),
+    (_red("manyflow", "-ecn-harddrop", ecn=True, harddrop=True, **RED_TC), Known()),
+    (_red("web", "-defaults", limit=200_000), Known()),
+    (_red("cbr", "-adaptive", adaptive=True, fast=True, **RED_TC), Known()),
+    (_red("web", "-adaptive-ecn", adaptive=True, ecn=True, **RED_TC), Known()),
+    (_red("onoff", "-ecn-nodrop", ecn=True, nodrop=True, **RED_TC), Known()),
+    (_red("cbr", "-limit60k-burst40", limit=60_000, min=20_000, max=50_000, burst=40), Known()),
+    (_red("manyflow", "-prob10-bw8", probability=0.1, bandwidth_mbps=8.0, **RED_TC), Known()),
+    (
+        _red("onoff", "-wide-prob10", limit=500_000, min=20_000, max=300_000, probability=0.1),
+        Known(),
+    ),
+    (_red_current_tc_adaptive("cbr"), Known()),
 ]
 
 

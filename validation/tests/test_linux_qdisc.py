@@ -170,3 +170,43 @@ def test_dualpi2_fixture_is_current_where_the_source_is(monkeypatch, tmp_path):
         rec["kernel"] = [*rec["kernel"][:-1], "d - | qlen=0"]
     monkeypatch.setattr(fixture, "load", lambda qdisc: stored)
     assert compare.run_case(case, tmp_path).fixture_current is False
+
+
+def test_kernel_red_by_hand(tmp_path):
+    """sch_red with min 3000, max 6000 B, avpkt 1000, burst 3 (tc: Wlog 1, as
+    1 ≤ (1 − 0.5³)/0.5), a 4500-B bfifo. Four 1000-B arrivals: qavg (point at 1 bit) 0, 1000,
+    2500, 4250 (below min = 6000); the fifth, 4000 B queued: 4250 + 4000 − 2125 = 6125, in
+    range: qcount 0 draws qR = 123456789 / ⌊85899345/3000⌋ = 4311, then the bfifo refuses it
+    (pdrop). The link takes the four and finds the queue empty at 8 ms: the idle period
+    starts there. Both the kernel and our replay say so."""
+    _kernel_or_skip()
+    from validation.suites.linux_qdisc import red_attrs
+
+    ours = {"kind": "red_linux", "limit": 4500, "min": 3000, "max": 6000, "avpkt": 1000}
+    ours["burst"] = 3
+    attrs = red_attrs(ours)
+    assert (attrs["Wlog"], attrs["max_P"]) == (1, 85_899_345)
+    kinds = ["E"] * 5 + ["D"] * 5
+    times = [1000, 2000, 3000, 4000, 5000, 6_000_000, 6_500_000, 7_000_000, 7_500_000, 8_000_000]
+    s = schedule.Schedule("hand", kinds, times, [1000] * 5 + [0] * 5, [0] * 10, [1] * 10)
+    words = [123_456_789]
+    s.words = words
+    kern = kernel.run("red", s.harness_text(attrs), s.words_bytes(), tmp_path)
+    decisions = [line.split(" | ")[0] for line in kern]
+    arrivals = ["e 0 ok", "e 1 ok", "e 2 ok", "e 3 ok", "e 4 drop"]
+    assert decisions == [*arrivals, "d 0", "d 1", "d 2", "d 3", "d -"]
+    assert [line.split("qavg=")[1].split()[0] for line in kern[:5]] == [
+        "0",
+        "1000",
+        "2500",
+        "4250",
+        "6125",
+    ]
+    assert "qcount=0 qR=4311" in kern[4] and "pdrop=1" in kern[4], kern[4]
+    assert "qidlestart=8000000" in kern[9], kern[9]
+    got = _core.replay_schedule(
+        json.dumps(ours), 10e6, 1000, "".join(kinds), times, s.sizes, s.ds, s.hashes, words, "u32"
+    )
+    res = compare.compare_logs(compare.Case("hand", "red", "", {}, {}), kern, got)
+    assert (res.decision_diffs, res.state_lines_differing) == (0, 0)
+    assert "qavg" in res.state_keys and "max_P" in res.state_keys

@@ -743,6 +743,20 @@ fn replay_schedule(
     })
 }
 
+/// The parameters in force of the discipline `queue_json` built for a link of `rate_bps`
+/// (`Aqm::params_json`: `{"kind": ..., "params": {...}}`), e.g. what tc would send the kernel
+/// for `red_linux`; `ValueError` if the table is invalid.
+#[pyfunction]
+fn queue_params<'py>(
+    py: Python<'py>,
+    queue_json: &str,
+    rate_bps: f64,
+    mean_pkt_size: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (aqm, _) = replay_aqm(queue_json, rate_bps, mean_pkt_size, 0.0)?;
+    json_to_py(py, &aqm.params_json().to_string())
+}
+
 /// The connections PackMime-HTTP/1.0 source `source` of a run with `seed` opens in its first
 /// `duration_s` seconds at `rate` connections/s, with its own RTTs (`sim::packmime_draws`):
 /// `{"start_s": [...], "request_bytes": [...], ...}`, the columns of a replay file.
@@ -803,6 +817,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_queue, m)?)?;
     m.add_function(wrap_pyfunction!(replay_queue_log, m)?)?;
     m.add_function(wrap_pyfunction!(replay_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(queue_params, m)?)?;
     m.add_function(wrap_pyfunction!(packmime_draws, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())

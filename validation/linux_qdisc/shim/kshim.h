@@ -389,7 +389,13 @@ static inline void hrtimer_set_expires(struct hrtimer *t, ktime_t at) { t->expir
 static inline int hrtimer_cancel(struct hrtimer *t) { int was = t->pending; t->pending = false; return was; }
 
 /* ---- sk_buff ---- */
-struct net_device { unsigned int mtu; unsigned short hard_header_len; unsigned int tx_queue_len; };
+struct net_device_ops;
+struct net_device {
+	unsigned int mtu;
+	unsigned short hard_header_len;
+	unsigned int tx_queue_len;
+	const struct net_device_ops *netdev_ops;
+};
 struct netdev_queue { struct net_device *dev; };
 struct sock;
 struct skb_shared_info { unsigned short gso_size; unsigned short gso_segs; unsigned int gso_type; };
@@ -508,7 +514,9 @@ static inline int skb_get_dsfield(struct sk_buff *skb) { return skb->aqmlab_ds; 
 /* Parameters reach the discipline through its own change(): the harness fills shim_attrs
  * (attribute number, value) and passes a non-NULL option; parsing hands each attribute to
  * tb[] as the kernel's nla_parse would, and nla_get_* read the value. */
-struct nlattr { u16 nla_len; u16 nla_type; u64 aqmlab_value; };
+/* aqmlab_data: a structure or table the harness passes (RED's tc_red_qopt and Stab), else
+ * the value itself. */
+struct nlattr { u16 nla_len; u16 nla_type; u64 aqmlab_value; void *aqmlab_data; };
 static struct nlattr shim_attrs[64];
 static int shim_nattrs;
 struct netlink_ext_ack { const char *msg; };
@@ -554,7 +562,7 @@ static inline struct nlattr *nla_nest_start_noflag(struct sk_buff *s, int t) { (
 #define nla_nest_start(s, t) nla_nest_start_noflag(s, t)
 static inline int nla_nest_end(struct sk_buff *s, struct nlattr *n) { (void)s; (void)n; return 0; }
 static inline void nla_nest_cancel(struct sk_buff *s, struct nlattr *n) { (void)s; (void)n; }
-static inline void *nla_data(const struct nlattr *n) { return (void *)&n->aqmlab_value; }
+static inline void *nla_data(const struct nlattr *n) { return n->aqmlab_data ? n->aqmlab_data : (void *)&n->aqmlab_value; }
 static inline int nla_len(const struct nlattr *n) { (void)n; return sizeof(u64); }
 
 struct gnet_stats_basic_sync { u64_stats_t bytes; u64_stats_t packets; };
@@ -835,10 +843,13 @@ static inline struct Qdisc *qdisc_create_dflt(struct netdev_queue *dq, const str
 	q->limit = dq->dev->tx_queue_len;
 	return q;
 }
-static inline void qdisc_put(struct Qdisc *q) { free(q); }
+/* A builtin qdisc (noop_qdisc) is never freed (TCQ_F_BUILTIN, sch_generic.c qdisc_put). */
+#define TCQ_F_BUILTIN 1
+static inline void qdisc_put(struct Qdisc *q) { if (!(q->flags & TCQ_F_BUILTIN)) free(q); }
 
 #include <linux/pkt_sched.h>
 #include <linux/pkt_cls.h>
 #include "kshim_net.h"
+#include "kshim_child.h"
 
 #endif

@@ -22,6 +22,8 @@ use super::pi::{self, Pi, PiParams};
 use super::pie::{Pie, PieEstimator, PieParams};
 use super::pie_linux::LinuxPieParams;
 use super::red::{auto, EcnPolicy, Red, RedParams};
+use super::red_linux::config::RedLinuxConfig;
+use super::red_linux::RedLinux;
 use super::rem::{Rem, RemParams};
 use super::{Aqm, DropTail, QueueUnit};
 use crate::config::error::ConfigError;
@@ -63,6 +65,8 @@ pub enum AqmConfig {
     /// FQ-PIE (Linux sch_fq_pie).
     #[serde(alias = "fq-pie")]
     FqPie(FqPieConfig),
+    /// RED as Linux's sch_red (tc-red keywords).
+    RedLinux(RedLinuxConfig),
 }
 
 fn default_unit() -> QueueUnit {
@@ -1106,6 +1110,7 @@ impl AqmConfig {
             AqmConfig::Dualpi2(c) => c.validate(prefix),
             AqmConfig::Cake(c) => c.validate(prefix),
             AqmConfig::FqPie(c) => c.validate(prefix),
+            AqmConfig::RedLinux(c) => c.validate(prefix),
         }
     }
 
@@ -1305,6 +1310,10 @@ impl AqmConfig {
                 linux_fixed_point: c.linux_fixed_point,
             })),
             AqmConfig::Cake(c) => Aqm::Cake(Box::new(Cake::new(c.params()))),
+            AqmConfig::RedLinux(c) => match c.opt("queue") {
+                Ok(opt) => Aqm::RedLinux(Box::new(RedLinux::new(opt))),
+                Err(e) => panic!("red_linux built without validation: {e}"),
+            },
             AqmConfig::FqPie(c) => Aqm::FqPie(FqPie::new(FqPieParams {
                 flows: c.flows,
                 quantum: c.quantum,
@@ -1405,6 +1414,7 @@ mod tests {
             r#"{"kind":"pie"}"#,
             r#"{"kind":"fq_codel"}"#,
             r#"{"kind":"fq_pie"}"#,
+            r#"{"kind":"red_linux","limit":400000,"avpkt":1000}"#,
         ] {
             let c = parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
             c.validate("queue").unwrap_or_else(|e| panic!("{s}: {e}"));

@@ -19,6 +19,7 @@ pub mod pi;
 pub mod pie;
 pub mod pie_linux;
 pub mod red;
+pub mod red_linux;
 pub mod red_params;
 pub mod rem;
 pub mod replay;
@@ -39,6 +40,7 @@ pub use fq_pie::{FqPie, FqPieParams};
 pub use pi::{Pi, PiParams};
 pub use pie::{Pie, PieEstimator, PieParams};
 pub use red::{EcnPolicy, Red, RedParams};
+pub use red_linux::RedLinux;
 pub use rem::{Rem, RemParams};
 
 /// Why a packet was dropped.
@@ -126,6 +128,8 @@ pub enum Aqm {
     DualPi2(DualPi2),
     Cake(Box<Cake>),
     FqPie(FqPie),
+    /// Linux's sch_red (`red_linux`); boxed for its 256-byte idle table.
+    RedLinux(Box<RedLinux>),
 }
 
 impl Aqm {
@@ -148,6 +152,7 @@ impl Aqm {
             Aqm::FqCodel(_) | Aqm::Cake(_) => Verdict::Pass,
             Aqm::DualPi2(a) => a.on_enqueue(now, pkt, q, rng),
             Aqm::FqPie(a) => a.on_enqueue(pkt, q, rng),
+            Aqm::RedLinux(a) => a.on_enqueue(now, pkt, q, rng),
         }
     }
 
@@ -165,7 +170,7 @@ impl Aqm {
             Aqm::DropTail(_) | Aqm::Pi(_) | Aqm::FqCodel(_) | Aqm::DualPi2(_) | Aqm::Cake(_) => {
                 Verdict::Pass
             },
-            Aqm::FqPie(_) => Verdict::Pass,
+            Aqm::FqPie(_) | Aqm::RedLinux(_) => Verdict::Pass,
             Aqm::Red(a) => a.on_dequeue(),
             Aqm::Rem(a) => a.on_dequeue(pkt, rng),
             Aqm::Codel(a) => a.on_dequeue(now, pkt, q),
@@ -186,6 +191,7 @@ impl Aqm {
             | Aqm::Cake(_) => {},
             Aqm::FqPie(_) => {},
             Aqm::Red(a) => a.on_idle(now),
+            Aqm::RedLinux(a) => a.on_idle(now),
             Aqm::Codel(a) => a.on_idle(),
             Aqm::Pie(a) => a.on_idle(),
         }
@@ -197,6 +203,7 @@ impl Aqm {
         match self {
             Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) | Aqm::Cake(_) => None,
             Aqm::Red(a) => a.tick_period(),
+            Aqm::RedLinux(a) => a.tick_period(),
             Aqm::Pi(a) => Some(a.p.period),
             Aqm::Rem(a) => Some(a.p.interval),
             Aqm::Pie(a) => Some(a.p.t_update),
@@ -210,6 +217,7 @@ impl Aqm {
         match self {
             Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) | Aqm::Cake(_) => {},
             Aqm::Red(a) => a.on_tick(now),
+            Aqm::RedLinux(a) => a.on_tick(now),
             Aqm::Pi(a) => a.on_tick(q),
             Aqm::Rem(a) => a.on_tick(q),
             Aqm::Pie(a) => a.on_tick(q),
@@ -235,6 +243,7 @@ impl Aqm {
             Aqm::DualPi2(a) => serde_json::to_value(&a.p),
             Aqm::Cake(a) => serde_json::to_value(&a.p),
             Aqm::FqPie(a) => serde_json::to_value(&a.p),
+            Aqm::RedLinux(a) => serde_json::to_value(&a.opt),
         };
         let params = v.expect("parameters serialize");
         serde_json::json!({ "kind": self.name(), "params": params })
@@ -257,6 +266,7 @@ impl Aqm {
             Aqm::FqCodel(a) => a.qdisc_stats(),
             Aqm::FqPie(a) => a.qdisc_stats(),
             Aqm::Red(a) => a.qdisc_stats(c),
+            Aqm::RedLinux(a) => a.qdisc_stats(),
             Aqm::Codel(a) => a.qdisc_stats(now, c),
             Aqm::Pie(a) => a.qdisc_stats(c),
             Aqm::Pi(a) => a.qdisc_stats(),
@@ -276,6 +286,7 @@ impl Aqm {
             Aqm::Red(_) => c.drops_early + c.drops_forced + c.marks,
             Aqm::DualPi2(_) => c.drops_overflow,
             Aqm::Cake(a) => a.overlimits,
+            Aqm::RedLinux(a) => a.stats.overlimits,
             Aqm::DropTail(_)
             | Aqm::Pi(_)
             | Aqm::Rem(_)
@@ -299,6 +310,7 @@ impl Aqm {
             Aqm::DualPi2(_) => "dualpi2",
             Aqm::Cake(_) => "cake",
             Aqm::FqPie(_) => "fq_pie",
+            Aqm::RedLinux(_) => "red_linux",
         }
     }
 
@@ -317,6 +329,7 @@ impl Aqm {
             Aqm::DualPi2(a) => Some(("prob", a.s.prob)),
             Aqm::Cake(a) => Some(("active_flows", a.active_flows() as f64)),
             Aqm::FqPie(a) => Some(("active_flows", a.active_flows() as f64)),
+            Aqm::RedLinux(a) => Some(a.state_probe()),
         }
     }
 }

@@ -100,6 +100,10 @@ impl Probe {
             },
             Aqm::Pie(a) => p.prob = a.s.p,
             Aqm::DualPi2(a) => p.prob = a.s.prob,
+            Aqm::RedLinux(a) => {
+                p.avg = a.state_probe().1;
+                p.max_p = a.p.max_p as f64 / 4_294_967_296.0;
+            },
             Aqm::DropTail(_) | Aqm::Codel(_) | Aqm::FqCodel(_) | Aqm::Cake(_) => {},
             Aqm::FqPie(_) => {},
         }

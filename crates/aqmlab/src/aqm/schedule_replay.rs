@@ -141,7 +141,7 @@ impl<'a> ScheduleReplay<'a> {
         let storage = match aqm.flow_buckets() {
             Some(n) => Storage::Flows((0..n).map(|_| VecDeque::new()).collect()),
             None => match &aqm {
-                Aqm::DropTail(_) | Aqm::Red(_) | Aqm::Codel(_) | Aqm::Pie(_) => {
+                Aqm::DropTail(_) | Aqm::Red(_) | Aqm::Codel(_) | Aqm::Pie(_) | Aqm::RedLinux(_) => {
                     Storage::Fifo(VecDeque::new())
                 },
                 Aqm::Cake(c) => Storage::Tins((0..c.queues()).map(|_| VecDeque::new()).collect()),
@@ -175,10 +175,16 @@ impl<'a> ScheduleReplay<'a> {
                 self.now = t;
                 self.dequeue(t)
             },
+            // A discipline without a timer (Linux RED without `adaptive`) answers as the
+            // harness does for a timer that is not armed.
             Step::Tick(t) => {
                 self.now = t;
-                self.aqm.on_tick(t, self.len);
-                "t".to_string()
+                if self.aqm.tick_period().is_none() {
+                    "t off".to_string()
+                } else {
+                    self.aqm.on_tick(t, self.len);
+                    "t".to_string()
+                }
             },
         };
         self.state(&mut line);

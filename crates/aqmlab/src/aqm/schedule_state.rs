@@ -216,6 +216,26 @@ pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], lin
                 len.bytes,
             );
         },
+        // Linux's RED: struct red_vars (qavg in bytes << Wlog, qidlestart in ns, 0 when not
+        // idle), parms.max_P (2⁻³²; moves with adaptive) and struct red_stats.
+        Aqm::RedLinux(a) => {
+            let (v, s) = (&a.v, &a.stats);
+            let _ = write!(
+                line,
+                " qavg={} qcount={} qR={} qidlestart={} max_P={} prob_drop={} prob_mark={} \
+                 forced_drop={} forced_mark={} pdrop={}",
+                v.qavg,
+                v.qcount,
+                v.qr,
+                v.qidlestart,
+                a.p.max_p,
+                s.prob_drop,
+                s.prob_mark,
+                s.forced_drop,
+                s.forced_mark,
+                s.pdrop,
+            );
+        },
         _ => {},
     }
 }

@@ -116,6 +116,7 @@ fn queue_packets(q: &AqmConfig) -> f64 {
             true,
         ),
         AqmConfig::FqPie(c) => c.limit as f64,
+        AqmConfig::RedLinux(c) => packets(c.limit as f64, true),
     }
 }
 

@@ -33,6 +33,9 @@ fn queues() -> Vec<Value> {
             "bytemode": true}),
         json!({"kind": "fq_codel", "limit": 100, "ce_threshold_ms": 1.0,
             "ce_threshold_selector": 1, "ce_threshold_mask": 1}),
+        json!({"kind": "red_linux", "limit": 150000, "min": 10000, "max": 30000, "avpkt": 1000,
+            "burst": 20, "probability": 0.1, "bandwidth_mbps": 5.0, "ecn": true,
+            "adaptive": true}),
     ]
 }
 

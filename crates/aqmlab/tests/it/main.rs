@@ -29,6 +29,7 @@ mod queues_every_traffic;
 mod rack;
 mod rate_steps;
 mod realtime;
+mod red_linux;
 mod sack;
 mod slicing;
 mod tc_stats;

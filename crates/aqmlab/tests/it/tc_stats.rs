@@ -113,6 +113,48 @@ fn red_cbr_overload_reconciles_with_the_bottleneck_table() {
     assert_eq!(json["qdisc_reverse"]["sent_packets"].as_u64(), Some(0));
 }
 
+/// Linux's RED (`red_linux`: tc's `limit 60000 min 10000 max 30000 avpkt 1000`) through the
+/// same overload: half the arrivals must go. tc's counters: dropped = early + pdrop (RED's
+/// drops and the bfifo's), early = prob_drop + forced_drop, overlimits = early (no ECN: no
+/// marks), the header conserves packets; the backlog stays under the 60 000-byte bfifo.
+/// With a standing queue the average (bytes, in the trace) ends between min and the limit,
+/// and with max_P fixed at tc's 0.02 the forced drops (average ≥ max) far outnumber the
+/// probabilistic ones.
+#[test]
+fn red_linux_cbr_overload_counts_as_tc() {
+    let queue = serde_json::json!({"kind": "red_linux", "limit": 60_000, "min": 10_000,
+                                   "max": 30_000, "avpkt": 1000});
+    let (sim, tables) = cbr_overload(queue, false);
+    let json = summary_json(&sim);
+    let q = &json["qdisc_forward"];
+    let n = |k: &str| q[k].as_u64().unwrap_or_else(|| panic!("{k} in {q}"));
+    let arrivals = column_sum(&tables, "forward", "arrivals", f64::MAX);
+    assert_eq!(
+        arrivals,
+        n("sent_packets") + n("dropped") + n("backlog_packets")
+    );
+    assert!((arrivals / 2).abs_diff(n("dropped")) < arrivals / 50, "{q}");
+    assert_eq!(n("dropped"), n("early") + n("pdrop"));
+    assert_eq!(n("early"), n("prob_drop") + n("forced_drop"));
+    assert_eq!((n("marked"), n("other")), (0, 0));
+    assert_eq!(n("overlimits"), n("early"));
+    assert!(
+        n("forced_drop") > 5 * n("prob_drop") && n("prob_drop") > 0,
+        "{q}"
+    );
+    assert!(n("backlog_bytes") <= 60_000);
+    assert_eq!(
+        q["probability"].as_f64(),
+        Some(85_899_345.0 / 4_294_967_296.0)
+    );
+    let Some(aqmlab::aqm::Aqm::RedLinux(r)) = Some(&sim.link(sim.topology().forward()).queue.aqm)
+    else {
+        panic!("not red_linux")
+    };
+    let avg = r.state_probe().1;
+    assert!((10_000.0..60_000.0).contains(&avg), "{avg}");
+}
+
 /// The `qdisc` table: rows only with `[trace] qdisc`; one set per direction per reporting
 /// interval and one at the end, the last equal to the summary's statistics; the other
 /// tables identical with and without it (tracing changes nothing simulated).
@@ -215,6 +257,17 @@ fn xstats_of(kind: &str) -> &'static [&'static str] {
             "maxq",
         ],
         "cake" => &["capacity_estimate", "memory_used", "tins"],
+        "red_linux" => &[
+            "marked",
+            "early",
+            "pdrop",
+            "other",
+            "prob_drop",
+            "prob_mark",
+            "forced_drop",
+            "forced_mark",
+            "probability",
+        ],
         _ => panic!("unknown kind {kind}"),
     }
 }
@@ -237,6 +290,7 @@ fn every_queue_kind_has_tc_statistics_that_conserve_packets() {
         serde_json::json!({"kind": "fq_pie"}),
         serde_json::json!({"kind": "dualpi2"}),
         serde_json::json!({"kind": "cake", "bandwidth": "9Mbit"}),
+        serde_json::json!({"kind": "red_linux", "limit": 150_000, "avpkt": 1000, "ecn": true}),
     ] {
         let kind = queue["kind"].as_str().unwrap().to_owned();
         let sim = every_traffic_model(queue);

@@ -21,6 +21,7 @@ DIRECTIONS = ("forward", "reverse")
 # tc's name of each aqmlab kind (RED, gentle RED and ARED are all Linux `red`).
 TC_KIND = {"red": "red", "gred_i": "red", "ared": "red", "codel": "codel", "pie": "pie"}
 TC_KIND |= {"fq_codel": "fq_codel", "fq_pie": "fq_pie", "dualpi2": "dualpi2", "cake": "cake"}
+TC_KIND["red_linux"] = "red"  # Linux's own RED, with tc's keys
 
 
 def qdisc_stats(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -64,6 +65,15 @@ def _options(queue: Mapping[str, Any], in_force: Mapping[str, Any], st: Mapping)
     if kind == "droptail":
         unit = "b" if q.get("unit") == "bytes" else "p"
         return ("bfifo" if unit == "b" else "pfifo"), f"limit {q.get('limit')}{unit}"
+    if kind == "red_linux":
+        # tc's keys; the thresholds tc sent (its defaults applied), max_P as tc prints it.
+        words += [f"limit {in_force.get('limit', q.get('limit'))}b"]
+        words += [f"min {in_force.get('qth_min')}b", f"max {in_force.get('qth_max')}b"]
+        for key in ("ecn", "harddrop", "adaptive", "nodrop"):
+            flag(key, key)
+        if "probability" in st:
+            words.append(f"probability {_num(st['probability'])}")
+        return "red", " ".join(words)
     if TC_KIND.get(kind) == "red":
         unit = "b" if q.get("queue_in_bytes") else "p"
         red = in_force.get("red", in_force)
@@ -192,7 +202,7 @@ def format_qdisc(direction: str, queue: Mapping, in_force: Mapping, st: Mapping)
         f" backlog {g['backlog_bytes']}b {g['backlog_packets']}p requeues {g['requeues']}",
     ]
     layout = XSTATS.get(name, [])
-    shown = {item[0] for item in layout if item} | {"max_p"}  # max_p: `probability`
+    shown = {item[0] for item in layout if item} | {"max_p", "probability"}  # tc's options
     line: list[str] = []
     for item in [*layout, None]:
         if item is None:
