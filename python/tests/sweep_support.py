@@ -20,6 +20,21 @@ from aqmlab.study import Study, catalog
 BASE_FILE = "base.toml"
 
 
+# Two 2-s runs of the base scenario (`write_sweep` writes it beside), by queue limit.
+TINY = """\
+[sweep]
+name = "tiny"
+scenario = "base.toml"
+seed = 5
+set = { duration_s = 2.0 }
+
+[[axis]]
+name = "limit"
+field = "queue.limit"
+values = [15, 60]
+"""
+
+
 def write_sweep(directory: Path, body: str, base: str = BASE, name: str = "sweep.toml") -> Path:
     """Writes `base` as base.toml and a sweep file `[sweep] scenario = "base.toml"` + body."""
     (directory / BASE_FILE).write_text(base, encoding="utf-8")

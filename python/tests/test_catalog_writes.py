@@ -10,23 +10,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-from sweep_support import done_ids, write_sweep
+from sweep_support import TINY, done_ids, write_sweep
 
 from aqmlab.errors import ScenarioError
 from aqmlab.study import Study, catalog, sweep, sweepfile
-
-TINY = """\
-[sweep]
-name = "tiny"
-scenario = "base.toml"
-seed = 5
-set = { duration_s = 2.0 }
-
-[[axis]]
-name = "limit"
-field = "queue.limit"
-values = [15, 60]
-"""
 
 
 @pytest.fixture

@@ -19,26 +19,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import BASE, cli, edit, looks_complete, write_scenario
-from sweep_support import done_ids, sweep_cli, wait_for, worker_pids, write_sweep
+from sweep_support import TINY, done_ids, sweep_cli, wait_for, worker_pids, write_sweep
 
 from aqmlab import scenario as sc
 from aqmlab.scenario import calibration as cal
 from aqmlab.study import catalog, execute, sweep
 
 REPO = Path(__file__).resolve().parents[2]
-
-TINY = """\
-[sweep]
-name = "tiny"
-scenario = "base.toml"
-seed = 5
-set = { duration_s = 2.0 }
-
-[[axis]]
-name = "limit"
-field = "queue.limit"
-values = [15, 60]
-"""
 
 # Runs of tens of seconds each (a 600-s run takes only 0.4 s): every test stops the sweep
 # long before one ends, so none may finish while a test is still signalling.

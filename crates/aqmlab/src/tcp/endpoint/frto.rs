@@ -102,11 +102,7 @@ impl Endpoint {
         let Some(lx) = self.linux.as_deref() else {
             return sc;
         };
-        let high = lx
-            .cold
-            .as_deref()
-            .and_then(|c| c.bbr_loss_high)
-            .unwrap_or(0);
+        let high = self.bbr_loss_high();
         let sent = &lx.sent;
         let mut note = |i: usize| {
             let s = sent.get(i);
@@ -151,12 +147,7 @@ impl Endpoint {
         una_before: u64,
         sc: Scanned,
     ) {
-        let high = self
-            .linux
-            .as_deref()
-            .and_then(|l| l.cold.as_deref())
-            .and_then(|c| c.bbr_loss_high)
-            .unwrap_or(0);
+        let high = self.bbr_loss_high();
         let a = LossAck {
             una_advanced: self.snd_una > una_before,
             orig_acked: sc.orig_acked,
@@ -245,12 +236,7 @@ impl Endpoint {
                 break;
             }
         }
-        let high = self
-            .linux
-            .as_deref()
-            .and_then(|l| l.cold.as_deref())
-            .and_then(|c| c.bbr_loss_high)
-            .unwrap_or(0);
+        let high = self.bbr_loss_high();
         if self.snd_max > high {
             return true;
         }
@@ -273,5 +259,17 @@ impl Endpoint {
     /// F-RTO's counters (spurious timeouts undone, new data sent first, real losses).
     pub fn frto_state(&self) -> Option<&Frto> {
         self.linux.as_deref().and_then(|l| l.frto())
+    }
+}
+
+impl Endpoint {
+    /// The timeout's `high_seq` (snd_max at the timeout, or where F-RTO moved it), 0 outside
+    /// a loss episode.
+    fn bbr_loss_high(&self) -> u64 {
+        self.linux
+            .as_deref()
+            .and_then(|l| l.cold.as_deref())
+            .and_then(|c| c.bbr_loss_high)
+            .unwrap_or(0)
     }
 }
