@@ -48,3 +48,12 @@ impl Periodic {
         k
     }
 }
+
+/// The receiver's side of a numbered stream: when packet `k` arrives and the receiver expected
+/// packet `expected`, the packets of the gap `[expected, k)` did not come (lost, on FIFO
+/// paths); returns how many of them were measured (numbered at or after `first_measured`, the
+/// first packet sent after the warm-up; none before it is known).
+pub(super) fn measured_gap(first_measured: Option<u64>, expected: u64, k: u64) -> u64 {
+    let from = first_measured.map_or(k, |m| m.max(expected));
+    k.saturating_sub(from)
+}

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::periodic::Periodic;
+use super::periodic::{measured_gap, Periodic};
 use super::records::{CbrFlowRows, LossRunRows};
 use super::{Ev, Simulation};
 use crate::config::{flow_rate_bps, Direction, TrafficConfig};
@@ -72,14 +72,10 @@ impl CbrFlow {
         if k < self.expected {
             return; // cannot happen on FIFO paths; a late duplicate would not be news
         }
-        if k > self.expected {
-            // Measured packets of the gap [expected, k).
-            let from = self.first_measured.map_or(k, |m| m.max(self.expected));
-            let gap = k.saturating_sub(from);
-            if gap > 0 {
-                self.lost += gap;
-                runs::count_run(&mut self.runs, gap);
-            }
+        let gap = measured_gap(self.first_measured, self.expected, k);
+        if gap > 0 {
+            self.lost += gap;
+            runs::count_run(&mut self.runs, gap);
         }
         self.expected = k + 1;
         if self.measured(k) {

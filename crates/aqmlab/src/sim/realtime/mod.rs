@@ -46,7 +46,7 @@ mod rows;
 pub use books::{GameSummary, PingSummary, VoiceSummary};
 pub(super) use rows::{GameFlowRows, PingProbeRows, VoiceStreamRows};
 
-use super::periodic::Periodic;
+use super::periodic::{measured_gap, Periodic};
 use super::{Ev, Simulation};
 use crate::config::realtime::{EcnCodepoint, VoiceCodec, UDP_IP_BYTES};
 use crate::config::TrafficConfig;
@@ -111,6 +111,38 @@ pub(super) struct Stream {
 }
 
 impl Stream {
+    /// A stream on `schedule` that has sent and received nothing yet; its flow, ends, route,
+    /// flow hash, codepoint and size are the caller's to set (0 and Not-ECT here).
+    fn fresh(schedule: Periodic) -> Stream {
+        Stream {
+            flow: 0,
+            up: false,
+            sender: 0,
+            receiver: 0,
+            route: 0,
+            first_link: 0,
+            flow_delay: 0,
+            flow_hash: 0,
+            ecn: Ecn::NotEct,
+            size: 0,
+            schedule,
+            first_measured: None,
+            expected: 0,
+            sent: 0,
+            delivered: 0,
+            lost: 0,
+            ce: 0,
+            owd: delay_histogram(),
+            jitter: 0.0,
+            last_transit: None,
+            anchor: None,
+            late: 0,
+            bursts: 0,
+            in_burst: false,
+            newest: None,
+        }
+    }
+
     fn send_time(&self, k: u64) -> Time {
         self.schedule.send_time(k)
     }
@@ -128,10 +160,7 @@ impl Stream {
         if k < self.expected {
             return;
         }
-        if k > self.expected {
-            let from = self.first_measured.map_or(k, |m| m.max(self.expected));
-            self.lost += k.saturating_sub(from);
-        }
+        self.lost += measured_gap(self.first_measured, self.expected, k);
         self.expected = k + 1;
     }
 
@@ -379,21 +408,7 @@ impl Simulation {
                         .rotate_left(23) as u32,
                     ecn: pl.ecn,
                     size,
-                    schedule: Periodic::new(start, stop, interval),
-                    first_measured: None,
-                    expected: 0,
-                    sent: 0,
-                    delivered: 0,
-                    lost: 0,
-                    ce: 0,
-                    owd: delay_histogram(),
-                    jitter: 0.0,
-                    last_transit: None,
-                    anchor: None,
-                    late: 0,
-                    bursts: 0,
-                    in_burst: false,
-                    newest: None,
+                    ..Stream::fresh(Periodic::new(start, stop, interval))
                 };
                 if let Some(t) = s.next_send() {
                     self.sched.at(t, Ev::RtSend(id));

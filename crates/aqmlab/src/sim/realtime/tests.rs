@@ -4,31 +4,11 @@ use super::*;
 
 fn stream(interval: f64) -> Stream {
     Stream {
-        flow: 0,
         up: true,
-        sender: 0,
         receiver: 1,
-        route: 0,
-        first_link: 0,
-        flow_delay: 0,
-        flow_hash: 0,
-        ecn: Ecn::NotEct,
         size: 200,
-        schedule: Periodic::new(0, Time::MAX, interval),
         first_measured: Some(0),
-        expected: 0,
-        sent: 0,
-        delivered: 0,
-        lost: 0,
-        ce: 0,
-        owd: delay_histogram(),
-        jitter: 0.0,
-        last_transit: None,
-        anchor: None,
-        late: 0,
-        bursts: 0,
-        in_burst: false,
-        newest: None,
+        ..Stream::fresh(Periodic::new(0, Time::MAX, interval))
     }
 }
 
