@@ -43,6 +43,7 @@ QUEUES = [
     "cake",
     "fq_pie",
     "red_linux",
+    "pie_linux",
 ]
 RTTS = ["none", "constant", "uniform", "empirical", "matrix"]
 TRAFFIC = ["bulk", "mah", "browsers", "packmime", "udp_cbr", "ftp"]
@@ -134,6 +135,13 @@ def queue(r: random.Random) -> dict[str, Any]:
             ecn=r.random() < 0.5,
             ecn_prob=r.choice([0, 10, 100]),
             flows=r.choice([1, 1024]),
+            dq_rate_estimator=r.random() < 0.5,
+            bytemode=r.random() < 0.5,
+        )
+    if kind == "pie_linux" and r.random() < 0.3:
+        q.update(
+            tupdate_ms=pick(r, ([15.0, 20.0], [1e-9, 1e-3, 1e9])),
+            ecn=r.random() < 0.5,
             dq_rate_estimator=r.random() < 0.5,
             bytemode=r.random() < 0.5,
         )

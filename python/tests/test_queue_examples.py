@@ -29,6 +29,7 @@ def test_there_is_an_example_per_queue_manager():
         "cake",
         "fq_pie",
         "red_linux",
+        "pie_linux",
     }
 
 

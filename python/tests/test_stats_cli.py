@@ -149,3 +149,27 @@ def test_red_linux_is_tcs_red_line(tmp_path: Path):
         assert q["early"] == q["prob_drop"] + q["forced_drop"]
         assert q["marked"] == q["prob_mark"] + q["forced_mark"]
         assert g["dropped"] == q["early"] + q["pdrop"]
+
+
+def test_pie_linux_is_tcs_pie_line(tmp_path: Path):
+    """`pie_linux` (Linux's sch_pie) prints as tc prints `pie`: tc's options with its
+    defaults, and pie's xstats (`pie_dump_stats`), whose counters reconcile: every packet
+    offered was accepted (pkts_in) or dropped, and what was accepted either left or is queued;
+    sch_pie never counts the qdisc's overlimits."""
+    queue = 'kind = "pie_linux"\necn = true'
+    out = _run(tmp_path, edit(NO_WARMUP, 'kind = "codel"\nlimit = 50', queue), "pie")
+    proc = cli("stats", out)
+    assert proc.returncode == 0, proc.stderr
+    got = _parse(proc.stdout)
+    summary = json.loads((out / "summary.json").read_text())["summary"]
+    assert summary["queue_reverse"]["kind"] == "pie_linux"
+    for d, g in got.items():
+        q = summary[f"qdisc_{d}"]
+        assert g["kind"] == "pie"
+        assert g["options"] == "limit 1000p target 15ms tupdate 15ms alpha 2 beta 20 ecn"
+        assert g["overlimits"] == 0
+        assert g["dropped"] == q["dropped"]
+        assert q["pkts_in"] == g["sent_packets"] + g["backlog_packets"]
+        assert 0.0 <= q["prob"] <= 1.0
+        assert q["maxq"] >= g["backlog_packets"] - 1
+    assert summary["qdisc_reverse"]["pkts_in"] > 0

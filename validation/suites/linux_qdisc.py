@@ -90,11 +90,10 @@ def _fq_pie(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1
 
 
 def _pie_linux(pattern: str, suffix: str = "", *, fast: bool = False, seed: int = 1, **kw):
-    """sch_pie against our Linux PIE (pie_linux.rs) on one queue: FQ-PIE with one flow, which
-    is sch_pie's enqueue, dequeue and timer on the whole queue (its ECN limit, ecn_prob 10 %,
-    is sch_pie's MAX_PROB / 10 up to 3 units of 2^-56), with sch_pie's limit of 1000."""
-    ours = {"kind": "fq_pie", "flows": 1, "limit": kw.get("limit", 1000), "quantum": 1514}
-    ours["mtu"] = 1514
+    """sch_pie against our `pie_linux` kind (aqm/sch_pie.rs: Linux's PIE of pie_linux.rs on
+    the whole queue, FQ-PIE's path with one flow in sch_pie's mode), with the kernel's device
+    MTU (psched_mtu 1514), which tc cannot set."""
+    ours = {"kind": "pie_linux", "mtu": 1514}
     return _pie_case("pie_linux", "pie", ours, pattern, suffix, fast=fast, seed=seed, kw=kw)
 
 

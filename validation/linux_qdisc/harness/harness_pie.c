@@ -36,8 +36,9 @@ static void harness_state(struct Qdisc *sch, FILE *out)
 	struct pie_sched_data *q = qdisc_priv(sch);
 
 	print_vars(out, &q->vars);
-	fprintf(out, " packets_in=%u dropped=%u overlimit=%u ecn_mark=%u", q->stats.packets_in,
-		q->stats.dropped, q->stats.overlimit, q->stats.ecn_mark);
+	fprintf(out, " packets_in=%u dropped=%u overlimit=%u ecn_mark=%u maxq=%u",
+		q->stats.packets_in, q->stats.dropped, q->stats.overlimit, q->stats.ecn_mark,
+		q->stats.maxq);
 }
 
 static struct timer_list *harness_timer(struct Qdisc *sch)

@@ -25,6 +25,7 @@ use super::red::{auto, EcnPolicy, Red, RedParams};
 use super::red_linux::config::RedLinuxConfig;
 use super::red_linux::RedLinux;
 use super::rem::{Rem, RemParams};
+use super::sch_pie::PieLinuxConfig;
 use super::{Aqm, DropTail, QueueUnit};
 use crate::config::error::ConfigError;
 use crate::units::{millis, secs, BitsPerSec, Time};
@@ -67,6 +68,8 @@ pub enum AqmConfig {
     FqPie(FqPieConfig),
     /// RED as Linux's sch_red (tc-red keywords).
     RedLinux(RedLinuxConfig),
+    /// Linux's own sch_pie with tc's keys (`aqm/sch_pie.rs`).
+    PieLinux(PieLinuxConfig),
 }
 
 fn default_unit() -> QueueUnit {
@@ -1111,6 +1114,7 @@ impl AqmConfig {
             AqmConfig::Cake(c) => c.validate(prefix),
             AqmConfig::FqPie(c) => c.validate(prefix),
             AqmConfig::RedLinux(c) => c.validate(prefix),
+            AqmConfig::PieLinux(c) => c.validate(prefix),
         }
     }
 
@@ -1314,6 +1318,7 @@ impl AqmConfig {
                 Ok(opt) => Aqm::RedLinux(Box::new(RedLinux::new(opt))),
                 Err(e) => panic!("red_linux built without validation: {e}"),
             },
+            AqmConfig::PieLinux(c) => Aqm::FqPie(c.build()),
             AqmConfig::FqPie(c) => Aqm::FqPie(FqPie::new(FqPieParams {
                 flows: c.flows,
                 quantum: c.quantum,

@@ -51,6 +51,13 @@ pub struct FqPieStats {
     pub ecn_mark: u64,
 }
 
+/// sch_pie's own counters (`pie_stats`) beyond those FQ-PIE keeps: the longest queue an
+/// accepted packet found (`maxq`, packets, before it was added).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SchPieStats {
+    pub maxq: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct FqPie {
     pub p: FqPieParams,
@@ -59,6 +66,12 @@ pub struct FqPie {
     /// Bytes queued (Linux `memory_usage`).
     pub memory_usage: u64,
     pub stats: FqPieStats,
+    /// Mark instead of drop while the flow's probability is at most this (`MAX_PROB / 100 ·
+    /// ecn_prob`; sch_pie's `MAX_PROB / 10`).
+    pub ecn_limit: u64,
+    /// Linux's single-queue sch_pie (`kind = "pie_linux"`, `aqm/sch_pie.rs`): its own
+    /// counters; `None` for FQ-PIE.
+    pub single: Option<SchPieStats>,
 }
 
 impl FqPie {
@@ -68,7 +81,22 @@ impl FqPie {
             vars: vec![LinuxPieVars::default(); p.flows as usize],
             memory_usage: 0,
             stats: FqPieStats::default(),
+            ecn_limit: (MAX_PROB / 100) * p.ecn_prob as u64,
+            single: None,
             p,
+        }
+    }
+
+    /// sch_pie's ECN limit: `MAX_PROB / 10` (`pie_qdisc_enqueue`).
+    pub const SCH_PIE_ECN_LIMIT: u64 = MAX_PROB / 10;
+
+    /// Linux's sch_pie (`aqm/sch_pie.rs`): this path with one flow, sch_pie's ECN limit and
+    /// counters.
+    pub fn sch_pie(p: FqPieParams) -> Self {
+        FqPie {
+            ecn_limit: Self::SCH_PIE_ECN_LIMIT,
+            single: Some(SchPieStats::default()),
+            ..FqPie::new(p)
         }
     }
 
@@ -90,13 +118,12 @@ impl FqPie {
         }
         let vars = &mut self.vars[flow];
         if !vars.drop_early(&self.p.pie, self.sched.backlog[flow], pkt.size, rng) {
-            self.stats.packets_in += 1;
+            self.accepted(q);
             return Verdict::Pass;
         }
-        let ecn_limit = (MAX_PROB / 100) * self.p.ecn_prob as u64;
-        if self.p.pie.ecn && vars.prob <= ecn_limit && pkt.ecn != Ecn::NotEct {
+        if self.p.pie.ecn && vars.prob <= self.ecn_limit && pkt.ecn != Ecn::NotEct {
             self.stats.ecn_mark += 1;
-            self.stats.packets_in += 1;
+            self.accepted(q);
             return if pkt.ecn.is_ect() {
                 Verdict::Mark
             } else {
@@ -104,6 +131,15 @@ impl FqPie {
             };
         }
         self.drop(flow, DropCause::Early)
+    }
+
+    /// An accepted packet (marked or not); sch_pie's `maxq` is the queue it found.
+    #[inline]
+    fn accepted(&mut self, q: QueueLen) {
+        self.stats.packets_in += 1;
+        if let Some(s) = self.single.as_mut() {
+            s.maxq = s.maxq.max(q.packets);
+        }
     }
 
     fn drop(&mut self, flow: usize, cause: DropCause) -> Verdict {

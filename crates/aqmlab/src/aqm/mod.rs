@@ -23,6 +23,7 @@ pub mod red_linux;
 pub mod red_params;
 pub mod rem;
 pub mod replay;
+pub mod sch_pie;
 pub mod schedule_replay;
 mod schedule_state;
 
@@ -242,6 +243,7 @@ impl Aqm {
             Aqm::FqCodel(a) => serde_json::to_value(&a.p),
             Aqm::DualPi2(a) => serde_json::to_value(&a.p),
             Aqm::Cake(a) => serde_json::to_value(&a.p),
+            Aqm::FqPie(a) if a.single.is_some() => Ok(a.sch_pie_params_json()),
             Aqm::FqPie(a) => serde_json::to_value(&a.p),
             Aqm::RedLinux(a) => serde_json::to_value(&a.opt),
         };
@@ -264,7 +266,10 @@ impl Aqm {
             Aqm::DualPi2(a) => a.qdisc_stats(),
             Aqm::Cake(a) => a.qdisc_stats(),
             Aqm::FqCodel(a) => a.qdisc_stats(),
-            Aqm::FqPie(a) => a.qdisc_stats(),
+            Aqm::FqPie(a) => match a.single {
+                Some(s) => a.sch_pie_stats(s.maxq),
+                None => a.qdisc_stats(),
+            },
             Aqm::Red(a) => a.qdisc_stats(c),
             Aqm::RedLinux(a) => a.qdisc_stats(),
             Aqm::Codel(a) => a.qdisc_stats(now, c),
@@ -309,6 +314,7 @@ impl Aqm {
             Aqm::FqCodel(_) => "fq_codel",
             Aqm::DualPi2(_) => "dualpi2",
             Aqm::Cake(_) => "cake",
+            Aqm::FqPie(a) if a.single.is_some() => "pie_linux",
             Aqm::FqPie(_) => "fq_pie",
             Aqm::RedLinux(_) => "red_linux",
         }
@@ -328,6 +334,7 @@ impl Aqm {
             Aqm::FqCodel(a) => Some(("active_flows", a.active_flows() as f64)),
             Aqm::DualPi2(a) => Some(("prob", a.s.prob)),
             Aqm::Cake(a) => Some(("active_flows", a.active_flows() as f64)),
+            Aqm::FqPie(a) if a.single.is_some() => Some(("p", a.sch_pie_prob())),
             Aqm::FqPie(a) => Some(("active_flows", a.active_flows() as f64)),
             Aqm::RedLinux(a) => Some(a.state_probe()),
         }

@@ -93,6 +93,10 @@ pub fn write(aqm: &Aqm, c: &QueueCounts, len: QueueLen, flow_lens: &[usize], lin
                 a.sched.new_flow_count,
                 a.memory_usage,
             );
+            // sch_pie (`pie_linux`): its `maxq` too.
+            if let Some(s) = a.single {
+                let _ = write!(line, " maxq={}", s.maxq);
+            }
             // One flow is Linux's sch_pie (one pie_vars on the whole queue): its variables
             // under sch_pie's harness keys too.
             if let [v] = a.vars.as_slice() {

@@ -116,6 +116,7 @@ fn queue_packets(q: &AqmConfig) -> f64 {
             true,
         ),
         AqmConfig::FqPie(c) => c.limit as f64,
+        AqmConfig::PieLinux(c) => c.limit as f64,
         AqmConfig::RedLinux(c) => packets(c.limit as f64, true),
     }
 }
@@ -358,6 +359,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             per_s += 2.0 / (p.t_update_ms * 1e-3);
         }
         if let AqmConfig::Dualpi2(p) = q {
+            per_s += 2.0 / (p.tupdate_ms * 1e-3);
+        }
+        if let AqmConfig::PieLinux(p) = q {
             per_s += 2.0 / (p.tupdate_ms * 1e-3);
         }
         if let AqmConfig::FqPie(p) = q {

@@ -23,6 +23,7 @@ mod ledbat;
 mod mixes;
 mod pages;
 mod pcap_encoder;
+mod pie_linux;
 mod prague;
 mod prr;
 mod queues_every_traffic;

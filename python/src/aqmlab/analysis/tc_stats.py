@@ -22,6 +22,7 @@ DIRECTIONS = ("forward", "reverse")
 TC_KIND = {"red": "red", "gred_i": "red", "ared": "red", "codel": "codel", "pie": "pie"}
 TC_KIND |= {"fq_codel": "fq_codel", "fq_pie": "fq_pie", "dualpi2": "dualpi2", "cake": "cake"}
 TC_KIND["red_linux"] = "red"  # Linux's own RED, with tc's keys
+TC_KIND["pie_linux"] = "pie"  # Linux's own PIE (sch_pie), with tc's keys
 
 
 def qdisc_stats(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -89,7 +90,7 @@ def _options(queue: Mapping[str, Any], in_force: Mapping[str, Any], st: Mapping)
         max_p = st.get("max_p", q.get("max_p"))
         if max_p is not None:
             words.append(f"probability {_num(max_p)}")
-    elif kind in ("codel", "pie", "fq_codel", "fq_pie", "dualpi2"):
+    elif kind in ("codel", "pie", "pie_linux", "fq_codel", "fq_pie", "dualpi2"):
         words.append(f"limit {q.get('limit')}p")
         add("flows", "flows")
         add("quantum", "quantum")
