@@ -31,6 +31,12 @@ def test_aqm_list_with_parameters():
     # The section's buffer unless the scheme sets its own limit.
     assert schemes[2].table(83) == {"kind": "pie", "limit": 83}
     assert parse_aqm_list("pie:limit=10")[0].table(83)["limit"] == 10
+    # Linux's own queues by tc's words: sch_pie in packets; sch_red in bytes (the buffer's
+    # 1500-byte packets) with tc-red(8)'s avpkt unless given.
+    linux = parse_aqm_list("pie_linux,red_linux,red_linux:avpkt=1500,limit=90000")
+    assert linux[0].table(83) == {"kind": "pie_linux", "limit": 83}
+    assert linux[1].table(83) == {"kind": "red_linux", "limit": 124500, "avpkt": 1000}
+    assert linux[2].table(83) == {"kind": "red_linux", "limit": 90000, "avpkt": 1500}
 
 
 @pytest.mark.parametrize(

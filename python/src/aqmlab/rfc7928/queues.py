@@ -28,6 +28,7 @@ KINDS = {
     "rem": "rem",
     "pie": "pie",
     "pie_linux": "pie_linux",
+    "red_linux": "red_linux",
     "codel": "codel",
     "fq_codel": "fq_codel",
     "fq-codel": "fq_codel",
@@ -49,10 +50,18 @@ _ECN_ON: dict[str, Any] = {
     "rem": True,
     "pie": True,
     "pie_linux": True,
+    "red_linux": True,
     "codel": True,
     "fq_codel": True,
     "fq_pie": True,
 }
+
+
+# Kinds with tc's byte limits (`red_linux`: limit, min and max in bytes, avpkt required): the
+# section's buffer counts full-size packets of this many bytes (the pack's 1500-byte MTU), and
+# avpkt is tc-red(8)'s example value unless the scheme sets it.
+_BYTE_LIMIT = {"red_linux": 1500}
+_DEFAULTS: dict[str, dict[str, Any]] = {"red_linux": {"avpkt": 1000}}
 
 
 @dataclass(frozen=True)
@@ -65,9 +74,10 @@ class Scheme:
     def table(self, buffer_packets: int | None) -> dict[str, Any]:
         """The queue table for a section whose buffer is `buffer_packets` (CAKE and DualPI2
         take `limit` too; a scheme's own `limit` wins)."""
-        out = dict(self.queue)
+        kind = str(self.queue.get("kind"))
+        out = {**_DEFAULTS.get(kind, {}), **self.queue}
         if buffer_packets is not None and "limit" not in out:
-            out["limit"] = buffer_packets
+            out["limit"] = buffer_packets * _BYTE_LIMIT.get(kind, 1)
         return out
 
 
