@@ -284,6 +284,19 @@ impl RtoEstimator {
         }
     }
 
+    /// Linux `tcp_rearm_rto` when the reorder or probe timer held the timer's slot: the
+    /// retransmission timer for what is left of icsk_rto since the head of the retransmission
+    /// queue was last sent (`tcp_rto_delta_us`, at least 1 µs), rounded up to jiffies
+    /// (`usecs_to_jiffies`), on the timer wheel.
+    pub fn linux_rearm_deadline(&self, now: Time, head_sent: Time) -> Time {
+        let rto_us = (self.rxtcur_ticks.max(0) as u64 * self.tick) / 1_000;
+        let left_us = (head_sent / 1_000 + rto_us)
+            .saturating_sub(now / 1_000)
+            .max(1);
+        let jiffies = (left_us * 1_000).div_ceil(self.tick);
+        linux_timer_expiry(now, jiffies, self.tick)
+    }
+
     /// A timeout: advance the backoff. BSD (`tcp_timers`, TCPT_REXMT) sets
     /// `t_rxtcur = TCP_REXMTVAL · backoff[t_rxtshift]` clamped to [t_rttmin, TCPTV_REXMTMAX]
     /// (4.4BSD: the first SYN timer was "A + 2D", the later ones use SRTT + 4·RTTVAR, twice
@@ -411,6 +424,22 @@ mod tests {
         }
         assert_eq!(r.rto_ticks(), 89);
         assert_eq!(r.rto_ticks() * 4_000, 356_000);
+    }
+
+    /// `tcp_rearm_rto` after the reorder timer, by hand (HZ 250): icsk_rto 61 jiffies
+    /// (244 ms); the head was sent at 100 ms and it is 240 ms: 104 ms are left, 26 jiffies
+    /// after jiffy 60, so the timer wheel fires at jiffy 87 (348 ms). With the head sent
+    /// more than icsk_rto ago (at 0, now 300 ms), at least 1 µs: one jiffy after jiffy 75,
+    /// fired at jiffy 77 (308 ms).
+    #[test]
+    fn linux_rearm_after_the_reorder_timer_keeps_what_is_left() {
+        let cfg = linux_cfg();
+        let mut r = RtoEstimator::new(&cfg, 0);
+        r.on_sample_linux(40_274, 1, 15_000);
+        assert_eq!(r.rto_ticks(), 61);
+        let ms = 1_000_000;
+        assert_eq!(r.linux_rearm_deadline(240 * ms, 100 * ms), 348 * ms);
+        assert_eq!(r.linux_rearm_deadline(300 * ms, 0), 308 * ms);
     }
 
     /// `tcp_rtt_estimator` by hand: first sample 100 ms → srtt8 = 800 000, mdev = 200 000,

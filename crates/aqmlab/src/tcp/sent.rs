@@ -156,6 +156,11 @@ impl SentRecord {
         self.segs.len()
     }
 
+    /// When the head (the oldest segment outstanding) was last sent.
+    pub(crate) fn first_sent_at(&self) -> Option<Time> {
+        self.segs.front().map(|s| s.at)
+    }
+
     /// Bytes held on the heap.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.segs.capacity() * std::mem::size_of::<Sent>()

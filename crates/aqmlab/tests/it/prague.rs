@@ -334,7 +334,7 @@ fn prague_through_classic_queues() {
         ),
     ] {
         let (s, _, _) = through(&tcp, 1, 50.0, 20.0, 40.0, q.clone());
-        assert!(s.marks > 0, "{q}");
+        assert!(s.marks > 0, "{q}: {s:?}");
         assert!(s.utilization > 0.8, "{q}: utilization {}", s.utilization);
     }
 }

@@ -119,6 +119,51 @@ fn rack_detects_a_loss_by_time_after_the_reordering_window() {
     assert_eq!(cl.counters.timeouts, 1);
 }
 
+/// The retransmission timer when RACK retransmits the head again (Linux 6.1
+/// `tcp_xmit_retransmit_queue`: a retransmission of the head of the retransmission queue
+/// restarts the timer, a full icsk_rto ahead, `rearm_timer`). Twelve segments, ten sent at
+/// 100 ms; segment 0 is lost. At 200 ms an ACK SACKs 1–9: RACK marks 0 lost (nine SACKed,
+/// no reordering seen: no reordering window), recovery retransmits it and 10 and 11 go out
+/// (new data first in the model, after in Linux: the same instant); the timer is set a full
+/// icsk_rto after 200 ms. That retransmission is lost too:
+/// at 300 ms the SACK of 10 and 11, sent after it, lets RACK mark it lost again, and the
+/// second retransmission of the head moves the timer to icsk_rto after 300 ms. Without the
+/// rule it stayed at 200 ms + icsk_rto and fired while the retransmission was under way (the
+/// model's BBR flows, 64 at 40 ms: 27 timeouts a flow in 60 s, ~10 with it).
+#[test]
+fn a_head_retransmission_restarts_the_retransmission_timer() {
+    use aqmlab::tcp::rtt::linux_timer_expiry;
+    let cfg = TcpConfig::linux_reno();
+    let (mut cl, data) = sender(&cfg, 12);
+    assert_eq!(data.len(), 10);
+    let mut out = Outbox::default();
+    let tick = cfg.tick();
+    let rto = cl.snapshot(&cfg).rto;
+    let jiffies = rto / tick;
+    assert_eq!(jiffies * tick, rto, "icsk_rto is whole jiffies");
+    cl.on_segment(200 * MS, &cfg, &ack(1, &[(seg(1).0, seg(9).1)]), &mut out);
+    assert!(cl.in_recovery());
+    let mut sent = data_of(&out);
+    sent.sort();
+    let new = |k| (seg(k).0, LMSS as u32, false);
+    assert_eq!(sent, vec![(1, LMSS as u32, true), new(10), new(11)]);
+    let first = linux_timer_expiry(200 * MS, jiffies, tick);
+    assert_eq!(cl.rexmt_deadline(), Some(first));
+    out.clear();
+    let blocks = [(seg(10).0, seg(11).1), (seg(1).0, seg(9).1)];
+    cl.on_segment(300 * MS, &cfg, &ack(1, &blocks), &mut out);
+    assert_eq!(data_of(&out), vec![(1, LMSS as u32, true)]);
+    let again = linux_timer_expiry(300 * MS, jiffies, tick);
+    assert!(again > first);
+    assert_eq!(cl.rexmt_deadline(), Some(again));
+    out.clear();
+    cl.on_timer(first, &cfg, &mut out);
+    assert!(out.segs.is_empty() && cl.counters.timeouts == 0);
+    cl.on_segment(400 * MS, &cfg, &ack(seg(11).1, &[]), &mut out);
+    assert!(!cl.in_recovery());
+    assert_eq!(cl.rexmt_deadline(), None);
+}
+
 /// Reordering within the window: segment 0 arrives 10 ms late, after segment 1's SACK. The
 /// reorder timer (240 ms) is cancelled by the cumulative ACK at 210 ms: no retransmission, no
 /// recovery; the late delivery of a never-retransmitted segment below the highest SACK marks

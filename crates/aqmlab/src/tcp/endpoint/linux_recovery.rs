@@ -290,7 +290,8 @@ impl Endpoint {
         let bbr = cfg.congestion_control == CongestionControl::Bbr;
         let first = self.linux.as_deref_mut().and_then(|lx| lx.first_lost());
         if let (Some((s, e)), false) = (first, bbr) {
-            self.sack_retransmit(now, cfg, s, e, false, out);
+            let sent = self.sack_retransmit(now, cfg, s, e, false, out);
+            self.rearm_after_head_retransmit(now, cfg, s, sent);
         }
         if self.rexmt_at.is_none() && self.snd_max > self.snd_una {
             self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, false));
@@ -317,7 +318,9 @@ impl Endpoint {
             }
             let first_lost = lx.first_lost();
             let sent = if let Some((s, e)) = first_lost {
-                self.sack_retransmit(now, cfg, s, e, false, out)
+                let sent = self.sack_retransmit(now, cfg, s, e, false, out);
+                self.rearm_after_head_retransmit(now, cfg, s, sent);
+                sent
             } else {
                 let rwnd_room = (self.snd_una + cfg.rwnd as u64).saturating_sub(self.snd_max);
                 let unsent = self.snd_max < self.app_end
@@ -431,14 +434,40 @@ impl Endpoint {
         if let Some(rt) = cold.as_deref_mut().and_then(|c| c.rate.as_deref_mut()) {
             rt.count_lost(n);
         }
-        if n == 0 {
+        if n > 0 {
+            if !self.in_recovery && self.snd_una >= self.recover {
+                self.ack_delivered = 1;
+                self.rack_enter_recovery(now, cfg, true, out);
+            }
+            self.output(now, cfg, out);
+        }
+        self.rearm_after_reo_timeout(now, cfg);
+    }
+
+    /// `tcp_xmit_retransmit_queue`: a retransmission of the head of the retransmission queue
+    /// (the segment at snd_una) restarts the retransmission timer, a full icsk_rto from now
+    /// (`rearm_timer`, `tcp_reset_xmit_timer`). Linux skips this while its reorder timer holds
+    /// the timer's slot, but that timer's handler ends in `tcp_rearm_rto`, which sets the
+    /// same deadline (what is left of icsk_rto since the head was sent, i.e. all of it), so
+    /// the model, whose reorder and retransmission timers are separate, sets it here.
+    fn rearm_after_head_retransmit(&mut self, now: Time, cfg: &TcpConfig, seq: u64, sent: u64) {
+        if sent > 0 && seq == self.snd_una && cfg.timer_model == TimerModel::Linux {
+            self.rexmt_at = Deadline::at(self.rto.timer_deadline(cfg, now, false));
+        }
+    }
+
+    /// The end of `tcp_rack_reo_timeout`: the reorder timer held Linux's single timer slot,
+    /// so `tcp_rearm_rto` sets the retransmission timer again, offset by the time since the
+    /// head of the retransmission queue was last sent (`tcp_rto_delta_us`); with nothing
+    /// outstanding it stays off.
+    fn rearm_after_reo_timeout(&mut self, now: Time, cfg: &TcpConfig) {
+        if cfg.timer_model != TimerModel::Linux {
             return;
         }
-        if !self.in_recovery && self.snd_una >= self.recover {
-            self.ack_delivered = 1;
-            self.rack_enter_recovery(now, cfg, true, out);
+        let head = self.linux.as_deref().and_then(|lx| lx.sent.first_sent_at());
+        if let (Some(at), true) = (head, self.snd_max > self.snd_una) {
+            self.rexmt_at = Deadline::at(self.rto.linux_rearm_deadline(now, at));
         }
-        self.output(now, cfg, out);
     }
 
     /// `tcp_send_loss_probe`: one new segment if the receiver's window allows (sent whatever

@@ -21,9 +21,9 @@ pub(super) struct AckBefore {
     cwnd: u64,
     in_flight: u32,
     delivered: u64,
-    /// For Prague: ssthresh, recovery, and ECE reductions so far.
+    /// For Prague: ssthresh, the recoveries and ECE reductions so far.
     ssthresh: u64,
-    in_recovery: bool,
+    recoveries: u32,
     ecn_reductions: u64,
 }
 
@@ -321,7 +321,7 @@ impl Endpoint {
             in_flight: rate.map_or(0, |_| self.bbr_in_flight(cfg)),
             delivered: rate.map_or(0, |r| r.delivered),
             ssthresh: self.ssthresh,
-            in_recovery: self.in_recovery,
+            recoveries: self.counters.fast_retransmits,
             ecn_reductions: self.ecn.reductions,
         }
     }
@@ -422,7 +422,10 @@ impl Endpoint {
         }
         let delivered = self.ack_delivered;
         let ce = self.ecn.ace_delta();
-        let entered_recovery = self.in_recovery && !b.in_recovery;
+        // A recovery entered on this ACK, also where the same ACK ended the one before:
+        // Linux's `tcp_fastretrans_alert` then sets Open (`tcp_try_undo_recovery`) and
+        // Recovery again (`tcp_enter_recovery`), and `prague_state` sees both.
+        let entered_recovery = self.counters.fast_retransmits > b.recoveries;
         let entered_cwr = self.ecn.reductions > b.ecn_reductions;
         let in_flight = self.linux_in_flight(cfg);
         let mut s = self.prague_sock(now, cfg);
