@@ -215,6 +215,31 @@ def test_files_do_not_depend_on_chunking(tmp_path: Path, monkeypatch):
     assert pq.ParquetFile(a.path("loss_runs")).metadata.num_row_groups == 0  # empty: a schema
 
 
+def test_column_chunks_are_zstd_with_one_context(tmp_path: Path, monkeypatch):
+    """Every column chunk of every row group says zstd, its pages decompress to the values a
+    run in memory holds (the writer compresses the pages of all its chunks with one zstd
+    context and appends each chunk to its row group: `zstd_pages.rs`), and zstd packed them
+    (the numbers' chunks smaller than their plain encoding)."""
+    import pyarrow.parquet as pq
+
+    from aqmlab.runs import runner
+
+    monkeypatch.setattr(runner, "ROW_GROUP", 50)  # several row groups per file
+    disk = aqmlab.run(TRACED, seed=3, out=tmp_path / "d")
+    mem = aqmlab.run(TRACED, seed=3)
+    chunks = packed = 0
+    for name in mem.tables:
+        meta = pq.ParquetFile(disk.path(name)).metadata
+        for g in range(meta.num_row_groups):
+            for c in range(meta.num_columns):
+                col = meta.row_group(g).column(c)
+                assert col.compression == "ZSTD", (name, col.path_in_schema)
+                chunks += 1
+                packed += col.total_compressed_size < col.total_uncompressed_size
+        assert disk[name].equals(mem[name]), name
+    assert chunks > 100 and packed > chunks / 2
+
+
 def test_interrupted_run_stops_the_writer_and_leaves_nothing(tmp_path: Path):
     """Interrupted while the writer thread has files open: no OUT, no temporary directory,
     and the next run into the same OUT works."""

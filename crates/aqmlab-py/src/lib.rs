@@ -13,6 +13,7 @@ mod json_errors;
 mod queue_kinds;
 mod sink;
 mod table_file;
+mod zstd_pages;
 
 use std::any::Any;
 use std::cell::RefCell;

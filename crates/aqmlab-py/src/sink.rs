@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use aqmlab::measure::{Column, Table};
 use parquet::errors::ParquetError;
 
-use crate::table_file::{layout, Layout, TableFile};
+use crate::table_file::{compressor, layout, Layout, TableFile};
 
 /// Batches (one drain each) that may wait for the writer.
 const QUEUED: usize = 4;
@@ -218,6 +218,8 @@ fn write_all(
 ) -> Result<(), WriteError> {
     let path = |name: &str| directory.join(format!("{name}.parquet"));
     let mut files: Vec<(&'static str, TableFile)> = Vec::new();
+    // One zstd context for every page of the run's files (`zstd_pages`).
+    let mut zstd = compressor().map_err(|e| WriteError::new(directory.to_path_buf(), &e))?;
     for batch in rx {
         if abort.load(Ordering::Relaxed) {
             return Ok(());
@@ -235,7 +237,7 @@ fn write_all(
             };
             let (_, f) = &mut files[i];
             debug_assert_eq!(*f.layout(), layout(&t.columns));
-            f.append(t.columns.into_iter().map(|(_, c)| c).collect())
+            f.append(t.columns.into_iter().map(|(_, c)| c).collect(), &mut zstd)
                 .map_err(|e| WriteError::new(path(name), &e))?;
         }
     }
@@ -243,7 +245,8 @@ fn write_all(
         return Ok(());
     }
     for (name, f) in files {
-        f.finish().map_err(|e| WriteError::new(path(name), &e))?;
+        f.finish(&mut zstd)
+            .map_err(|e| WriteError::new(path(name), &e))?;
     }
     Ok(())
 }
