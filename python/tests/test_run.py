@@ -97,6 +97,32 @@ def test_python_api_to_disk_and_reopen(tmp_path: Path, scenario_file: Path):
         assert again[name].equals(res[name])
 
 
+@pytest.mark.parametrize(
+    ("duration_s", "chunk_s"), [(0.5, 0.5), (5.0, 1.0), (20.0, 2.0), (60.0, 5.0), (900.0, 5.0)]
+)
+def test_default_chunk_is_the_one_the_memory_estimate_assumes(
+    scenario_file: Path, duration_s: float, chunk_s: float
+):
+    """A tenth of the run within [1, 5] s (the whole run when shorter): the runner's chunks
+    and the rows per chunk of the core's memory estimate (`sim/estimate.rs`) agree."""
+    import aqmlab._core as core
+
+    from aqmlab import scenario as sc
+    from aqmlab.runs import runner
+
+    resolved = sc.load(
+        scenario_file, overrides=[f"duration_s={duration_s}", f"warmup_s={duration_s / 4}"]
+    )
+    assert core.estimate(sc.to_json(resolved))["chunk_s"] == chunk_s
+    assert min(runner.default_chunk_s(duration_s), duration_s) == chunk_s
+    if duration_s <= 20.0:
+        calls = []
+        aqmlab.run(resolved, progress=calls.append)
+        assert [p.sim_time_s for p in calls][:2] == [min(chunk_s, duration_s), 2 * chunk_s][
+            : len(calls)
+        ]
+
+
 def test_python_api_accepts_a_dict(scenario_file: Path):
     doc = aqmlab.scenario.read_toml(scenario_file)
     res = aqmlab.run(doc, seed=4, overrides=["traffic[0].flows=2"])

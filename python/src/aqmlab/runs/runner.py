@@ -56,6 +56,18 @@ __all__ = ["ROW_GROUP", "Progress", "Results", "read_summary", "remove_stale", "
 # run: files do not depend on how the run was cut into chunks, readers get reasonably sized
 # row groups, and the writer holds at most one row group per table.
 ROW_GROUP = 65536
+# The default chunk of simulated time between two drains: a tenth of the run, within [1, 5]
+# s (the core's memory estimate assumes the same: `sim/estimate.rs`). Each chunk costs a
+# drain and a hand-over to the writer's thread, ≈18 µs; 50 chunks per run (before) were
+# ≈0.7 ms of a 26-ms run of the RFC 7928 pack, for a finer progress line only
+# (docs/performance.md, "The whole command").
+CHUNKS = 10.0
+MAX_CHUNK_S = 5.0
+
+
+def default_chunk_s(end_s: float) -> float:
+    """The chunk of simulated time of a run of `end_s` seconds without `chunk_s`."""
+    return min(MAX_CHUNK_S, max(1.0, end_s / CHUNKS))
 
 
 @dataclass(frozen=True)
@@ -305,7 +317,7 @@ def run(
         announce(describe(trace_bytes))
     sim = _make_simulation(text)
     end = sim.end_time()
-    step = chunk_s if chunk_s is not None else min(5.0, max(1.0, end / 50.0))
+    step = chunk_s if chunk_s is not None else default_chunk_s(end)
     # Each chunk drains the core's records into Python: a chunk shorter than 1 ms of
     # simulated time (or more than a million chunks) would spend the run in the drains.
     if not (step >= max(1e-3, end / 1e6) and step <= 1e7):
