@@ -83,8 +83,8 @@ def test_an_interrupted_new_study_catalogues_what_finished(tmp_path: Path, monke
     out = tmp_path / "study"
     real = catalog.done_row
 
-    def interrupt_after_the_first(study_dir, run):
-        row = real(study_dir, run)
+    def interrupt_after_the_first(study_dir, run, summary=None):
+        row = real(study_dir, run, summary)
         raise_now = not (out / catalog.CATALOG_FILE).exists()
         if raise_now:
             monkeypatch.setattr(catalog, "done_row", real)

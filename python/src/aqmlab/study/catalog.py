@@ -47,6 +47,7 @@ __all__ = [
     "RUN_SPECIFIC",
     "base_row",
     "done_row",
+    "done_summary",
     "is_done",
     "read_runs",
     "run_dir",
@@ -72,9 +73,16 @@ def is_done(study_dir: Path, run_id: str) -> bool:
     """A run is finished when its directory holds a readable summary.json: the runner writes
     it last, into a hidden temporary directory that is renamed only on success. A damaged
     run (`run_problem`) is unfinished: it is run again."""
-    return (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file() and (
-        run_problem(study_dir, run_id) is None
-    )
+    return done_summary(study_dir, run_id) is not None
+
+
+def done_summary(study_dir: Path, run_id: str) -> dict[str, Any] | None:
+    """The summary of a finished run (`is_done`), None when the run is not finished: what
+    `done_row` reads, read once."""
+    if not (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file():
+        return None
+    summary, problem = _checked_summary(study_dir, run_id)
+    return summary if problem is None else None
 
 
 # Parquet files begin and end with these four bytes (the format's magic number).
@@ -86,13 +94,19 @@ def run_problem(study_dir: Path, run_id: str) -> str | None:
     None when they can or when the run has no summary.json: the summary must parse, and each
     table it lists must be a Parquet file with its magic number at both ends (a file cut
     short or overwritten fails here, before DuckDB meets it)."""
-    d = run_dir(study_dir, run_id)
-    if not (d / runner.SUMMARY_FILE).is_file():
+    if not (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file():
         return None
+    return _checked_summary(study_dir, run_id)[1]
+
+
+def _checked_summary(study_dir: Path, run_id: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The run's summary and `run_problem`'s answer (the summary None when it cannot be
+    read)."""
+    d = run_dir(study_dir, run_id)
     try:
         summary = runner.read_summary(d)
     except ScenarioError as e:
-        return str(e)
+        return None, str(e)
     for name in summary.get("tables") or {}:
         p = d / f"{name}.parquet"
         try:
@@ -103,10 +117,10 @@ def run_problem(study_dir: Path, run_id: str) -> str | None:
                 f.seek(max(0, size - 4))
                 tail = f.read(4)
         except OSError as e:
-            return f"{p}: cannot read a table of run {run_id} ({e.strerror or e})"
+            return summary, f"{p}: cannot read a table of run {run_id} ({e.strerror or e})"
         if size < 12 or head != _PARQUET_MAGIC or tail != _PARQUET_MAGIC:
-            return f"{p}: a table of run {run_id} is damaged (not a whole Parquet file)"
-    return None
+            return summary, f"{p}: a table of run {run_id} is damaged (not a whole Parquet file)"
+    return summary, None
 
 
 def base_row(run: PlannedRun, status: str, error: str | None = None) -> dict[str, Any]:
@@ -136,10 +150,14 @@ def _flatten(prefix: str, value: Mapping[str, Any], out: dict[str, Any]) -> None
             out[key] = v
 
 
-def done_row(study_dir: Path, run: PlannedRun) -> dict[str, Any]:
-    """The row of a finished run, from its directory alone."""
+def done_row(
+    study_dir: Path, run: PlannedRun, summary: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The row of a finished run, from its directory alone (`summary`: its summary.json, when
+    the caller has read it: `done_summary`)."""
     d = run_dir(study_dir, run.run_id)
-    summary = runner.read_summary(d)
+    if summary is None:
+        summary = runner.read_summary(d)
     row = base_row(run, "done")
     row["wall_time_s"] = summary.get("wall_time_s")
     row["aqmlab_version"] = summary.get("version", {}).get("aqmlab")
