@@ -473,6 +473,24 @@ impl PyParquetSink {
             .collect())
     }
 
+    /// The columns of each file written, `{table: [(column, kind)]}` in the file's order
+    /// (kinds "u64", "i64", "f64", "bool", "str"): what a study's catalog needs to know that
+    /// its runs' files of a table share one schema, without reading them.
+    fn columns(&self) -> PyResult<HashMap<String, Vec<(String, String)>>> {
+        Ok(self
+            .lock()?
+            .layouts()
+            .iter()
+            .map(|(table, layout)| {
+                let cols = layout
+                    .iter()
+                    .map(|(c, k)| (c.to_string(), k.name().to_string()))
+                    .collect();
+                (table.to_string(), cols)
+            })
+            .collect())
+    }
+
     /// Writes what is left and closes the files (waiting for the writer); `OSError` if any
     /// write failed.
     fn close(&self, py: Python<'_>) -> PyResult<()> {

@@ -113,6 +113,11 @@ impl Sink {
         &self.rows
     }
 
+    /// The columns (names and kinds, in order) of each table's file.
+    pub fn layouts(&self) -> &HashMap<&'static str, Layout> {
+        &self.layouts
+    }
+
     /// Takes one drain's tables: leaves out the skipped ones, keeps the chosen columns,
     /// counts the rows and queues the batch for the writer (waiting while it is `QUEUED`
     /// batches behind).

@@ -62,6 +62,17 @@ impl Kind {
         }
     }
 
+    /// The kind's name, as the Python side sees it (`ParquetSink.columns`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::U64 => "u64",
+            Kind::I64 => "i64",
+            Kind::F64 => "f64",
+            Kind::Bool => "bool",
+            Kind::Str => "str",
+        }
+    }
+
     fn empty(self) -> Column {
         match self {
             Kind::U64 => Column::U64(Vec::new()),

@@ -141,6 +141,11 @@ class _FileSink:
     def rows(self) -> dict[str, int]:
         return dict(self._sink.rows())
 
+    @property
+    def columns(self) -> dict[str, list[tuple[str, str]]]:
+        """Each file's columns and their kinds, in order (`Results.file_columns`)."""
+        return {t: [tuple(c) for c in cols] for t, cols in self._sink.columns().items()}
+
 
 def _unknown_column(table: str, column: str, columns: Sequence[str]) -> sc.ScenarioError:
     return sc.ScenarioError(
@@ -389,7 +394,7 @@ def run(
             )
             _publish(tmp, out_dir)
             ok = True
-            return Results(summary, directory=out_dir)
+            return Results(summary, directory=out_dir, file_columns=sink.columns)
         ok = True
         return Results(
             summary,

@@ -252,21 +252,50 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _views(study_dir: Path, done: Sequence[str], axes: Sequence[str]) -> list[str]:
-    """CREATE VIEW statements, one per record table found in the finished runs."""
+def _shared_columns(
+    table: str, run_ids: Sequence[str], file_columns: Mapping[str, Mapping[str, Any]]
+) -> list[str] | None:
+    """The column names of `table`'s files when the runs that wrote them (this process's
+    workers: `file_columns`) told the same columns and kinds for each; None when any run's
+    are unknown (finished before this sweep started) or differ (`measure.columns` on an
+    axis, a newer version's runs beside older ones)."""
+    known = [file_columns.get(rid, {}).get(table) for rid in run_ids]
+    if not known or any(k is None for k in known):
+        return None
+    first = [tuple(c) for c in known[0]]
+    if any([tuple(c) for c in k] != first for k in known[1:]):
+        return None
+    return [name for name, _ in first]
+
+
+def _views(
+    study_dir: Path,
+    done: Sequence[str],
+    axes: Sequence[str],
+    file_columns: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """CREATE VIEW statements, one per record table found in the finished runs. A table
+    whose files differ in columns is read by name (`union_by_name`), which makes DuckDB read
+    every file's schema when it creates the view (≈50 µs a file, half of a catalog write);
+    one whose files are known to share their columns is read with the first file's schema
+    (docs/performance.md, "The whole command")."""
     files: dict[str, list[str]] = {}
+    writers: dict[str, list[str]] = {}
     for rid in done:
         for p in sorted(run_dir(study_dir, rid).glob("*.parquet")):
             files.setdefault(p.stem, []).append(f"{RUNS_DIR}/{rid}/{p.name}")
+            writers.setdefault(p.stem, []).append(rid)
     out = []
     for table, paths in sorted(files.items()):
-        own = set(pq.read_schema(study_dir / paths[0]).names)
+        shared = _shared_columns(table, writers[table], file_columns)
+        own = set(shared if shared is not None else pq.read_schema(study_dir / paths[0]).names)
+        union = "false" if shared is not None else "true"
         joined = [c for c in ("run_id", *axes, "rep") if c not in own]
         cols = ", ".join(f"r.{_quote(c)}" for c in joined)
         listing = ", ".join(_sql_str(p) for p in paths)
         out.append(
             f"CREATE VIEW {_quote(table)} AS SELECT {cols}, t.* EXCLUDE (filename) "
-            f"FROM read_parquet([{listing}], filename = true, union_by_name = true) AS t "
+            f"FROM read_parquet([{listing}], filename = true, union_by_name = {union}) AS t "
             f"JOIN runs AS r ON r.run_id = regexp_extract(t.filename, "
             f"'{RUNS_DIR}/([0-9a-f]+)/[^/]+$', 1)"
         )
@@ -306,9 +335,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_set_aside_in_child)
 
 
-def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> Path:
+def write(
+    study_dir: Path,
+    sweep: Sweep,
+    rows: Sequence[Mapping[str, Any]],
+    file_columns: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Path:
     """Builds the catalog from `rows` (plan order) into a temporary file, then renames it
-    over `DIR/catalog.duckdb`."""
+    over `DIR/catalog.duckdb`. `file_columns`: by run id, the columns of each of its files
+    (`Results.file_columns`), where the run's worker told them."""
     axes = [a.name for a in sweep.axes]
     frame = runs_frame(rows, axes)
     final = study_dir / CATALOG_FILE
@@ -316,7 +351,7 @@ def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> P
     for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
         stale.unlink(missing_ok=True)
     with _BUILDING:
-        _build(_builder(), study_dir, sweep, frame, rows, axes, tmp)
+        _build(_builder(), study_dir, sweep, frame, rows, axes, tmp, file_columns or {})
     os.replace(tmp, final)
     return final
 
@@ -329,6 +364,7 @@ def _build(
     rows: Sequence[Mapping[str, Any]],
     axes: Sequence[str],
     tmp: Path,
+    file_columns: Mapping[str, Mapping[str, Any]],
 ) -> None:
     """The catalog's tables and views, into the new file `tmp` (complete when it returns)."""
     con.execute(f"ATTACH {_sql_str(str(tmp))} AS {_ATTACHED}")
@@ -368,7 +404,7 @@ def _build(
             [sweep.name, sweep.repetitions, sweep.seed],
         )
         done = [r["run_id"] for r in rows if r["status"] == "done"]
-        for statement in _views(study_dir, done, axes):
+        for statement in _views(study_dir, done, axes, file_columns):
             con.execute(statement)
         con.execute(f"CHECKPOINT {_ATTACHED}")
     except BaseException:
