@@ -22,9 +22,9 @@ def writes(monkeypatch) -> list[list[str]]:
     seen: list[list[str]] = []
     real = catalog.write
 
-    def recording(study_dir, sweep_, rows):
+    def recording(study_dir, sweep_, rows, *more):
         seen.append([r["status"] for r in rows])
-        return real(study_dir, sweep_, rows)
+        return real(study_dir, sweep_, rows, *more)
 
     monkeypatch.setattr(catalog, "write", recording)
     return seen
@@ -83,8 +83,8 @@ def test_an_interrupted_new_study_catalogues_what_finished(tmp_path: Path, monke
     out = tmp_path / "study"
     real = catalog.done_row
 
-    def interrupt_after_the_first(study_dir, run):
-        row = real(study_dir, run)
+    def interrupt_after_the_first(study_dir, run, summary=None):
+        row = real(study_dir, run, summary)
         raise_now = not (out / catalog.CATALOG_FILE).exists()
         if raise_now:
             monkeypatch.setattr(catalog, "done_row", real)
@@ -179,3 +179,76 @@ def test_a_forked_child_does_not_inherit_the_builder(tmp_path: Path):
     catalog.write(out, sw, [catalog.done_row(out, r) for r in _planned(p, out)])
     assert catalog._builder() is parents
     assert set(catalog.read_runs(out)["status"]) == {"done"}
+
+
+def _view_sql(study_dir: Path) -> dict[str, str]:
+    con = duckdb.connect(str(study_dir / catalog.CATALOG_FILE), read_only=True)
+    try:
+        return dict(
+            con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall()
+        )
+    finally:
+        con.close()
+
+
+def _view_rows(study_dir: Path, table: str, union: str | None = None) -> pl.DataFrame:
+    """A view's rows, ordered; with `union`, its statement rewritten to read by name or not."""
+    con = duckdb.connect(str(study_dir / catalog.CATALOG_FILE), read_only=True)
+    try:
+        con.execute(f"SET file_search_path = '{study_dir.resolve()}'")
+        query = f'SELECT * FROM "{table}"'
+        if union is not None:
+            sql = _view_sql(study_dir)[table]
+            body = sql.split(" AS ", 1)[1].rstrip(";")
+            query = body.replace("union_by_name = false", f"union_by_name = {union}").replace(
+                "union_by_name = true", f"union_by_name = {union}"
+            )
+        frame = con.sql(query).pl()
+    finally:
+        con.close()
+    return frame.sort(frame.columns)
+
+
+def test_views_of_files_the_workers_described_skip_their_schemas(tmp_path: Path):
+    """The runs' workers tell the driver each file's columns: a table whose files all have
+    the same columns gets a view that reads the first file's schema only (`union_by_name =
+    false`), with the same rows as one reading every file's by name; a run finished before
+    (resumed study: its columns unknown) brings reading by name back."""
+    p = write_sweep(tmp_path, TINY)
+    out = tmp_path / "study"
+    sweep.run_sweep(p, out, jobs=1, quiet=True)
+    views = _view_sql(out)
+    assert {"queue", "bottleneck", "connections"} <= set(views)
+    for table, sql in views.items():
+        assert "union_by_name = false" in sql, table
+    for table in ("queue", "connections", "bottleneck"):
+        rows = _view_rows(out, table)
+        assert rows.height > 0 and rows["run_id"].n_unique() == 2
+        assert rows.equals(_view_rows(out, table, union="true")), table
+    # Resumed with nothing to run: the columns of the earlier runs are not known here.
+    sweep.run_sweep(p, out, jobs=1, quiet=True)
+    assert all("union_by_name = true" in sql for sql in _view_sql(out).values())
+    assert _view_rows(out, "queue").equals(_view_rows(out, "queue", union="false"))
+
+
+def test_files_of_other_columns_are_read_by_name(tmp_path: Path):
+    """An axis that changes a table's columns (`measure.columns`): that table's files differ,
+    its view reads them by name (every column, the missing ones null); the others' do not."""
+    body = TINY.replace(
+        'field = "queue.limit"\nvalues = [15, 60]',
+        'zip = { "queue.limit" = [15, 60], "measure.columns" = [\n'
+        '  { queue = ["t_s", "direction"] },\n'
+        '  { queue = ["t_s", "direction", "samples"] },\n'
+        "] }\n"
+        'labels = ["15", "60"]',
+    )
+    assert body != TINY
+    p = write_sweep(tmp_path, body)
+    out = tmp_path / "study"
+    outcome = sweep.run_sweep(p, out, jobs=1, quiet=True)
+    assert outcome.done == 2, outcome.failures
+    views = _view_sql(out)
+    assert "union_by_name = true" in views["queue"]
+    assert "union_by_name = false" in views["bottleneck"]
+    queue = _view_rows(out, "queue")
+    assert queue["run_id"].n_unique() == 2 and queue["samples"].null_count() > 0

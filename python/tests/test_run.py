@@ -97,6 +97,32 @@ def test_python_api_to_disk_and_reopen(tmp_path: Path, scenario_file: Path):
         assert again[name].equals(res[name])
 
 
+@pytest.mark.parametrize(
+    ("duration_s", "chunk_s"), [(0.5, 0.5), (5.0, 1.0), (20.0, 2.0), (60.0, 5.0), (900.0, 5.0)]
+)
+def test_default_chunk_is_the_one_the_memory_estimate_assumes(
+    scenario_file: Path, duration_s: float, chunk_s: float
+):
+    """A tenth of the run within [1, 5] s (the whole run when shorter): the runner's chunks
+    and the rows per chunk of the core's memory estimate (`sim/estimate.rs`) agree."""
+    import aqmlab._core as core
+
+    from aqmlab import scenario as sc
+    from aqmlab.runs import runner
+
+    resolved = sc.load(
+        scenario_file, overrides=[f"duration_s={duration_s}", f"warmup_s={duration_s / 4}"]
+    )
+    assert core.estimate(sc.to_json(resolved))["chunk_s"] == chunk_s
+    assert min(runner.default_chunk_s(duration_s), duration_s) == chunk_s
+    if duration_s <= 20.0:
+        calls = []
+        aqmlab.run(resolved, progress=calls.append)
+        assert [p.sim_time_s for p in calls][:2] == [min(chunk_s, duration_s), 2 * chunk_s][
+            : len(calls)
+        ]
+
+
 def test_python_api_accepts_a_dict(scenario_file: Path):
     doc = aqmlab.scenario.read_toml(scenario_file)
     res = aqmlab.run(doc, seed=4, overrides=["traffic[0].flows=2"])
@@ -213,6 +239,31 @@ def test_files_do_not_depend_on_chunking(tmp_path: Path, monkeypatch):
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
     assert sizes == [50] * (rows // 50) + ([rows % 50] if rows % 50 else [])
     assert pq.ParquetFile(a.path("loss_runs")).metadata.num_row_groups == 0  # empty: a schema
+
+
+def test_column_chunks_are_zstd_with_one_context(tmp_path: Path, monkeypatch):
+    """Every column chunk of every row group says zstd, its pages decompress to the values a
+    run in memory holds (the writer compresses the pages of all its chunks with one zstd
+    context and appends each chunk to its row group: `zstd_pages.rs`), and zstd packed them
+    (the numbers' chunks smaller than their plain encoding)."""
+    import pyarrow.parquet as pq
+
+    from aqmlab.runs import runner
+
+    monkeypatch.setattr(runner, "ROW_GROUP", 50)  # several row groups per file
+    disk = aqmlab.run(TRACED, seed=3, out=tmp_path / "d")
+    mem = aqmlab.run(TRACED, seed=3)
+    chunks = packed = 0
+    for name in mem.tables:
+        meta = pq.ParquetFile(disk.path(name)).metadata
+        for g in range(meta.num_row_groups):
+            for c in range(meta.num_columns):
+                col = meta.row_group(g).column(c)
+                assert col.compression == "ZSTD", (name, col.path_in_schema)
+                chunks += 1
+                packed += col.total_compressed_size < col.total_uncompressed_size
+        assert disk[name].equals(mem[name]), name
+    assert chunks > 100 and packed > chunks / 2
 
 
 def test_interrupted_run_stops_the_writer_and_leaves_nothing(tmp_path: Path):

@@ -13,6 +13,7 @@ mod json_errors;
 mod queue_kinds;
 mod sink;
 mod table_file;
+mod zstd_pages;
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -469,6 +470,24 @@ impl PyParquetSink {
             .rows()
             .iter()
             .map(|(n, r)| (n.to_string(), *r))
+            .collect())
+    }
+
+    /// The columns of each file written, `{table: [(column, kind)]}` in the file's order
+    /// (kinds "u64", "i64", "f64", "bool", "str"): what a study's catalog needs to know that
+    /// its runs' files of a table share one schema, without reading them.
+    fn columns(&self) -> PyResult<HashMap<String, Vec<(String, String)>>> {
+        Ok(self
+            .lock()?
+            .layouts()
+            .iter()
+            .map(|(table, layout)| {
+                let cols = layout
+                    .iter()
+                    .map(|(c, k)| (c.to_string(), k.name().to_string()))
+                    .collect();
+                (table.to_string(), cols)
+            })
             .collect())
     }
 

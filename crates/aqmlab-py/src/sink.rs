@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use aqmlab::measure::{Column, Table};
 use parquet::errors::ParquetError;
 
-use crate::table_file::{layout, Layout, TableFile};
+use crate::table_file::{compressor, layout, Layout, TableFile};
 
 /// Batches (one drain each) that may wait for the writer.
 const QUEUED: usize = 4;
@@ -111,6 +111,11 @@ impl Sink {
     /// Rows accepted per table, in the order the tables first appeared.
     pub fn rows(&self) -> &[(&'static str, u64)] {
         &self.rows
+    }
+
+    /// The columns (names and kinds, in order) of each table's file.
+    pub fn layouts(&self) -> &HashMap<&'static str, Layout> {
+        &self.layouts
     }
 
     /// Takes one drain's tables: leaves out the skipped ones, keeps the chosen columns,
@@ -218,6 +223,8 @@ fn write_all(
 ) -> Result<(), WriteError> {
     let path = |name: &str| directory.join(format!("{name}.parquet"));
     let mut files: Vec<(&'static str, TableFile)> = Vec::new();
+    // One zstd context for every page of the run's files (`zstd_pages`).
+    let mut zstd = compressor().map_err(|e| WriteError::new(directory.to_path_buf(), &e))?;
     for batch in rx {
         if abort.load(Ordering::Relaxed) {
             return Ok(());
@@ -235,7 +242,7 @@ fn write_all(
             };
             let (_, f) = &mut files[i];
             debug_assert_eq!(*f.layout(), layout(&t.columns));
-            f.append(t.columns.into_iter().map(|(_, c)| c).collect())
+            f.append(t.columns.into_iter().map(|(_, c)| c).collect(), &mut zstd)
                 .map_err(|e| WriteError::new(path(name), &e))?;
         }
     }
@@ -243,7 +250,8 @@ fn write_all(
         return Ok(());
     }
     for (name, f) in files {
-        f.finish().map_err(|e| WriteError::new(path(name), &e))?;
+        f.finish(&mut zstd)
+            .map_err(|e| WriteError::new(path(name), &e))?;
     }
     Ok(())
 }

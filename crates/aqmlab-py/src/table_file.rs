@@ -9,6 +9,11 @@
 //! Rows are written in row groups of exactly `row_group` rows, the last one shorter, whatever
 //! sizes the batches came in: the file depends on the rows alone, not on how the run was cut
 //! into chunks, and memory holds at most one row group of the table.
+//!
+//! Each column chunk is encoded by the parquet crate's column writer into a buffer, its pages
+//! compressed with the writer thread's one zstd context (`zstd_pages`: a context per column
+//! chunk, as the crate makes them, costs more than encoding a short run's chunk), then
+//! appended to the row group.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -18,11 +23,23 @@ use std::sync::Arc;
 use aqmlab::measure::Column;
 use bytes::Bytes;
 use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType, ZstdLevel};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::column::writer::{get_column_writer, ColumnWriter};
+use parquet::data_type::ByteArray;
 use parquet::errors::ParquetError;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::Type;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesPtr};
+use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::{ColumnDescPtr, Type};
+use zstd::bulk::Compressor;
+
+use crate::zstd_pages::ZstdPages;
+
+/// zstd's level: pyarrow's default, which wrote these files before.
+pub const ZSTD_LEVEL: i32 = 1;
+
+/// A zstd context for `TableFile`'s pages (one per writer thread).
+pub fn compressor() -> Result<Compressor<'static>, ParquetError> {
+    Compressor::new(ZSTD_LEVEL).map_err(|e| ParquetError::External(Box::new(e)))
+}
 
 /// The type of a column, without its values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +59,17 @@ impl Kind {
             Column::F64(_) => Kind::F64,
             Column::Bool(_) => Kind::Bool,
             Column::Str(_) => Kind::Str,
+        }
+    }
+
+    /// The kind's name, as the Python side sees it (`ParquetSink.columns`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::U64 => "u64",
+            Kind::I64 => "i64",
+            Kind::F64 => "f64",
+            Kind::Bool => "bool",
+            Kind::Str => "str",
         }
     }
 
@@ -82,6 +110,10 @@ pub fn layout(columns: &[(&'static str, Column)]) -> Layout {
 /// An open Parquet file of one table and the rows not written yet.
 pub struct TableFile {
     writer: SerializedFileWriter<BufWriter<File>>,
+    /// The columns' descriptors, in order.
+    columns: Vec<ColumnDescPtr>,
+    /// The file's properties with compression left to `ZstdPages`.
+    chunk_props: WriterPropertiesPtr,
     layout: Layout,
     pending: Vec<Column>,
     row_group: usize,
@@ -99,28 +131,17 @@ impl TableFile {
         let schema = Type::group_type_builder("schema")
             .with_fields(fields)
             .build()?;
-        let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
-            // Statistics per column chunk (what readers prune row groups with); none per page:
-            // they cost CPU on every page and nothing here reads them.
-            .set_statistics_enabled(EnabledStatistics::Chunk)
-            // Dictionary pages for the string labels only. Numbers (times, byte counts, ids)
-            // are mostly distinct: a dictionary costs a hash per value and zstd packs the plain
-            // values better (ns-2 anchor: files 21 % smaller, 3 % less CPU for the whole run;
-            // pyarrow, which used dictionaries for every column, wrote the same values).
-            .set_dictionary_enabled(false);
-        for (name, kind) in &layout {
-            if *kind == Kind::Str {
-                props = props.set_column_dictionary_enabled((*name).into(), true);
-            }
-        }
-        let props = props.build();
+        let props = properties(&layout, Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?));
+        let chunk_props = Arc::new(properties(&layout, Compression::UNCOMPRESSED));
         let file = File::create(path)?;
         let writer =
             SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props))?;
+        let columns = writer.schema_descr().columns().to_vec();
         let pending = layout.iter().map(|(_, k)| k.empty()).collect();
         Ok(TableFile {
             writer,
+            columns,
+            chunk_props,
             layout,
             pending,
             row_group: row_group.max(1),
@@ -137,8 +158,12 @@ impl TableFile {
     }
 
     /// Adds rows (columns in the file's order and kinds, checked by the caller) and writes
-    /// every full row group they complete.
-    pub fn append(&mut self, columns: Vec<Column>) -> Result<(), ParquetError> {
+    /// every full row group they complete, its pages compressed with `zstd`.
+    pub fn append(
+        &mut self,
+        columns: Vec<Column>,
+        zstd: &mut Compressor<'static>,
+    ) -> Result<(), ParquetError> {
         for (into, from) in self.pending.iter_mut().zip(columns) {
             match (into, from) {
                 (Column::U64(a), Column::U64(b)) => a.extend(b),
@@ -156,62 +181,116 @@ impl TableFile {
                 .map(|c| split_off(c, self.row_group))
                 .collect();
             let group = std::mem::replace(&mut self.pending, rest);
-            self.write_group(group)?;
+            self.write_group(group, zstd)?;
         }
         Ok(())
     }
 
     /// Writes the rows left (a shorter last row group) and the file's footer.
-    pub fn finish(mut self) -> Result<(), ParquetError> {
+    pub fn finish(mut self, zstd: &mut Compressor<'static>) -> Result<(), ParquetError> {
         if self.pending_rows() > 0 {
             let group = std::mem::take(&mut self.pending);
-            self.write_group(group)?;
+            self.write_group(group, zstd)?;
         }
         let mut inner = self.writer.into_inner()?;
         std::io::Write::flush(&mut inner)?;
         Ok(())
     }
 
-    fn write_group(&mut self, group: Vec<Column>) -> Result<(), ParquetError> {
+    fn write_group(
+        &mut self,
+        group: Vec<Column>,
+        zstd: &mut Compressor<'static>,
+    ) -> Result<(), ParquetError> {
         let n = group.first().map_or(0, Column::len);
         if self.present.len() < n {
             self.present.resize(n, 1);
         }
         let def = Some(&self.present[..n]);
         let mut rg = self.writer.next_row_group()?;
-        for col in group {
-            let mut cw = rg
-                .next_column()?
-                .ok_or_else(|| ParquetError::General("more columns than the schema".into()))?;
-            match col {
-                Column::U64(v) => {
-                    // UINT_64 is stored as the INT64 of the same bits (as pyarrow stores it).
-                    let v: Vec<i64> = v.into_iter().map(|x| x as i64).collect();
-                    cw.typed::<Int64Type>().write_batch(&v, def, None)?;
-                },
-                Column::I64(v) => {
-                    cw.typed::<Int64Type>().write_batch(&v, def, None)?;
-                },
-                Column::F64(v) => {
-                    cw.typed::<DoubleType>().write_batch(&v, def, None)?;
-                },
-                Column::Bool(v) => {
-                    cw.typed::<BoolType>().write_batch(&v, def, None)?;
-                },
-                Column::Str(v) => {
-                    // The labels are 'static: each value points at them, no copy.
-                    let v: Vec<ByteArray> = v
-                        .into_iter()
-                        .map(|s| ByteArray::from(Bytes::from_static(s.as_bytes())))
-                        .collect();
-                    cw.typed::<ByteArrayType>().write_batch(&v, def, None)?;
-                },
-            }
-            cw.close()?;
+        if group.len() != self.columns.len() {
+            return Err(ParquetError::General("more columns than the schema".into()));
+        }
+        for (col, descr) in group.into_iter().zip(&self.columns) {
+            // The chunk is encoded into `chunk` (offsets from its start), then appended to the
+            // row group, which moves its offsets to the file's.
+            let mut chunk = TrackedWrite::new(Vec::new());
+            let mut close = {
+                let pages = ZstdPages::new(SerializedPageWriter::new(&mut chunk), zstd);
+                let mut cw =
+                    get_column_writer(descr.clone(), self.chunk_props.clone(), Box::new(pages));
+                write_values(&mut cw, col, def)?;
+                cw.close()?
+            };
+            close.metadata = close
+                .metadata
+                .into_builder()
+                .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+                .build()?;
+            rg.append_column(&Bytes::from(chunk.into_inner()?), close)?;
         }
         rg.close()?;
         Ok(())
     }
+}
+
+/// Writes one column's values, every one present (`def`).
+fn write_values(
+    cw: &mut ColumnWriter<'_>,
+    col: Column,
+    def: Option<&[i16]>,
+) -> Result<(), ParquetError> {
+    match (cw, col) {
+        // UINT_64 is stored as the INT64 of the same bits (as pyarrow stores it).
+        (ColumnWriter::Int64ColumnWriter(w), Column::U64(v)) => {
+            let v: Vec<i64> = v.into_iter().map(|x| x as i64).collect();
+            w.write_batch(&v, def, None)?;
+        },
+        (ColumnWriter::Int64ColumnWriter(w), Column::I64(v)) => {
+            w.write_batch(&v, def, None)?;
+        },
+        (ColumnWriter::DoubleColumnWriter(w), Column::F64(v)) => {
+            w.write_batch(&v, def, None)?;
+        },
+        (ColumnWriter::BoolColumnWriter(w), Column::Bool(v)) => {
+            w.write_batch(&v, def, None)?;
+        },
+        (ColumnWriter::ByteArrayColumnWriter(w), Column::Str(v)) => {
+            // The labels are 'static: each value points at them, no copy.
+            let v: Vec<ByteArray> = v
+                .into_iter()
+                .map(|s| ByteArray::from(Bytes::from_static(s.as_bytes())))
+                .collect();
+            w.write_batch(&v, def, None)?;
+        },
+        _ => {
+            return Err(ParquetError::General(
+                "a column of another type than its schema's".into(),
+            ))
+        },
+    }
+    Ok(())
+}
+
+/// The file's writer properties: `compression` for every column, statistics per column chunk
+/// only, dictionary pages for the strings only.
+fn properties(layout: &Layout, compression: Compression) -> WriterProperties {
+    let mut props = WriterProperties::builder()
+        .set_compression(compression)
+        // Statistics per column chunk (what readers prune row groups with); none per page:
+        // they cost CPU on every page and nothing here reads them.
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        // Dictionary pages for the string labels only. Numbers (times, byte counts, ids)
+        // are mostly distinct: a dictionary costs a hash per value and zstd packs the plain
+        // values better (ns-2 anchor: files 21 % smaller, 3 % less CPU for the whole run;
+        // pyarrow, which used dictionaries for every column, wrote the same values).
+        .set_dictionary_enabled(false);
+    for (name, kind) in layout {
+        if *kind == Kind::Str {
+            props = props.set_column_dictionary_enabled((*name).into(), true);
+        }
+    }
+    props.build()
 }
 
 /// The first `n` values of `c` stay in `c`; the rest are returned.

@@ -396,7 +396,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
             .sum::<f64>();
     let access_q = udp_overloaded_hosts * t.access_queue_packets as f64;
     let packets_in_flight = pps * path_s + bottleneck_q.min(pps.max(1.0) * d) + access_q;
-    let chunk_s = (d / 50.0).clamp(1.0, 5.0).min(d);
+    // The runner's default chunk (python/src/aqmlab/runs/runner.py, `CHUNKS`, `MAX_CHUNK_S`).
+    let chunk_s = (d / 10.0).clamp(1.0, 5.0).min(d);
     let rows_per_chunk =
         chunk_s * (per_s + 3.0 * conn_rate + dash_rows_per_s + video_rows_per_s) + video_calls;
     let all_hosts =

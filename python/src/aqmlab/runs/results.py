@@ -54,9 +54,14 @@ class Results:
         directory: Path | None = None,
         memory: Mapping[str, pa.Table] | None = None,
         captures: Mapping[str, bytes] | None = None,
+        file_columns: Mapping[str, list[tuple[str, str]]] | None = None,
     ) -> None:
         self.summary = summary
         self.directory = directory
+        # The columns (name, kind) of each Parquet file, as the run that wrote them knows
+        # them; None when the results were read back (a study's catalog uses them to skip
+        # reading every file's schema: `study.catalog`).
+        self.file_columns = dict(file_columns) if file_columns is not None else None
         self._memory = dict(memory or {})
         self._captures = dict(captures or {})
         self._frames: dict[str, Any] = {}

@@ -56,6 +56,18 @@ __all__ = ["ROW_GROUP", "Progress", "Results", "read_summary", "remove_stale", "
 # run: files do not depend on how the run was cut into chunks, readers get reasonably sized
 # row groups, and the writer holds at most one row group per table.
 ROW_GROUP = 65536
+# The default chunk of simulated time between two drains: a tenth of the run, within [1, 5]
+# s (the core's memory estimate assumes the same: `sim/estimate.rs`). Each chunk costs a
+# drain and a hand-over to the writer's thread, ≈18 µs; 50 chunks per run (before) were
+# ≈0.7 ms of a 26-ms run of the RFC 7928 pack, for a finer progress line only
+# (docs/performance.md, "The whole command").
+CHUNKS = 10.0
+MAX_CHUNK_S = 5.0
+
+
+def default_chunk_s(end_s: float) -> float:
+    """The chunk of simulated time of a run of `end_s` seconds without `chunk_s`."""
+    return min(MAX_CHUNK_S, max(1.0, end_s / CHUNKS))
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,11 @@ class _FileSink:
     @property
     def rows(self) -> dict[str, int]:
         return dict(self._sink.rows())
+
+    @property
+    def columns(self) -> dict[str, list[tuple[str, str]]]:
+        """Each file's columns and their kinds, in order (`Results.file_columns`)."""
+        return {t: [tuple(c) for c in cols] for t, cols in self._sink.columns().items()}
 
 
 def _unknown_column(table: str, column: str, columns: Sequence[str]) -> sc.ScenarioError:
@@ -305,7 +322,7 @@ def run(
         announce(describe(trace_bytes))
     sim = _make_simulation(text)
     end = sim.end_time()
-    step = chunk_s if chunk_s is not None else min(5.0, max(1.0, end / 50.0))
+    step = chunk_s if chunk_s is not None else default_chunk_s(end)
     # Each chunk drains the core's records into Python: a chunk shorter than 1 ms of
     # simulated time (or more than a million chunks) would spend the run in the drains.
     if not (step >= max(1e-3, end / 1e6) and step <= 1e7):
@@ -377,7 +394,7 @@ def run(
             )
             _publish(tmp, out_dir)
             ok = True
-            return Results(summary, directory=out_dir)
+            return Results(summary, directory=out_dir, file_columns=sink.columns)
         ok = True
         return Results(
             summary,

@@ -47,6 +47,7 @@ __all__ = [
     "RUN_SPECIFIC",
     "base_row",
     "done_row",
+    "done_summary",
     "is_done",
     "read_runs",
     "run_dir",
@@ -72,9 +73,16 @@ def is_done(study_dir: Path, run_id: str) -> bool:
     """A run is finished when its directory holds a readable summary.json: the runner writes
     it last, into a hidden temporary directory that is renamed only on success. A damaged
     run (`run_problem`) is unfinished: it is run again."""
-    return (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file() and (
-        run_problem(study_dir, run_id) is None
-    )
+    return done_summary(study_dir, run_id) is not None
+
+
+def done_summary(study_dir: Path, run_id: str) -> dict[str, Any] | None:
+    """The summary of a finished run (`is_done`), None when the run is not finished: what
+    `done_row` reads, read once."""
+    if not (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file():
+        return None
+    summary, problem = _checked_summary(study_dir, run_id)
+    return summary if problem is None else None
 
 
 # Parquet files begin and end with these four bytes (the format's magic number).
@@ -86,13 +94,19 @@ def run_problem(study_dir: Path, run_id: str) -> str | None:
     None when they can or when the run has no summary.json: the summary must parse, and each
     table it lists must be a Parquet file with its magic number at both ends (a file cut
     short or overwritten fails here, before DuckDB meets it)."""
-    d = run_dir(study_dir, run_id)
-    if not (d / runner.SUMMARY_FILE).is_file():
+    if not (run_dir(study_dir, run_id) / runner.SUMMARY_FILE).is_file():
         return None
+    return _checked_summary(study_dir, run_id)[1]
+
+
+def _checked_summary(study_dir: Path, run_id: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The run's summary and `run_problem`'s answer (the summary None when it cannot be
+    read)."""
+    d = run_dir(study_dir, run_id)
     try:
         summary = runner.read_summary(d)
     except ScenarioError as e:
-        return str(e)
+        return None, str(e)
     for name in summary.get("tables") or {}:
         p = d / f"{name}.parquet"
         try:
@@ -103,10 +117,10 @@ def run_problem(study_dir: Path, run_id: str) -> str | None:
                 f.seek(max(0, size - 4))
                 tail = f.read(4)
         except OSError as e:
-            return f"{p}: cannot read a table of run {run_id} ({e.strerror or e})"
+            return summary, f"{p}: cannot read a table of run {run_id} ({e.strerror or e})"
         if size < 12 or head != _PARQUET_MAGIC or tail != _PARQUET_MAGIC:
-            return f"{p}: a table of run {run_id} is damaged (not a whole Parquet file)"
-    return None
+            return summary, f"{p}: a table of run {run_id} is damaged (not a whole Parquet file)"
+    return summary, None
 
 
 def base_row(run: PlannedRun, status: str, error: str | None = None) -> dict[str, Any]:
@@ -136,10 +150,24 @@ def _flatten(prefix: str, value: Mapping[str, Any], out: dict[str, Any]) -> None
             out[key] = v
 
 
-def done_row(study_dir: Path, run: PlannedRun) -> dict[str, Any]:
-    """The row of a finished run, from its directory alone."""
+def _rows(summary: Mapping[str, Any], table: str, path: Path) -> int:
+    """A table's rows as the run's summary counts them (`tables`, what the writer wrote),
+    else from the file's footer (opening it costs a quarter of a millisecond of the driver's
+    time per run in a pack of short runs)."""
+    counted = (summary.get("tables") or {}).get(table)
+    if isinstance(counted, int) and not isinstance(counted, bool):
+        return counted
+    return pq.read_metadata(path).num_rows
+
+
+def done_row(
+    study_dir: Path, run: PlannedRun, summary: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The row of a finished run, from its directory alone (`summary`: its summary.json, when
+    the caller has read it: `done_summary`)."""
     d = run_dir(study_dir, run.run_id)
-    summary = runner.read_summary(d)
+    if summary is None:
+        summary = runner.read_summary(d)
     row = base_row(run, "done")
     row["wall_time_s"] = summary.get("wall_time_s")
     row["aqmlab_version"] = summary.get("version", {}).get("aqmlab")
@@ -149,7 +177,7 @@ def done_row(study_dir: Path, run: PlannedRun) -> dict[str, Any]:
     _flatten("engine.", summary.get("engine_stats") or {}, flat)
     ex_file = d / "exchanges.parquet"
     exchanges = None
-    if ex_file.is_file() and pq.read_metadata(ex_file).num_rows > 0:
+    if ex_file.is_file() and _rows(summary, "exchanges", ex_file) > 0:
         exchanges = pl.read_parquet(ex_file, columns=_EXCHANGE_COLUMNS)
     # Study A's columns win over the core's totals of the same name (exchanges_completed):
     # they count what the paper counts (exchanges started after the warm-up).
@@ -234,21 +262,50 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _views(study_dir: Path, done: Sequence[str], axes: Sequence[str]) -> list[str]:
-    """CREATE VIEW statements, one per record table found in the finished runs."""
+def _shared_columns(
+    table: str, run_ids: Sequence[str], file_columns: Mapping[str, Mapping[str, Any]]
+) -> list[str] | None:
+    """The column names of `table`'s files when the runs that wrote them (this process's
+    workers: `file_columns`) told the same columns and kinds for each; None when any run's
+    are unknown (finished before this sweep started) or differ (`measure.columns` on an
+    axis, a newer version's runs beside older ones)."""
+    known = [file_columns.get(rid, {}).get(table) for rid in run_ids]
+    if not known or any(k is None for k in known):
+        return None
+    first = [tuple(c) for c in known[0]]
+    if any([tuple(c) for c in k] != first for k in known[1:]):
+        return None
+    return [name for name, _ in first]
+
+
+def _views(
+    study_dir: Path,
+    done: Sequence[str],
+    axes: Sequence[str],
+    file_columns: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """CREATE VIEW statements, one per record table found in the finished runs. A table
+    whose files differ in columns is read by name (`union_by_name`), which makes DuckDB read
+    every file's schema when it creates the view (≈50 µs a file, half of a catalog write);
+    one whose files are known to share their columns is read with the first file's schema
+    (docs/performance.md, "The whole command")."""
     files: dict[str, list[str]] = {}
+    writers: dict[str, list[str]] = {}
     for rid in done:
         for p in sorted(run_dir(study_dir, rid).glob("*.parquet")):
             files.setdefault(p.stem, []).append(f"{RUNS_DIR}/{rid}/{p.name}")
+            writers.setdefault(p.stem, []).append(rid)
     out = []
     for table, paths in sorted(files.items()):
-        own = set(pq.read_schema(study_dir / paths[0]).names)
+        shared = _shared_columns(table, writers[table], file_columns)
+        own = set(shared if shared is not None else pq.read_schema(study_dir / paths[0]).names)
+        union = "false" if shared is not None else "true"
         joined = [c for c in ("run_id", *axes, "rep") if c not in own]
         cols = ", ".join(f"r.{_quote(c)}" for c in joined)
         listing = ", ".join(_sql_str(p) for p in paths)
         out.append(
             f"CREATE VIEW {_quote(table)} AS SELECT {cols}, t.* EXCLUDE (filename) "
-            f"FROM read_parquet([{listing}], filename = true, union_by_name = true) AS t "
+            f"FROM read_parquet([{listing}], filename = true, union_by_name = {union}) AS t "
             f"JOIN runs AS r ON r.run_id = regexp_extract(t.filename, "
             f"'{RUNS_DIR}/([0-9a-f]+)/[^/]+$', 1)"
         )
@@ -288,9 +345,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_set_aside_in_child)
 
 
-def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> Path:
+def write(
+    study_dir: Path,
+    sweep: Sweep,
+    rows: Sequence[Mapping[str, Any]],
+    file_columns: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Path:
     """Builds the catalog from `rows` (plan order) into a temporary file, then renames it
-    over `DIR/catalog.duckdb`."""
+    over `DIR/catalog.duckdb`. `file_columns`: by run id, the columns of each of its files
+    (`Results.file_columns`), where the run's worker told them."""
     axes = [a.name for a in sweep.axes]
     frame = runs_frame(rows, axes)
     final = study_dir / CATALOG_FILE
@@ -298,7 +361,7 @@ def write(study_dir: Path, sweep: Sweep, rows: Sequence[Mapping[str, Any]]) -> P
     for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
         stale.unlink(missing_ok=True)
     with _BUILDING:
-        _build(_builder(), study_dir, sweep, frame, rows, axes, tmp)
+        _build(_builder(), study_dir, sweep, frame, rows, axes, tmp, file_columns or {})
     os.replace(tmp, final)
     return final
 
@@ -311,6 +374,7 @@ def _build(
     rows: Sequence[Mapping[str, Any]],
     axes: Sequence[str],
     tmp: Path,
+    file_columns: Mapping[str, Mapping[str, Any]],
 ) -> None:
     """The catalog's tables and views, into the new file `tmp` (complete when it returns)."""
     con.execute(f"ATTACH {_sql_str(str(tmp))} AS {_ATTACHED}")
@@ -350,7 +414,7 @@ def _build(
             [sweep.name, sweep.repetitions, sweep.seed],
         )
         done = [r["run_id"] for r in rows if r["status"] == "done"]
-        for statement in _views(study_dir, done, axes):
+        for statement in _views(study_dir, done, axes, file_columns):
             con.execute(statement)
         con.execute(f"CHECKPOINT {_ATTACHED}")
     except BaseException:

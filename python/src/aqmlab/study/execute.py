@@ -52,7 +52,8 @@ def execute_run(
     report: Callable[[dict[str, Any]], None],
 ) -> dict[str, Any]:
     """Runs one scenario into `out`; never raises for a failed run: returns `{"run_id",
-    "ok", "error", "host"}`. `report` gets `{"run_id", "sim_s", "end_s", "events",
+    "ok", "error", "host", "columns"}` (`columns`: each file's columns, `Results.file_columns`,
+    None for a failed run). `report` gets `{"run_id", "sim_s", "end_s", "events",
     "wall_s"}` when the run starts and then at most every `PROGRESS_EVERY_S`."""
     last = [-1e9]
 
@@ -78,10 +79,10 @@ def execute_run(
     send({"run_id": run_id, "sim_s": 0.0, "end_s": end, "events": 0, "wall_s": 0.0})
     host = socket.gethostname()
     try:
-        runner.run(scenario, out=out, progress=progress)
+        res = runner.run(scenario, out=out, progress=progress)
     except Exception as e:
         return {"run_id": run_id, "ok": False, "error": sc.one_line(e), "host": host}
-    return {"run_id": run_id, "ok": True, "error": None, "host": host}
+    return {"run_id": run_id, "ok": True, "error": None, "host": host, "columns": res.file_columns}
 
 
 # --- local processes -----------------------------------------------------------------------

@@ -385,15 +385,19 @@ def _execute(
 ) -> SweepOutcome:
     outcome = SweepOutcome(out_dir, total=len(runs))
     rows: dict[str, dict[str, Any]] = {}
+    # The columns of the files of the runs finished here, as their workers tell them: the
+    # catalog's views need not read those files' schemas (`catalog.write`).
+    file_columns: dict[str, Any] = {}
     todo: list[sweepfile.PlannedRun] = []
     for r in runs:
-        damaged = catalog.run_problem(out_dir, r.run_id)
+        summary = catalog.done_summary(out_dir, r.run_id)  # read once: done_row's too
+        damaged = catalog.run_problem(out_dir, r.run_id) if summary is None else None
         if damaged is not None and r.error is None:
             # Not finished after all: run again (the runner replaces the directory).
             stream.write(f"  warning: {damaged}; running {r.run_id} again\n")
             stream.flush()
-        if catalog.is_done(out_dir, r.run_id):
-            rows[r.run_id] = catalog.done_row(out_dir, r)
+        if summary is not None:
+            rows[r.run_id] = catalog.done_row(out_dir, r, summary)
             outcome.done += 1
             outcome.skipped += 1
         elif r.error is not None:
@@ -410,7 +414,7 @@ def _execute(
         if not catalog_writes:
             return
         with _interrupts_deferred():
-            catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs])
+            catalog.write(out_dir, sweep, [rows[r.run_id] for r in runs], file_columns)
         last_write[0] = time.monotonic()
 
     # A study's existing catalog is brought up to date before anything runs (a damaged run
@@ -473,8 +477,11 @@ def _execute(
                     pending[again] = r
                     continue
                 outcome.ran += 1
-                if res.get("ok") and catalog.is_done(out_dir, r.run_id):
-                    rows[r.run_id] = catalog.done_row(out_dir, r)
+                summary = catalog.done_summary(out_dir, r.run_id) if res.get("ok") else None
+                if summary is not None:
+                    rows[r.run_id] = catalog.done_row(out_dir, r, summary)
+                    if res.get("columns") is not None:
+                        file_columns[r.run_id] = res["columns"]
                     outcome.done += 1
                     wall = rows[r.run_id].get("wall_time_s") or 0.0
                     line = f"  done   {r.run_id}  {_where(r)}  ({format_duration(wall)})"
