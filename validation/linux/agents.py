@@ -387,6 +387,8 @@ def receive(args) -> None:
             i = pending.pop(0)
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if args.cc:  # the receiver side of a congestion control that has one (DCTCP)
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.cc.encode())
             s.bind((args.bind, base + i))
             s.setblocking(False)
             s.connect_ex((host, int(port)))
@@ -722,6 +724,8 @@ def web_fetch(args) -> None:
             row, _, req, rsp = sched[pending]
             pending += 1
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            if args.cc:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.cc.encode())
             s.setblocking(False)
             s.connect_ex((host, int(port)))
             rec[row][0] = time.monotonic() - args.t0
@@ -795,6 +799,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server", required=True)
     p.add_argument("--bind", required=True)
     p.add_argument("--starts", required=True, help="start times (s after t0), one per flow")
+    p.add_argument("--cc", default="", help="congestion control of the sockets (default: none)")
     p.add_argument("--port-base", type=int, required=True)
     p.add_argument("--end", type=float, required=True)
     p.add_argument("--sample-ms", type=float, default=10.0)
@@ -823,6 +828,7 @@ def main(argv: list[str] | None = None) -> int:
     _common(p)
     p.add_argument("--server", required=True)
     p.add_argument("--schedule", required=True, help="CSV: start_s, request/response bytes")
+    p.add_argument("--cc", default="", help="congestion control of the sockets (default: none)")
     p.add_argument("--end", type=float, required=True)
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, _on_term)

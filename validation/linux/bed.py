@@ -90,17 +90,24 @@ class BedConfig:
 
 # Congestion controls that need ECN and a receiver of their own kind: DCTCP's receiver echoes
 # every change of the CE state (tcp_dctcp.c dctcp_ece_ack_update, run by the receiving
-# socket's congestion control), so both ends run it; tcp_ecn = 1 makes the opener ask for ECN
-# (Linux's default 2 only answers). DCTCP sets ECT on its data itself (tcp_ca_needs_ecn).
+# socket's congestion control), so the receivers set it on their sockets too (TCP_CONGESTION
+# before connecting: a namespace's default may not name a restricted algorithm, EPERM in
+# tcp_set_default_congestion_control); tcp_ecn = 1 makes the opener ask for ECN (Linux's
+# default 2 only answers; a DCTCP socket asks anyway, tcp_ca_needs_ecn). DCTCP sets ECT on
+# its data itself.
 ECN_CCS = ("dctcp",)
 
 
 def ecn_sysctls(cc: str) -> dict[str, str]:
     """The sysctls set in the senders' and receivers' namespaces for `cc` (BedConfig.sysctls,
-    `__` for `.`): ECN and the default congestion control for an ECN_CCS one, else none."""
-    if cc not in ECN_CCS:
-        return {}
-    return {"net__ipv4__tcp_ecn": "1", "net__ipv4__tcp_congestion_control": cc}
+    `__` for `.`): ECN on for an ECN_CCS one, else none."""
+    return {"net__ipv4__tcp_ecn": "1"} if cc in ECN_CCS else {}
+
+
+def receiver_cc(cc: str) -> list[str]:
+    """The receivers' `--cc` arguments: the congestion control for an ECN_CCS one (its
+    receiver side), else none (the receivers keep the namespace's default)."""
+    return ["--cc", cc] if cc in ECN_CCS else []
 
 
 def missing_tools() -> list[str]:
@@ -430,7 +437,7 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
         "c", "receive", *common, "--out", str(out / "bytes.csv"),
         "--server", f"{SENDER_IP}:{LISTEN_PORT}", "--bind", RECEIVER_IP,
         "--starts", ",".join(repr(s) for s in cfg.starts_s), "--port-base", str(PORT_BASE),
-        "--end", repr(end), "--sample-ms", str(cfg.sample_ms),
+        "--end", repr(end), "--sample-ms", str(cfg.sample_ms), *receiver_cc(cfg.cc),
     )  # fmt: skip
     web = None
     if cfg.web_schedule:
@@ -443,7 +450,7 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
         web = bed.spawn(
             "c", "web_fetch", *common, "--out", str(out / "fct.csv"),
             "--server", f"{SENDER_IP}:{WEB_PORT}", "--schedule", cfg.web_schedule,
-            "--end", repr(end),
+            "--end", repr(end), *receiver_cc(cfg.cc),
         )  # fmt: skip
     if time.monotonic() > t0:
         raise BedError("the agents started after time zero (machine too loaded?)")

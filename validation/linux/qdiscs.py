@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 # Not available: fq_pie (CONFIG_NET_SCH_FQ_PIE is off in Debian's user-mode-linux 6.1 and the
 # host kernel has no fq_pie), dualpi2 (in Linux only from 6.16; neither kernel has it).
 # fq_codel_ce and red_step are the marking queues for DCTCP (ECN on; see MARKING).
-NAMES = ("pfifo", "codel", "fq_codel", "pie", "cake", "fq_codel_ce", "red_step")
+NAMES = ("pfifo", "codel", "fq_codel", "pie", "cake", "red", "fq_codel_ce", "red_step")
 
 # The queues that mark ECT packets instead of dropping them: the only ones DCTCP is run
 # through (over a dropping queue it is a Reno that never sees its signal).
 MARKING = ("fq_codel_ce", "red_step")
+
+# The tc kind of each name that is not one itself.
+TC_KIND = {"fq_codel_ce": "fq_codel", "red_step": "red"}
 
 # FQ-CoDel's CE threshold for DCTCP: tc-fq_codel(8)'s example value for DCTCP-style marking,
 # `ce_threshold 1ms`, an instantaneous sojourn test beside CoDel's (include/net/codel_impl.h,
@@ -41,6 +44,10 @@ CE_THRESHOLD_MS = 1.0
 # Wlog 2, W = 1/4 (docs/queues.md, red_linux).
 RED_STEP_K = 5
 RED_STEP_PROBABILITY = 0.5  # inside the one-byte band only: irrelevant (tc needs one < 1)
+# The dropping RED (`red`): Floyd & Jacobson's values (IEEE/ACM ToN 1(4), 1993, §11's
+# simulations: min_th 5, max_th 15 packets, max_p 1/50; 1/50 is also tc's default
+# probability), burst tc's default (2·min + max)/(3·avpkt) = 8 packets, written out; no ECN.
+RED_MIN_PACKETS, RED_MAX_PACKETS, RED_PROBABILITY, RED_BURST = 5, 15, 0.02, 8
 # Lengths: Linux counts the frame (IP + 14), aqmlab the IP packet; byte thresholds are given
 # as whole packets on each side (K · 1514 and K · 1500), so both mark at the same K.
 LINUX_FRAME_BYTES = 1514
@@ -70,6 +77,7 @@ QDISCS = {
     "fq_codel_ce": Qdisc("fq_codel_ce", 10240),
     # red: tc's `limit` is the child bfifo's bytes; given here in packets (× frame bytes).
     "red_step": Qdisc("red_step", 1000),
+    "red": Qdisc("red", 1000),
 }
 
 
@@ -110,6 +118,13 @@ def tc_args(name: str, limit: int) -> list[str]:
             "fq_codel", "limit", str(limit), "flows", "1024", "quantum", "1514",
             "target", "5ms", "interval", "100ms", "memory_limit", "33554432",
             "drop_batch", "64", "ecn", "ce_threshold", f"{CE_THRESHOLD_MS:g}ms",
+        ]  # fmt: skip
+    if name == "red":
+        f = LINUX_FRAME_BYTES
+        return [
+            "red", "limit", str(limit * f), "min", str(RED_MIN_PACKETS * f),
+            "max", str(RED_MAX_PACKETS * f), "avpkt", str(f), "burst", str(RED_BURST),
+            "probability", f"{RED_PROBABILITY:g}", "bandwidth", "10mbit",
         ]  # fmt: skip
     if name == "red_step":
         k = RED_STEP_K * LINUX_FRAME_BYTES
@@ -166,6 +181,14 @@ def aqmlab_queue(name: str, limit: int) -> dict:
     if name == "fq_codel_ce":
         return {
             **aqmlab_queue("fq_codel", limit), "ecn": True, "ce_threshold_ms": CE_THRESHOLD_MS,
+        }  # fmt: skip
+    if name == "red":
+        b = AQMLAB_PACKET_BYTES
+        return {
+            "kind": "red_linux", "limit": int(limit) * b, "min": RED_MIN_PACKETS * b,
+            "max": RED_MAX_PACKETS * b, "avpkt": b, "burst": RED_BURST,
+            "probability": RED_PROBABILITY, "bandwidth_mbps": 10.0, "ecn": False,
+            "harddrop": False, "adaptive": False, "nodrop": False,
         }  # fmt: skip
     if name == "red_step":
         k = RED_STEP_K * AQMLAB_PACKET_BYTES
