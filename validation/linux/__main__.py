@@ -201,6 +201,7 @@ def compare(
         if web:
             lin_fct = fct.linux(rd, spec["warmup"], spec["seconds"])
             (rd / "fct.json").write_text(json.dumps(lin_fct, indent=1))
+            lin["fct"] = lin_fct  # for the noise table over repeats
             got += fct.comparison_rows(name, lin_fct, ours_fct, described)
             fct_lines.extend(fct.summary(d.name, lin_fct, ours_fct, rd.name))
         rows += got

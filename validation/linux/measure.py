@@ -384,6 +384,9 @@ def noise(config: str, runs: list[dict]) -> pl.DataFrame:
     }
     if any(m.get("marks") for m in runs):
         names["mark rate"] = lambda m: [m["mark_rate"]]
+    for cls in runs[0].get("fct", {}):  # short flows: their FCT quantiles per size class
+        for q in ("median", "p99"):
+            names[f"FCT {cls} {q} (ms)"] = lambda m, c=cls, q=q: [m["fct"][c][f"{q}_ms"]]
     n = len(runs[0]["goodput_mbps"])
     for f in range(n):
         names[f"goodput flow {f} (Mb/s)"] = lambda m, f=f: [m["goodput_mbps"][f]]

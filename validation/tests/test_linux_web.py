@@ -246,3 +246,17 @@ def test_web_agents_on_loopback(tmp_path: Path) -> None:
     assert (got["first_byte_s"] > got["opened_s"]).all()
     assert (got["opened_s"] >= got["start_s"]).all()
     assert json.loads((tmp_path / "serve.json").read_text())["served"] == 3
+
+
+def test_noise_includes_the_fct_quantiles() -> None:
+    from validation.linux import measure
+
+    def run(med: float) -> dict:
+        t = {c: {"median_ms": med, "p99_ms": 2 * med} for c in ("<10 KB", "all")}
+        return {"goodput_mbps": [1.0], "aggregate_goodput_mbps": 1.0, "drop_rate": 0.1,
+                "mean_queue_pkts": 5.0, "jain": 1.0, "utilization": 0.9, "fct": t}  # fmt: skip
+
+    df = measure.noise("c", [run(100.0), run(110.0), run(120.0)])
+    row = df.filter(df["metric"] == "FCT <10 KB median (ms)").row(0, named=True)
+    assert row["mean"] == pytest.approx(110.0) and row["max_rel_dev"] == pytest.approx(10 / 110)
+    assert "FCT all p99 (ms)" in df["metric"].to_list()
