@@ -7,7 +7,8 @@ Ethernet header, which is what htb counts), a drop-tail queue of the same limit 
 no propagation delay (the veth links have none) and 1 Gb/s access links, one `bulk` entry of
 N greedy downloads (server on the right sends, as the testbed's senders do), each flow on its
 own pair of hosts with its RTT from `[rtt]` (constant, or a matrix giving flow i its own),
-added half on each direction as the delay line does (`[delay_box]` "split").
+added half on each direction as the delay line does (`[delay_box]` "split"). With short flows
+(`--web`), a `replay` entry of the schedule the bed's clients read (workload.py) beside them.
 
 The TCP model: `preset` (by default `linux-reno` for Reno and `linux-cubic` for CUBIC; another
 preset, e.g. `freebsd-4.x`, gets LINUX_APPROX on top, unless it is itself a `linux-*` one).
