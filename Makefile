@@ -36,7 +36,7 @@ MAIN_STUDY  := results/main
 DIST        := dist
 
 .PHONY: help bootstrap run test lint fmt test-rust test-py lint-rust lint-py clean validate \
-	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise linux-bed-aqm bench \
+	test-validation test-fuzz fuzz wheel test-wheel linux-bed linux-bed-noise linux-bed-aqm linux-bed-dctcp linux-bed-web bench \
 	test-bench linux-qdisc-fixtures
 
 help: ## list the targets
@@ -203,6 +203,22 @@ linux-bed-aqm: bootstrap ## Linux testbed in user-mode Linux (root): pfifo/codel
 	    --flows $$n --rtt 40 --seconds 60 --out $$out; \
 	done; done; done; \
 	$(BIN)/python -m validation.linux --from $$out
+
+# DCTCP through the marking queues, and short (Web-like) flows beside two greedy ones, in
+# user-mode Linux (validation/linux/README.md, "DCTCP and marking queues", "Short flows"):
+# one boot per matrix (about 80 s a configuration), then the bed's noise (3 runs of one).
+linux-bed-dctcp: bootstrap ## Linux testbed in user-mode Linux (root): dctcp through fq_codel ce_threshold and step-marking red, 4 and 16 flows
+	@if [ "$$(id -u)" != 0 ]; then $(BIN)/python -m validation.linux; exit 0; fi; \
+	$(BIN)/python -m validation.linux --kernel uml --delay-line netem --qdisc fq_codel_ce,red_step \
+	  --cc dctcp --flows 4,16 --rtt 40 --seconds 60 --out validation/linux/results/uml-dctcp-$$(date +%Y%m%d-%H%M%S)
+
+linux-bed-web: bootstrap ## Linux testbed in user-mode Linux (root): short flows at 50 % load + 2 greedy, cubic, five qdiscs, and the noise
+	@if [ "$$(id -u)" != 0 ]; then $(BIN)/python -m validation.linux; exit 0; fi; \
+	out=validation/linux/results/uml-web-$$(date +%Y%m%d-%H%M%S); \
+	$(BIN)/python -m validation.linux --kernel uml --delay-line netem --qdisc pfifo,codel,fq_codel,pie,cake \
+	  --cc cubic --flows 2 --web 0.5 --rtt 40 --seconds 60 --out $$out; \
+	$(BIN)/python -m validation.linux --kernel uml --delay-line netem --qdisc fq_codel \
+	  --cc cubic --flows 2 --web 0.5 --rtt 40 --seconds 60 --repeat 3 --out $$out-noise
 
 # The installable wheel: abi3 (one wheel for every CPython >= 3.11 on this platform), release
 # profile, into dist/ (the previous one removed). Installing it needs no Rust toolchain.

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from validation.linux import bed, measure, model, qdiscs, uml
+from validation.linux import bed, fct, measure, model, qdiscs, uml, workload
 
 HERE = Path(__file__).resolve().parent
 
@@ -77,16 +77,37 @@ def parse_tcp(items: list[str]) -> dict[str, object]:
     return out
 
 
-def label(cc: str, n: int, rtt: str, limit: int, seconds: float, qdisc: str = "pfifo") -> str:
+def label(
+    cc: str, n: int, rtt: str, limit: int, seconds: float, qdisc: str = "pfifo",
+    web_load: float | None = None,
+) -> str:  # fmt: skip
     """`reno-n4-rtt40-q100-60s` (pfifo, the bed's first and default), else the qdisc named:
-    `reno-n4-rtt40-fq_codel-q10240-60s`."""
+    `reno-n4-rtt40-fq_codel-q10240-60s`; with short flows at 50 % load
+    `cubic-n2-rtt40-web50-q100-60s`."""
     q = "" if qdisc == "pfifo" else f"{qdisc}-"
-    return f"{cc}-n{n}-rtt{rtt}-{q}q{limit}-{seconds:g}s"
+    w = f"web{web_load * 100:g}-" if web_load else ""
+    return f"{cc}-n{n}-rtt{rtt}-{w}{q}q{limit}-{seconds:g}s"
 
 
 def spec_label(spec: dict) -> str:
     return label(spec["cc"], spec["flows"], spec["rtt"], spec["limit"], spec["seconds"],
-                 spec.get("qdisc", "pfifo"))  # fmt: skip
+                 spec.get("qdisc", "pfifo"), spec.get("web_load"))  # fmt: skip
+
+
+SCHEDULE = "schedule.csv"  # the short flows' schedule, in the configuration's folder
+
+
+def replay_file(d: Path, spec: dict) -> str | None:
+    """The short flows' schedule of configuration `spec` (folder `d`), or None."""
+    return str((d / SCHEDULE).resolve()) if spec.get("web_load") else None
+
+
+def write_schedule(d: Path, spec: dict) -> None:
+    """The short flows' schedule (workload.py) from the configuration's seed, over its
+    length."""
+    law = workload.WebLaw(load=spec["web_load"], rate_mbit=spec["rate_mbit"])
+    rows = workload.schedule(law, spec["seconds"], spec["seed"])
+    workload.write(rows, d / SCHEDULE, law, spec["seed"])
 
 
 def with_kernel_hz(spec: dict, tcp: dict) -> dict:
@@ -99,15 +120,17 @@ def with_kernel_hz(spec: dict, tcp: dict) -> dict:
     return {**tcp, "tick_ms": 1000.0 / hz}
 
 
-def bed_config(spec: dict) -> bed.BedConfig:
-    """The bed's configuration of a run (run.json's `spec`)."""
+def bed_config(spec: dict, out_dir: Path | None = None) -> bed.BedConfig:
+    """The bed's configuration of a run (run.json's `spec`; `out_dir`: its folder, where the
+    short flows' schedule is)."""
     qdisc = spec.get("qdisc", "pfifo")
     return bed.BedConfig(
         flows=spec["flows"], cc=spec["cc"], rtts_ms=spec["rtts_ms"],
         seconds=spec["seconds"], starts_s=spec["starts_s"], limit=spec["limit"],
         rate_mbit=spec["rate_mbit"], sample_ms=spec["sample_ms"], rt_prio=spec["rt_prio"],
         qdisc_args=qdiscs.tc_args(qdisc, spec["limit"]), delay=spec.get("delay_line", "agent"),
-        burst_bytes=spec.get("burst_bytes", 1600),
+        burst_bytes=spec.get("burst_bytes", 1600), sysctls=bed.ecn_sysctls(spec["cc"]),
+        web_schedule=(replay_file(out_dir, spec) or "") if out_dir else "",
     )  # fmt: skip
 
 
@@ -130,10 +153,14 @@ def _show(rows: list[measure.Row]) -> None:
         )
 
 
-def compare(d: Path, spec: dict, preset: str, tcp: dict) -> tuple[list, list, list]:
+def compare(
+    d: Path, spec: dict, preset: str, tcp: dict, fct_lines: list | None = None
+) -> tuple[list, list, list]:
     """The aqmlab run of configuration `spec` (in `d`/aqmlab) against every Linux run
     recorded in `d` (linux, or linux-1, linux-2, …). Returns (comparison rows, per-run Linux
-    metrics, per-run Linux cwnd tables)."""
+    metrics, per-run Linux cwnd tables); with short flows appends their FCT lines (per run
+    and size class) to `fct_lines`."""
+    fct_lines = [] if fct_lines is None else fct_lines
     doc = model.scenario(
         flows=spec["flows"],
         rtts_ms=spec["rtts_ms"],
@@ -147,10 +174,16 @@ def compare(d: Path, spec: dict, preset: str, tcp: dict) -> tuple[list, list, li
         seed=spec["seed"],
         name=d.name,
         queue=qdiscs.aqmlab_queue(spec.get("qdisc", "pfifo"), spec["limit"]),
+        replay_file=replay_file(d, spec),
     )
     m = model.run(doc, d / "aqmlab")
     ours = model.metrics(m, spec["rate_mbit"])
     (d / "aqmlab" / "metrics.json").write_text(json.dumps(ours, indent=1))
+    web = spec.get("web_load")
+    if web:
+        conns = pl.read_parquet(d / "aqmlab" / "connections.parquet")
+        ours_fct = fct.aqmlab(conns, model.REPLAY_SOURCE, spec["warmup"], spec["seconds"])
+        (d / "aqmlab" / "fct.json").write_text(json.dumps(ours_fct, indent=1))
     described = preset + (" + " + ", ".join(f"{k}={v}" for k, v in tcp.items()) if tcp else "")
     if tcp == model.overrides_for(preset) and not preset.startswith("linux-"):
         described = f"{preset} + LINUX_APPROX"
@@ -165,6 +198,12 @@ def compare(d: Path, spec: dict, preset: str, tcp: dict) -> tuple[list, list, li
         grid.write_parquet(rd / "cwnd_grid.parquet")
         name = d.name if len(runs) == 1 else f"{d.name} {rd.name}"
         got = measure.comparison_rows(name, lin, ours, per_flow, spec["flows"], described)
+        if web:
+            lin_fct = fct.linux(rd, spec["warmup"], spec["seconds"])
+            (rd / "fct.json").write_text(json.dumps(lin_fct, indent=1))
+            lin["fct"] = lin_fct  # for the noise table over repeats
+            got += fct.comparison_rows(name, lin_fct, ours_fct, described)
+            fct_lines.extend(fct.summary(d.name, lin_fct, ours_fct, rd.name))
         rows += got
         lins.append(lin)
         cwnds.append(lc)
@@ -190,10 +229,12 @@ def run_linux(specs: list[dict], out: Path, tcp_for, kernel: str) -> int:
             queue=qdiscs.aqmlab_queue(spec["qdisc"], spec["limit"]),
         )  # fmt: skip
         spec["starts_s"] = model.start_times(doc)
+        if spec.get("web_load"):
+            write_schedule(d, spec)
         (d / "run.json").write_text(json.dumps(spec, indent=1))
         for k in range(spec["repeat"]):
             rd = d / ("linux" if spec["repeat"] == 1 else f"linux-{k + 1}")
-            jobs.append((f"{name} run {k + 1}/{spec['repeat']}", bed_config(spec), rd))
+            jobs.append((f"{name} run {k + 1}/{spec['repeat']}", bed_config(spec, d), rd))
     if kernel == "uml":
         try:
             failed = uml.run_jobs(jobs, out, say=_say)
@@ -249,6 +290,11 @@ def main(argv: list[str] | None = None) -> int:
         help="run the bed in this machine's kernel or inside user-mode Linux (uml.py)",
     )  # fmt: skip
     ap.add_argument("--rate", type=float, default=10.0, help="bottleneck rate (Mb/s)")
+    ap.add_argument(
+        "--web", type=float, default=None, metavar="LOAD",
+        help="short flows (workload.py) at this share of the link beside the --flows greedy "
+        "ones, e.g. 0.5",
+    )  # fmt: skip
     ap.add_argument("--repeat", type=int, default=1, help="Linux runs per configuration")
     ap.add_argument("--start-jitter", type=float, default=1.0, help="flows start within this")
     ap.add_argument("--seed", type=int, default=1, help="aqmlab seed (also the start times)")
@@ -311,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
             ccs = parse_list(args.cc)
             names = parse_list(args.qdisc)
             limits = {q: qdiscs.check(q, args.limit) for q in names}
+            for q, cc in itertools.product(names, ccs):
+                qdiscs.check_cc(q, cc, bed.ECN_CCS)
+            if args.web is not None:
+                workload.check(workload.WebLaw(load=args.web, rate_mbit=args.rate))
             specs = [
                 {
                     "cc": cc,
@@ -331,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
                     "sample_ms": args.sample_ms,
                     "rt_prio": args.rt_prio,
                     "repeat": args.repeat,
+                    "web_load": args.web,
                 }
                 for q, cc, n in itertools.product(names, ccs, flows)
             ]
@@ -357,12 +408,12 @@ def main(argv: list[str] | None = None) -> int:
         if got:
             return got
 
-    all_rows, all_checks, all_noise, all_cwnd_noise = [], [], [], []
+    all_rows, all_checks, all_noise, all_cwnd_noise, fct_lines = [], [], [], [], []
     for spec in specs:
         name = spec_label(spec)
         d = out / name
         preset, tcp = tcp_for(spec["cc"])
-        rows, lins, cwnds = compare(d, spec, preset, with_kernel_hz(spec, tcp))
+        rows, lins, cwnds = compare(d, spec, preset, with_kernel_hz(spec, tcp), fct_lines)
         all_rows += rows
         for rd in sorted(p.parent for p in d.glob("linux*/meta.json")):
             checks = measure.bed_checks(rd, bed.PORT_BASE)
@@ -379,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     measure.write_table(measure.summary(table), out / "summary")
     if all_checks:
         measure.write_table(pl.DataFrame(all_checks), out / "bed_checks")
+    if fct_lines:
+        measure.write_table(pl.DataFrame(fct_lines), out / "fct")
     if all_noise:
         measure.write_table(pl.concat(all_noise), out / "noise")
         measure.write_table(pl.concat(all_cwnd_noise), out / "cwnd_noise")

@@ -10,6 +10,10 @@ Roles:
   receive  the receivers (clients): open connection i at its start time, read everything,
            record the bytes received per flow every few ms
   qdisc    sample one qdisc's counters (what `tc -s qdisc` prints) over rtnetlink
+  web_serve  the short flows' servers: per connection, read the request, write the response
+           bytes it asks for, close
+  web_fetch  the short flows' clients: open one connection per row of a schedule at its
+           time, send the request, read the response, record the completion time
   echo     a UDP echo server (for the RTT check through the delay line)
   probe    send UDP probes from given source ports and record their RTTs
 
@@ -25,6 +29,7 @@ import contextlib
 import ctypes
 import heapq
 import json
+import math
 import os
 import select
 import signal
@@ -382,6 +387,8 @@ def receive(args) -> None:
             i = pending.pop(0)
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if args.cc:  # the receiver side of a congestion control that has one (DCTCP)
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.cc.encode())
             s.bind((args.bind, base + i))
             s.setblocking(False)
             s.connect_ex((host, int(port)))
@@ -434,6 +441,7 @@ NLM_F_REQUEST = 1
 NLM_F_DUMP = 0x300
 TCA_KIND = 1
 TCA_STATS = 3
+TCA_XSTATS = 4
 TCA_STATS2 = 7
 TCA_STATS_BASIC = 1
 TCA_STATS_QUEUE = 3
@@ -469,6 +477,8 @@ def parse_qdisc_dump(buf: bytes) -> tuple[list[dict], bool]:
             for atype, data in _attrs(buf, off + 36, off + mlen):
                 if atype == TCA_KIND:
                     q["kind"] = data.rstrip(b"\0").decode()
+                elif atype == TCA_XSTATS:
+                    q["xstats"] = bytes(data)
                 elif atype == TCA_STATS2:
                     for stype, sdata in _attrs(data, 0, len(data)):
                         if stype == TCA_STATS_BASIC and len(sdata) >= 12:
@@ -487,6 +497,28 @@ def parse_qdisc_dump(buf: bytes) -> tuple[list[dict], bool]:
             out.append(q)
         off += (mlen + 3) & ~3
     return out, done
+
+
+# Where each qdisc's ECN marks are in its TCA_XSTATS structure (include/uapi/linux/pkt_sched.h,
+# Linux 6.1): byte offsets of u32 counters added together. fq_codel: tc_fq_codel_xstats = u32
+# type, then tc_fq_codel_qd_stats {maxpacket, drop_overlimit, ecn_mark, new_flow_count,
+# new_flows_len, old_flows_len, ce_mark, ...}: ecn_mark (CoDel's marks) + ce_mark (those of
+# ce_threshold); codel: tc_codel_xstats {maxpacket, count, lastcount, ldelay, drop_next,
+# drop_overlimit, ecn_mark, dropping, ce_mark}; red: tc_red_xstats {early, pdrop, other,
+# marked}; pie: tc_pie_xstats {u64 prob, delay, avg_dq_rate, dq_rate_estimating, packets_in,
+# dropped, overlimit, maxq, ecn_mark}.
+MARK_OFFSETS = {"fq_codel": (12, 28), "codel": (24, 32), "red": (12,), "pie": (36,)}
+
+
+def marks(kind: str, xstats: bytes | None) -> int:
+    """The ECN marks a qdisc counted (0 for a kind without marks or without xstats)."""
+    if not xstats:
+        return 0
+    return sum(
+        struct.unpack_from("I", xstats, off)[0]
+        for off in MARK_OFFSETS.get(kind, ())
+        if off + 4 <= len(xstats)
+    )
 
 
 def _dump_qdiscs(nl: socket.socket, seq: int) -> list[dict]:
@@ -523,10 +555,17 @@ def qdisc(args) -> None:
             ]
             t = time.monotonic()
             if qs:
-                rows.append((round((now + t) / 2 - args.t0, 6), *(qs[0].get(k, 0) for k in keys)))
+                q = qs[0]
+                rows.append(
+                    (
+                        round((now + t) / 2 - args.t0, 6),
+                        *(q.get(k, 0) for k in keys),
+                        marks(q["kind"], q.get("xstats")),
+                    )
+                )
             next_tick += dt * (1 + int((t - next_tick) // dt))
         time.sleep(max(0.0, min(next_tick, args.end) - time.monotonic()))
-    _write_csv(args.out, ["t_s", *keys], rows)
+    _write_csv(args.out, ["t_s", *keys, "marks"], rows)
     _write_json(args.out + ".json", {"cpu_s": sum(os.times()[:2]), "samples": len(rows)})
 
 
@@ -573,6 +612,170 @@ def probe(args) -> None:
     _write_csv(args.out, ["sport", "k", "rtt_ms"], rows)
 
 
+# --- web_serve / web_fetch: the short flows -----------------------------------------------------
+
+# A request starts with this header: the schedule's row, the request's and the response's sizes
+# (bytes). The rest of the request is padding up to its size.
+WEB_HEADER = struct.Struct("!IQQ")
+
+
+def read_schedule(path: str) -> list[tuple[int, float, int, int]]:
+    """(row, start_s, request_bytes, response_bytes) of each row of a schedule CSV (columns
+    start_s, request_bytes, response_bytes first; `#` lines are comments)."""
+    rows = []
+    with open(path) as f:
+        lines = [x for x in f if x.strip() and not x.startswith("#")]
+    head = lines[0].strip().split(",")
+    i_t, i_q, i_r = (head.index(c) for c in ("start_s", "request_bytes", "response_bytes"))
+    for k, line in enumerate(lines[1:]):
+        cols = line.strip().split(",")
+        rows.append((k, float(cols[i_t]), int(cols[i_q]), int(cols[i_r])))
+    return rows
+
+
+def request(row: int, request_bytes: int, response_bytes: int) -> bytes:
+    """The request of a row: the header, padded to `request_bytes` (at least the header)."""
+    head = WEB_HEADER.pack(row, request_bytes, response_bytes)
+    return head + bytes(max(request_bytes - len(head), 0))
+
+
+def web_serve(args) -> None:
+    """Accepts connections; on each reads the request (its size is in its header), then
+    writes the response's bytes and closes: HTTP/1.0, one exchange per connection."""
+    import selectors
+
+    host, port = args.listen.rsplit(":", 1)
+    lst = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lst.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.cc.encode())
+    lst.bind((host, int(port)))
+    lst.listen(1024)
+    lst.setblocking(False)
+    sel = selectors.DefaultSelector()
+    sel.register(lst, selectors.EVENT_READ)
+    state: dict[socket.socket, list] = {}  # socket → [bytes read, header, bytes left to send]
+    zeros = memoryview(bytes(1 << 16))
+    served = accepted = 0
+    print("ready", flush=True)
+    while not STOP and time.monotonic() < args.until:
+        for key, ev in sel.select(0.05):
+            s = key.fileobj
+            if s is lst:
+                while True:
+                    try:
+                        c, _ = lst.accept()
+                    except BlockingIOError:
+                        break
+                    c.setblocking(False)
+                    state[c] = [0, b"", 0]
+                    sel.register(c, selectors.EVENT_READ)
+                    accepted += 1
+                continue
+            st = state[s]
+            try:
+                if ev & selectors.EVENT_READ and st[2] == 0:
+                    data = s.recv(1 << 16)
+                    if not data:
+                        raise OSError("closed before its request")
+                    st[0] += len(data)
+                    if len(st[1]) < WEB_HEADER.size:
+                        st[1] += data[: WEB_HEADER.size - len(st[1])]
+                    if len(st[1]) == WEB_HEADER.size:
+                        _, req, rsp = WEB_HEADER.unpack(st[1])
+                        if st[0] >= req:
+                            st[2] = rsp
+                            sel.modify(s, selectors.EVENT_WRITE)
+                if st[2] > 0 and ev & selectors.EVENT_WRITE:
+                    while st[2] > 0:
+                        k = s.send(zeros[: min(st[2], len(zeros))])
+                        st[2] -= k
+                    if st[2] == 0:
+                        served += 1
+                        raise OSError("done")
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:  # done, or the client went away: close (FIN after the data)
+                sel.unregister(s)
+                del state[s]
+                s.close()
+    _write_json(args.out, {"accepted": accepted, "served": served, "open_at_end": len(state),
+                           "cpu_s": sum(os.times()[:2])})  # fmt: skip
+
+
+def web_fetch(args) -> None:
+    """Opens connection k at t0 + start_s of row k (a fresh socket each), sends its request
+    once connected, reads until the response's bytes have all arrived, closes. Writes per
+    row: when it was due, opened, connected, got its first and its last response byte
+    (seconds after t0; NaN if not reached by the end) and the bytes received."""
+    import selectors
+
+    host, port = args.server.rsplit(":", 1)
+    sched = read_schedule(args.schedule)
+    nan = float("nan")
+    # row → [opened, established, first byte, last byte, bytes got]
+    rec = {r: [nan, nan, nan, nan, 0] for r, _, _, _ in sched}
+    sel = selectors.DefaultSelector()
+    conns: dict[socket.socket, tuple] = {}  # socket → (row, request bytes left, response size)
+    pending = 0
+    end = min(args.end, args.until)
+    while not STOP and time.monotonic() < end:
+        now = time.monotonic()
+        while pending < len(sched) and now >= args.t0 + sched[pending][1]:
+            row, _, req, rsp = sched[pending]
+            pending += 1
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            if args.cc:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.cc.encode())
+            s.setblocking(False)
+            s.connect_ex((host, int(port)))
+            rec[row][0] = time.monotonic() - args.t0
+            conns[s] = (row, memoryview(request(row, req, rsp)), rsp)
+            sel.register(s, selectors.EVENT_WRITE)
+        wake = end if pending >= len(sched) else min(end, args.t0 + sched[pending][1])
+        for key, ev in sel.select(max(0.0, min(wake - time.monotonic(), 0.05))):
+            s = key.fileobj
+            row, left, rsp = conns[s]
+            r = rec[row]
+            t = time.monotonic() - args.t0
+            try:
+                if ev & selectors.EVENT_WRITE:
+                    if math.isnan(r[1]):
+                        if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
+                            raise OSError("connect failed")
+                        r[1] = t
+                    k = s.send(left)
+                    left = left[k:]
+                    conns[s] = (row, left, rsp)
+                    if not len(left):
+                        sel.modify(s, selectors.EVENT_READ)
+                if ev & selectors.EVENT_READ:
+                    while True:
+                        data = s.recv(1 << 17)
+                        if not data:
+                            raise OSError("closed")
+                        if r[4] == 0:
+                            r[2] = time.monotonic() - args.t0
+                        r[4] += len(data)
+                        if r[4] >= rsp:
+                            r[3] = time.monotonic() - args.t0
+                            raise OSError("done")
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                sel.unregister(s)
+                del conns[s]
+                s.close()
+    rows = [(row, t, req, rsp, *rec[row]) for row, t, req, rsp in sched if row < pending]
+    _write_csv(
+        args.out,
+        ["row", "start_s", "request_bytes", "response_bytes", "opened_s", "established_s",
+         "first_byte_s", "last_byte_s", "bytes"],
+        rows,
+    )  # fmt: skip
+    _write_json(args.out + ".json", {"opened": pending, "open_at_end": len(conns),
+                                     "cpu_s": sum(os.times()[:2])})  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="agents.py")
     sub = ap.add_subparsers(dest="role", required=True)
@@ -596,6 +799,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server", required=True)
     p.add_argument("--bind", required=True)
     p.add_argument("--starts", required=True, help="start times (s after t0), one per flow")
+    p.add_argument("--cc", default="", help="congestion control of the sockets (default: none)")
     p.add_argument("--port-base", type=int, required=True)
     p.add_argument("--end", type=float, required=True)
     p.add_argument("--sample-ms", type=float, default=10.0)
@@ -615,6 +819,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sports", required=True)
     p.add_argument("--count", type=int, default=30)
     p.add_argument("--interval", type=float, default=0.01)
+    p = sub.add_parser("web_serve")
+    p.add_argument("--listen", required=True)
+    p.add_argument("--cc", required=True)
+    p.add_argument("--until", type=float, required=True)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("web_fetch")
+    _common(p)
+    p.add_argument("--server", required=True)
+    p.add_argument("--schedule", required=True, help="CSV: start_s, request/response bytes")
+    p.add_argument("--cc", default="", help="congestion control of the sockets (default: none)")
+    p.add_argument("--end", type=float, required=True)
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, _on_term)
     signal.signal(signal.SIGINT, _on_term)
@@ -626,6 +841,8 @@ def main(argv: list[str] | None = None) -> int:
         "qdisc": qdisc,
         "echo": echo,
         "probe": probe,
+        "web_serve": web_serve,
+        "web_fetch": web_fetch,
     }[args.role](args)
     return 0
 

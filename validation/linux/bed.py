@@ -46,6 +46,7 @@ MAC = {
     "c0": "02:a9:00:00:02:02",
 }
 LISTEN_PORT = 5201
+WEB_PORT = 5202  # the short flows' server (agents.py web_serve)
 ECHO_PORT = 5301
 PORT_BASE = 40000  # flow i: the receiver's port PORT_BASE + i (the delay line keys on it)
 OFFLOADS = ("tso", "gso", "gro", "tx", "rx", "sg")
@@ -82,6 +83,31 @@ class BedConfig:
     # every frame through a user-space bridge would cost two ptrace round trips).
     delay: str = "agent"
     netem_limit: int = 100000  # packets netem may hold (it holds a BDP of each direction)
+    # The short flows (workload.py): a schedule CSV the receivers' namespace fetches beside the
+    # greedy flows, one connection per row (agents.py web_fetch / web_serve); "" for none.
+    web_schedule: str = ""
+
+
+# Congestion controls that need ECN and a receiver of their own kind: DCTCP's receiver echoes
+# every change of the CE state (tcp_dctcp.c dctcp_ece_ack_update, run by the receiving
+# socket's congestion control), so the receivers set it on their sockets too (TCP_CONGESTION
+# before connecting: a namespace's default may not name a restricted algorithm, EPERM in
+# tcp_set_default_congestion_control); tcp_ecn = 1 makes the opener ask for ECN (Linux's
+# default 2 only answers; a DCTCP socket asks anyway, tcp_ca_needs_ecn). DCTCP sets ECT on
+# its data itself.
+ECN_CCS = ("dctcp",)
+
+
+def ecn_sysctls(cc: str) -> dict[str, str]:
+    """The sysctls set in the senders' and receivers' namespaces for `cc` (BedConfig.sysctls,
+    `__` for `.`): ECN on for an ECN_CCS one, else none."""
+    return {"net__ipv4__tcp_ecn": "1"} if cc in ECN_CCS else {}
+
+
+def receiver_cc(cc: str) -> list[str]:
+    """The receivers' `--cc` arguments: the congestion control for an ECN_CCS one (its
+    receiver side), else none (the receivers keep the namespace's default)."""
+    return ["--cc", cc] if cc in ECN_CCS else []
 
 
 def missing_tools() -> list[str]:
@@ -411,8 +437,21 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
         "c", "receive", *common, "--out", str(out / "bytes.csv"),
         "--server", f"{SENDER_IP}:{LISTEN_PORT}", "--bind", RECEIVER_IP,
         "--starts", ",".join(repr(s) for s in cfg.starts_s), "--port-base", str(PORT_BASE),
-        "--end", repr(end), "--sample-ms", str(cfg.sample_ms),
+        "--end", repr(end), "--sample-ms", str(cfg.sample_ms), *receiver_cc(cfg.cc),
     )  # fmt: skip
+    web = None
+    if cfg.web_schedule:
+        serve = bed.spawn(
+            "s", "web_serve", "--listen", f"{SENDER_IP}:{WEB_PORT}", "--cc", cfg.cc,
+            "--until", repr(min(until, end + 10.0)), "--out", str(out / "web_serve.json"),
+            stdout=subprocess.PIPE,
+        )  # fmt: skip
+        _wait_line(serve, "ready", 10.0)
+        web = bed.spawn(
+            "c", "web_fetch", *common, "--out", str(out / "fct.csv"),
+            "--server", f"{SENDER_IP}:{WEB_PORT}", "--schedule", cfg.web_schedule,
+            "--end", repr(end), *receiver_cc(cfg.cc),
+        )  # fmt: skip
     if time.monotonic() > t0:
         raise BedError("the agents started after time zero (machine too loaded?)")
     # Snapshots with the tools themselves, half-way: cross-checks of the agents' readings.
@@ -422,8 +461,11 @@ def _flows(bed: Bed, cfg: BedConfig, out: Path, deadline: float) -> dict:
     meta["ss_ti"] = bed._exec("s", "ss", "-tin", "state", "established", check=False)
     meta["tc_s"] = bed._exec("r", "tc", "-s", "-j", "qdisc", "show", "dev", "r1", check=False)
     meta["snapshot_t_end_s"] = time.monotonic() - t0
-    for p, what in ((recv, "receiver"), (send, "sender"), (qd, "qdisc sampler")):
+    waits = [(recv, "receiver"), (send, "sender"), (qd, "qdisc sampler")]
+    for p, what in waits + ([(web, "short-flow clients")] if web else []):
         _wait(p, end + 15.0, what)
+    if web:
+        bed.stop(serve)
     meta["tc_s_end"] = bed._exec("r", "tc", "-s", "-j", "qdisc", "show", "dev", "r1", check=False)
     if fwd is not None:
         bed.stop(fwd)

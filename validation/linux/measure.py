@@ -12,6 +12,8 @@ window on both sides:
 - mean queue: time average of the pfifo's packet count (packets waiting; htb's dequeue is the
   transmission: there is no packet "on the wire" in a veth)
 - cwnd of a flow over time: the sender's snd_cwnd (segments), sample-and-hold on a grid
+- mark rate (ECN): packets the qdisc marked CE / packets offered, in the window (Linux: the
+  qdisc's own mark counters, agents.MARK_OFFSETS; aqmlab: the bottleneck's `marks`)
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def linux_metrics(run_dir: Path, warmup: float, seconds: float, rate_mbit: float
 
     sent, drops = delta("packets"), delta("drops")
     arrivals = sent + drops + delta("qlen")
+    marks = delta("marks") if "marks" in qs.columns else 0.0
     tq = qs["t_s"].to_numpy()
     ql = qs["qlen"].to_numpy().astype(float)
     mean_queue = float(np.sum(ql[:-1] * np.diff(tq)) / (tq[-1] - tq[0]))
@@ -84,6 +87,8 @@ def linux_metrics(run_dir: Path, warmup: float, seconds: float, rate_mbit: float
         "arrivals": arrivals,
         "mean_queue_pkts": mean_queue,
         "utilization": delta("bytes") * 8 / (rate_mbit * 1e6 * (t_b - t_a)),
+        "marks": marks,
+        "mark_rate": marks / arrivals if arrivals else math.nan,
         "retransmits": retrans,
         "rate_mbit": rate_mbit,
     }
@@ -248,6 +253,14 @@ def comparison_rows(
             f"{ours['drops']:.0f} / {ours['arrivals']:.0f} (aqmlab)"),
         row(config, "mean queue (packets)", lin["mean_queue_pkts"], ours["mean_queue_pkts"],
             kind="rel", tol=TOL_QUEUE, note="time average of the packets waiting"),
+    ]  # fmt: skip
+    if lin.get("marks", 0) or ours.get("marks", 0):
+        rows.append(
+            row(config, "mark rate", lin["mark_rate"], ours["mark_rate"], kind="rel",
+                tol=TOL_DROP, note=f"CE marks {lin['marks']:.0f} (Linux), "
+                f"{ours['marks']:.0f} (aqmlab), per packet offered")
+        )  # fmt: skip
+    rows += [
         row(config, "utilisation (wire)", lin["utilization"], ours["utilization"], kind="info",
             note="bytes leaving the queue incl. the 14-byte Ethernet header × 8 / (rate × T)"),
         row(config, "retransmitted segments (all flows)", np.sum(lin["retransmits"]),
@@ -342,6 +355,8 @@ def summary(df: pl.DataFrame) -> pl.DataFrame:
                 "Jain": pair(sub, "Jain's index"),
                 "drop rate": pair(sub, "drop rate"),
                 "Δ drop": diff(sub, "drop rate"),
+                "mark rate": pair(sub, "mark rate"),
+                "Δ mark": diff(sub, "mark rate"),
                 "mean queue": pair(sub, "mean queue (packets)"),
                 "Δ queue": diff(sub, "mean queue (packets)"),
                 "flows within 5 %": f"{int(flows['passed'].sum())} of {n}",
@@ -367,6 +382,11 @@ def noise(config: str, runs: list[dict]) -> pl.DataFrame:
         "Jain's index": lambda m: [m["jain"]],
         "utilisation (wire)": lambda m: [m["utilization"]],
     }
+    if any(m.get("marks") for m in runs):
+        names["mark rate"] = lambda m: [m["mark_rate"]]
+    for cls in runs[0].get("fct", {}):  # short flows: their FCT quantiles per size class
+        for q in ("median", "p99"):
+            names[f"FCT {cls} {q} (ms)"] = lambda m, c=cls, q=q: [m["fct"][c][f"{q}_ms"]]
     n = len(runs[0]["goodput_mbps"])
     for f in range(n):
         names[f"goodput flow {f} (Mb/s)"] = lambda m, f=f: [m["goodput_mbps"][f]]
@@ -519,4 +539,33 @@ def bed_checks(run_dir: Path, port_base: int) -> dict:
         )
     except (StopIteration, ValueError, KeyError, TypeError):
         out["tc -s sent/drops within sampler readings"] = "n/a"
+    if "marks" in q.columns:
+        out.update(_mark_check(meta.get("tc_s_end", ""), int(q.sort("t_s")["marks"][-1])))
+    if (run_dir / "fct.csv").exists():
+        out.update(_web_checks(run_dir))
     return out
+
+
+def _mark_check(tc_json: str, sampled: int) -> dict:
+    """The sampler's last mark count (from the qdisc's xstats) beside `tc -s`'s at the end
+    (which is read a little later: at least as many)."""
+    try:
+        tc = next(x for x in json.loads(tc_json) if x.get("handle") == "10:")
+    except (StopIteration, ValueError, TypeError):
+        return {"marks: sampler last / tc -s end": "n/a"}
+    told = sum(int(tc.get(k, 0)) for k in ("ecn_mark", "ce_mark", "marked"))
+    return {"marks: sampler last / tc -s end": f"{sampled} / {told}"}
+
+
+def _web_checks(run_dir: Path) -> dict:
+    """The short flows' agents: how many connections opened and finished, and how late the
+    clients opened them against the schedule."""
+    f = pl.read_csv(run_dir / "fct.csv")
+    late = (f["opened_s"] - f["start_s"]).to_numpy() * 1000
+    served = json.loads((run_dir / "web_serve.json").read_text())
+    return {
+        "short flows opened / finished": f"{f.height} / {int(f['last_byte_s'].is_not_nan().sum())}",
+        "short flows served (server)": served.get("served", "n/a"),
+        "short-flow open − scheduled p50_ms": float(np.percentile(late, 50)) if len(late) else 0,
+        "short-flow open − scheduled p99_ms": float(np.percentile(late, 99)) if len(late) else 0,
+    }

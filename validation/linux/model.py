@@ -7,7 +7,8 @@ Ethernet header, which is what htb counts), a drop-tail queue of the same limit 
 no propagation delay (the veth links have none) and 1 Gb/s access links, one `bulk` entry of
 N greedy downloads (server on the right sends, as the testbed's senders do), each flow on its
 own pair of hosts with its RTT from `[rtt]` (constant, or a matrix giving flow i its own),
-added half on each direction as the delay line does (`[delay_box]` "split").
+added half on each direction as the delay line does (`[delay_box]` "split"). With short flows
+(`--web`), a `replay` entry of the schedule the bed's clients read (workload.py) beside them.
 
 The TCP model: `preset` (by default `linux-reno` for Reno and `linux-cubic` for CUBIC; another
 preset, e.g. `freebsd-4.x`, gets LINUX_APPROX on top, unless it is itself a `linux-*` one).
@@ -30,7 +31,7 @@ from aqmlab.analysis.metrics import jain_index
 # The model of each Linux congestion control (docs/tcp.md); a congestion control without one
 # (BBR, not built yet) is compared with DEFAULT_PRESET, the closest historic stack made
 # Linux-like by LINUX_APPROX, and the table says which model was used.
-DEFAULT_PRESETS = "reno=linux-reno,cubic=linux-cubic,bbr=linux-bbr"
+DEFAULT_PRESETS = "reno=linux-reno,cubic=linux-cubic,bbr=linux-bbr,dctcp=linux-dctcp"
 DEFAULT_PRESET = "freebsd-4.x"
 
 # Linux's defaults where the model has a knob (net.ipv4.tcp_* defaults, kernel 6.x).
@@ -52,6 +53,12 @@ LINUX_APPROX: dict[str, object] = {
     "tick_ms": 1.0,  # Linux times RTTs in µs (timers in 4 ms jiffies at HZ = 250)
     "ack_of_syn_opens_cwnd": False,  # a Linux server starts at IW10, nothing more
 }
+
+
+# The greedy flows are traffic entry 0 (`source` in aqmlab's connections table), the short
+# flows' replay, when there is one, entry 1.
+BULK_SOURCE = 0
+REPLAY_SOURCE = 1
 
 
 @dataclass
@@ -84,10 +91,13 @@ def scenario(
     seed: int = 1,
     name: str = "linux-bed",
     queue: dict | None = None,
+    replay_file: str | None = None,
 ) -> dict:
     """The aqmlab scenario of a testbed configuration (`tcp`: the keys beside the preset,
     usually `overrides_for(preset)`; `queue`: the bottleneck's `[queue]` table,
-    qdiscs.aqmlab_queue, drop-tail of `limit` packets when None)."""
+    qdiscs.aqmlab_queue, drop-tail of `limit` packets when None; `replay_file`: the short
+    flows' schedule (workload.py), replayed beside the greedy flows as traffic entry 1 with
+    the same RTT and TCP)."""
     if len(rtts_ms) != flows:
         raise ValueError(f"rtts_ms has {len(rtts_ms)} values for {flows} flows")
     if len(set(rtts_ms)) == 1:
@@ -121,7 +131,8 @@ def scenario(
                 "start_s": 0.0,
                 "start_jitter_s": float(start_jitter_s),
             }
-        ],
+        ]
+        + ([{"kind": "replay", "file": str(replay_file)}] if replay_file else []),
         "measure": {"queue_sample_ms": 1.0, "queue_window_ms": 100.0, "interval_s": 1.0},
     }
 
@@ -134,7 +145,7 @@ def start_times(doc: dict) -> list[float]:
     short["duration_s"] = float(doc["traffic"][0].get("start_s", 0.0) + jitter + 0.5)
     short["warmup_s"] = 0.0
     res = aqmlab.run(short)
-    conns = res.connections.sort("flow")
+    conns = res.connections.filter(pl.col("source") == BULK_SOURCE).sort("flow")
     return [float(x) for x in conns["start_s"]]
 
 
@@ -148,12 +159,12 @@ def run(doc: dict, out: Path) -> ModelRun:
     sim.enable_trace()
     sim.run_until(float(doc["duration_s"]))
     tr = pl.DataFrame(sim.trace())
-    conns = pl.read_parquet(out / "connections.parquet")
+    conns = pl.read_parquet(out / "connections.parquet").filter(pl.col("source") == BULK_SOURCE)
     mss = int(resolved["tcp"]["mss"])
     flow_of = dict(zip(conns["conn_id"].to_list(), conns["flow"].to_list(), strict=True))
     # The server (side 1) sends the data; its segments carry its cwnd as it sent them.
     cwnd = (
-        tr.filter((pl.col("side") == 1) & (pl.col("len") > 0))
+        tr.filter((pl.col("side") == 1) & (pl.col("len") > 0) & pl.col("conn").is_in(list(flow_of)))
         .select(
             pl.col("t_s"),
             pl.col("conn").replace_strict(flow_of, return_dtype=pl.Int64).alias("flow"),
@@ -188,6 +199,8 @@ def metrics(m: ModelRun, rate_mbit: float) -> dict:
         "arrivals": rev["arrivals"],
         "mean_queue_pkts": rev["mean_queue_pkts"],
         "utilization": rev["utilization"],
+        "marks": rev.get("marks", 0),
+        "mark_rate": rev.get("marks", 0) / max(rev["arrivals"], 1),
         "retransmits": retrans,
         "rate_mbit": rate_mbit,
     }

@@ -20,7 +20,38 @@ from dataclasses import dataclass, field
 
 # Not available: fq_pie (CONFIG_NET_SCH_FQ_PIE is off in Debian's user-mode-linux 6.1 and the
 # host kernel has no fq_pie), dualpi2 (in Linux only from 6.16; neither kernel has it).
-NAMES = ("pfifo", "codel", "fq_codel", "pie", "cake")
+# fq_codel_ce and red_step are the marking queues for DCTCP (ECN on; see MARKING).
+NAMES = ("pfifo", "codel", "fq_codel", "pie", "cake", "red", "fq_codel_ce", "red_step")
+
+# The queues that mark ECT packets instead of dropping them: the only ones DCTCP is run
+# through (over a dropping queue it is a Reno that never sees its signal).
+MARKING = ("fq_codel_ce", "red_step")
+
+# The tc kind of each name that is not one itself.
+TC_KIND = {"fq_codel_ce": "fq_codel", "red_step": "red"}
+
+# FQ-CoDel's CE threshold for DCTCP: tc-fq_codel(8)'s example value for DCTCP-style marking,
+# `ce_threshold 1ms`, an instantaneous sojourn test beside CoDel's (include/net/codel_impl.h,
+# after `end:`).
+CE_THRESHOLD_MS = 1.0
+
+# The step-marking RED for DCTCP: mark every ECT packet while the (averaged) queue is at or
+# above K packets: min = K packets, max = min + 1 byte (the probabilistic band is one byte
+# wide, the kernel's hard mark does the rest: red_action, qavg ≥ qth_max). K from the DCTCP
+# paper's guideline K > C·RTT/7 (Alizadeh et al., SIGCOMM 2010, §3.4, eq. 13): 10 Mb/s ×
+# 40 ms = 33 frames of 1514 bytes, / 7 = 4.7 → 5 packets. burst = 1 + K, the least tc
+# accepts (tc_red_eval_ewma: burst ≥ 1 + min/avpkt), which gives the shortest average:
+# Wlog 2, W = 1/4 (docs/queues.md, red_linux).
+RED_STEP_K = 5
+RED_STEP_PROBABILITY = 0.5  # inside the one-byte band only: irrelevant (tc needs one < 1)
+# The dropping RED (`red`): Floyd & Jacobson's values (IEEE/ACM ToN 1(4), 1993, §11's
+# simulations: min_th 5, max_th 15 packets, max_p 1/50; 1/50 is also tc's default
+# probability), burst tc's default (2·min + max)/(3·avpkt) = 8 packets, written out; no ECN.
+RED_MIN_PACKETS, RED_MAX_PACKETS, RED_PROBABILITY, RED_BURST = 5, 15, 0.02, 8
+# Lengths: Linux counts the frame (IP + 14), aqmlab the IP packet; byte thresholds are given
+# as whole packets on each side (K · 1514 and K · 1500), so both mark at the same K.
+LINUX_FRAME_BYTES = 1514
+AQMLAB_PACKET_BYTES = 1500
 
 
 # PIE's update period. Linux keeps it in jiffies (pie_change: usecs_to_jiffies, rounded up):
@@ -43,6 +74,10 @@ QDISCS = {
     "fq_codel": Qdisc("fq_codel", 10240),  # fq_codel_init: sch->limit = 10*1024
     "pie": Qdisc("pie", 1000),  # pie_init: sch->limit = 1000
     "cake": Qdisc("cake", 10240, limit_settable=False),  # cake_init: sch->limit = 10240
+    "fq_codel_ce": Qdisc("fq_codel_ce", 10240),
+    # red: tc's `limit` is the child bfifo's bytes; given here in packets (× frame bytes).
+    "red_step": Qdisc("red_step", 1000),
+    "red": Qdisc("red", 1000),
 }
 
 
@@ -60,6 +95,15 @@ def check(name: str, limit: int | None) -> int:
     return limit
 
 
+def check_cc(name: str, cc: str, ecn_ccs: tuple[str, ...]) -> None:
+    """DCTCP (an `ecn_ccs` congestion control) only through a MARKING queue."""
+    if cc in ecn_ccs and name not in MARKING:
+        raise ValueError(
+            f"{cc} through {name}: expected a marking queue ({', '.join(MARKING)}); over a "
+            "dropping queue it never sees its congestion signal"
+        )
+
+
 def tc_args(name: str, limit: int) -> list[str]:
     """The qdisc's kind and options, for `tc qdisc add dev r1 parent 1:1 handle 10: ...`."""
     if name == "pfifo":
@@ -67,6 +111,28 @@ def tc_args(name: str, limit: int) -> list[str]:
     if name == "codel":
         # codel_params_init: target 5 ms, interval 100 ms, no ECN, no ce_threshold.
         return ["codel", "limit", str(limit), "target", "5ms", "interval", "100ms", "noecn"]
+    if name == "fq_codel_ce":
+        # fq_codel as below with ECN on (CoDel marks ECT packets instead of dropping them) and
+        # ce_threshold: every ECT packet whose sojourn exceeds it is marked CE at dequeue.
+        return [
+            "fq_codel", "limit", str(limit), "flows", "1024", "quantum", "1514",
+            "target", "5ms", "interval", "100ms", "memory_limit", "33554432",
+            "drop_batch", "64", "ecn", "ce_threshold", f"{CE_THRESHOLD_MS:g}ms",
+        ]  # fmt: skip
+    if name == "red":
+        f = LINUX_FRAME_BYTES
+        return [
+            "red", "limit", str(limit * f), "min", str(RED_MIN_PACKETS * f),
+            "max", str(RED_MAX_PACKETS * f), "avpkt", str(f), "burst", str(RED_BURST),
+            "probability", f"{RED_PROBABILITY:g}", "bandwidth", "10mbit",
+        ]  # fmt: skip
+    if name == "red_step":
+        k = RED_STEP_K * LINUX_FRAME_BYTES
+        return [
+            "red", "limit", str(limit * LINUX_FRAME_BYTES), "min", str(k), "max", str(k + 1),
+            "avpkt", str(LINUX_FRAME_BYTES), "burst", str(RED_STEP_K + 1),
+            "probability", f"{RED_STEP_PROBABILITY:g}", "bandwidth", "10mbit", "ecn",
+        ]  # fmt: skip
     if name == "fq_codel":
         # fq_codel_init: 1024 flows, quantum psched_mtu (1514), memory_limit 32 MiB,
         # drop_batch 64, ECN on: turned off here (the bed's TCP does not negotiate ECN; off on
@@ -111,6 +177,26 @@ def aqmlab_queue(name: str, limit: int) -> dict:
             "kind": "fq_codel", "limit": int(limit), "flows": 1024, "quantum": 1514,
             "target_ms": 5.0, "interval_ms": 100.0, "memory_limit": 33554432,
             "drop_batch": 64, "mtu": 1514, "ecn": False,
+        }  # fmt: skip
+    if name == "fq_codel_ce":
+        return {
+            **aqmlab_queue("fq_codel", limit), "ecn": True, "ce_threshold_ms": CE_THRESHOLD_MS,
+        }  # fmt: skip
+    if name == "red":
+        b = AQMLAB_PACKET_BYTES
+        return {
+            "kind": "red_linux", "limit": int(limit) * b, "min": RED_MIN_PACKETS * b,
+            "max": RED_MAX_PACKETS * b, "avpkt": b, "burst": RED_BURST,
+            "probability": RED_PROBABILITY, "bandwidth_mbps": 10.0, "ecn": False,
+            "harddrop": False, "adaptive": False, "nodrop": False,
+        }  # fmt: skip
+    if name == "red_step":
+        k = RED_STEP_K * AQMLAB_PACKET_BYTES
+        return {
+            "kind": "red_linux", "limit": int(limit) * AQMLAB_PACKET_BYTES, "min": k,
+            "max": k + 1, "avpkt": AQMLAB_PACKET_BYTES, "burst": RED_STEP_K + 1,
+            "probability": RED_STEP_PROBABILITY, "bandwidth_mbps": 10.0, "ecn": True,
+            "harddrop": False, "adaptive": False, "nodrop": False,
         }  # fmt: skip
     if name == "pie":
         # aqmlab's `pie` is RFC 8033 in f64 (docs/queues.md lists where Linux differs: the

@@ -33,8 +33,10 @@ def test_each_qdisc_is_a_valid_aqmlab_queue(name: str) -> None:
                          queue=qdiscs.aqmlab_queue(name, limit))  # fmt: skip
     resolved = sc.resolve(doc)
     aqmlab.validate(resolved)
-    assert resolved["queue"]["limit"] == limit
-    assert qdiscs.tc_args(name, limit)[0] == name
+    # RED's limit is its bfifo's bytes: the packets given, in whole packets of 1500 bytes.
+    per = qdiscs.AQMLAB_PACKET_BYTES if resolved["queue"]["kind"] == "red_linux" else 1
+    assert resolved["queue"]["limit"] == limit * per
+    assert qdiscs.tc_args(name, limit)[0] == qdiscs.TC_KIND.get(name, name)
 
 
 def test_both_sides_get_the_same_parameters() -> None:
