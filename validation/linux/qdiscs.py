@@ -199,14 +199,14 @@ def aqmlab_queue(name: str, limit: int) -> dict:
             "harddrop": False, "adaptive": False, "nodrop": False,
         }  # fmt: skip
     if name == "pie":
-        # aqmlab's `pie` is RFC 8033 in f64 (docs/queues.md lists where Linux differs: the
-        # decay 1/64 against 2 %, the +2 % above 250 ms, where the burst allowance is spent);
-        # the timestamp estimator and de-randomisation are Linux's choices.
+        # aqmlab's `pie_linux`: Linux's own sch_pie (aqm/sch_pie.rs, checked decision by
+        # decision against the packaged sch_pie.c), tc's units: alpha and beta in 1/16 s⁻¹;
+        # the MTU of its 2-packet floor in the queue's own bytes (IP sizes; Linux's psched_mtu
+        # 1514 counts the frame, as its backlog does).
         return {
-            "kind": "pie", "limit": int(limit), "target_ms": 15.0,
-            "t_update_ms": float(PIE_TUPDATE_MS),
-            "alpha": 0.125, "beta": 1.25, "max_burst_ms": 150.0, "estimator": "timestamp",
-            "derandomize": True, "ecn": False, "byte_mode": False,
+            "kind": "pie_linux", "limit": int(limit), "target_ms": 15.0,
+            "tupdate_ms": float(PIE_TUPDATE_MS), "alpha": 2, "beta": 20, "ecn": False,
+            "bytemode": False, "dq_rate_estimator": False, "mtu": 1500,
         }  # fmt: skip
     if name == "cake":
         return {

@@ -50,12 +50,13 @@ def test_both_sides_get_the_same_parameters() -> None:
     for key in ("flows", "quantum", "memory_limit", "drop_batch"):
         assert int(_opt(tc, key)) == q[key]
     tc, q = qdiscs.tc_args("pie", 1000), qdiscs.aqmlab_queue("pie", 1000)
+    assert q["kind"] == "pie_linux"
     assert (
-        _ms(_opt(tc, "target")) == q["target_ms"] and _ms(_opt(tc, "tupdate")) == q["t_update_ms"]
+        _ms(_opt(tc, "target")) == q["target_ms"] and _ms(_opt(tc, "tupdate")) == q["tupdate_ms"]
     )
-    # Linux's alpha and beta are in units of 1/16 s⁻¹ (pie_calculate_probability).
-    assert int(_opt(tc, "alpha")) / 16 == q["alpha"] and int(_opt(tc, "beta")) / 16 == q["beta"]
-    assert "no_dq_rate_estimator" in tc and q["estimator"] == "timestamp"
+    # Both in tc's units, 1/16 s⁻¹ (pie_calculate_probability).
+    assert int(_opt(tc, "alpha")) == q["alpha"] and int(_opt(tc, "beta")) == q["beta"]
+    assert "no_dq_rate_estimator" in tc and q["dq_rate_estimator"] is False
     tc, q = qdiscs.tc_args("cake", 10240), qdiscs.aqmlab_queue("cake", 10240)
     assert "unlimited" in tc and q["bandwidth"] == "unlimited"
     assert "besteffort" in tc and q["diffserv"] == "besteffort"
