@@ -51,9 +51,7 @@ def test_both_sides_get_the_same_parameters() -> None:
         assert int(_opt(tc, key)) == q[key]
     tc, q = qdiscs.tc_args("pie", 1000), qdiscs.aqmlab_queue("pie", 1000)
     assert q["kind"] == "pie_linux"
-    assert (
-        _ms(_opt(tc, "target")) == q["target_ms"] and _ms(_opt(tc, "tupdate")) == q["tupdate_ms"]
-    )
+    assert _ms(_opt(tc, "target")) == q["target_ms"] and _ms(_opt(tc, "tupdate")) == q["tupdate_ms"]
     # Both in tc's units, 1/16 s⁻¹ (pie_calculate_probability).
     assert int(_opt(tc, "alpha")) == q["alpha"] and int(_opt(tc, "beta")) == q["beta"]
     assert "no_dq_rate_estimator" in tc and q["dq_rate_estimator"] is False
