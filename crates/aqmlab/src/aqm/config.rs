@@ -15,6 +15,7 @@ use super::ared::{Ared, AredMode, AredParams};
 use super::cake::config::CakeConfig;
 use super::cake::Cake;
 use super::codel::{Codel, CodelParams};
+use super::defaults::{d_1000, d_15, d_1500_u32, d_20_u32, d_2_u32};
 use super::dualpi2::{DualPi2, DualPi2Params};
 use super::fq_codel::{CeThreshold, FqCodel, FqCodelParams};
 use super::fq_pie::{FqPie, FqPieParams};
@@ -498,10 +499,6 @@ pub struct FqPieConfig {
     pub mtu: u32,
 }
 
-fn d_20_u32() -> u32 {
-    20
-}
-
 /// `[queue] kind = "dualpi2"`. Keys are tc's (`tc-dualpi2`), times with a `_ms` suffix;
 /// defaults are Linux's `dualpi2_reset_default`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -586,9 +583,6 @@ fn d_alpha_dualpi2() -> f64 {
 fn d_beta_dualpi2() -> f64 {
     3.2
 }
-fn d_2_u32() -> u32 {
-    2
-}
 fn d_10_u32() -> u32 {
     10
 }
@@ -647,20 +641,11 @@ fn d_2() -> f64 {
 fn d_1() -> f64 {
     1.0
 }
-fn d_1000() -> u32 {
-    1000
-}
 fn d_100() -> f64 {
     100.0
 }
 fn d_1500() -> u64 {
     1500
-}
-fn d_1500_u32() -> u32 {
-    1500
-}
-fn d_15() -> f64 {
-    15.0
 }
 fn d_alpha_pie() -> f64 {
     0.125

@@ -9,6 +9,7 @@ pub mod ared;
 pub mod cake;
 pub mod codel;
 pub mod config;
+mod defaults;
 pub mod droptail;
 pub mod dualpi2;
 pub mod flow_sched;

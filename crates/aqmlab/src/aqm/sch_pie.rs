@@ -22,6 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::defaults::{d_1000, d_15, d_1500_u32, d_20_u32, d_2_u32};
 use super::fq_pie::{FqPie, FqPieParams};
 use super::pie_linux::{LinuxPieParams, MAX_PROB};
 use crate::config::error::{non_negative, positive, ConfigError};
@@ -34,7 +35,7 @@ use crate::units::MS;
 #[serde(deny_unknown_fields)]
 pub struct PieLinuxConfig {
     /// Packets. Default 1000.
-    #[serde(default = "d_limit")]
+    #[serde(default = "d_1000")]
     pub limit: u32,
     /// ms. Default 15.
     #[serde(default = "d_15")]
@@ -43,10 +44,10 @@ pub struct PieLinuxConfig {
     #[serde(default = "d_15")]
     pub tupdate_ms: f64,
     /// 1/16 s⁻¹, an integer in [0, 32]. Default 2 (0.125/s).
-    #[serde(default = "d_alpha")]
+    #[serde(default = "d_2_u32")]
     pub alpha: u32,
     /// 1/16 s⁻¹, an integer in [0, 32]. Default 20 (1.25/s).
-    #[serde(default = "d_beta")]
+    #[serde(default = "d_20_u32")]
     pub beta: u32,
     /// Mark ECT packets instead of dropping while the probability is ≤ 10 %. Default false.
     #[serde(default)]
@@ -59,24 +60,8 @@ pub struct PieLinuxConfig {
     pub dq_rate_estimator: bool,
     /// Bytes: the MTU of the 2-MTU backlog floor and of byte mode (Linux `psched_mtu`, which
     /// counts the link header; 1500 here, where packet sizes are IP sizes). Default 1500.
-    #[serde(default = "d_mtu")]
+    #[serde(default = "d_1500_u32")]
     pub mtu: u32,
-}
-
-fn d_limit() -> u32 {
-    1000
-}
-fn d_15() -> f64 {
-    15.0
-}
-fn d_alpha() -> u32 {
-    2
-}
-fn d_beta() -> u32 {
-    20
-}
-fn d_mtu() -> u32 {
-    1500
 }
 
 impl PieLinuxConfig {
