@@ -83,13 +83,18 @@ def make_sides(args: argparse.Namespace, chosen: list[cases.Case]) -> tuple[Side
 
 
 def measure_case(
-    case: cases.Case, sides: tuple[Side, Side], scenario: Path | None, args, work: Path
+    case: cases.Case,
+    sides: tuple[Side, Side],
+    scenarios_by_side: dict[str, Path | None],
+    args,
+    work: Path,
 ) -> CaseResult:
     result = CaseResult(case)  # simulated seconds: the benchmark's own line, or set below
     started = time.monotonic()
     for i in range(args.runs):
         for side in sides:  # A B A B …: pair i saw about the same machine
             if case.kind == "core":
+                scenario = scenarios_by_side.get(side.key)
                 s = measure.core(ROOT, case, side, scenario, args.quick)
             elif case.kind == "run":
                 s = measure.run(ROOT, case, side, args.quick, work)
@@ -124,18 +129,26 @@ def main(argv: list[str] | None = None) -> int:
             for c in chosen
             if c.scenario is not None
         }
+        # Each side's scenario file per core case, and the fields left out of the
+        # reference's (an older binary refuses fields it does not know).
+        side_files: dict[str, dict[str, Path | None]] = {}
+        left_out: dict[str, list[str]] = {}
         for c in chosen:
-            if c.kind == "core" and not args.quick:
-                for side in sides:
-                    measure.check_core(ROOT, c, side, files.get(c.key))
+            if c.kind != "core":
+                continue
+            for side in sides:
+                path, dropped = measure.check_core(ROOT, c, side, files.get(c.key))
+                side_files.setdefault(c.key, {})[side.key] = path
+                if dropped:
+                    left_out[f"{c.key} ({side.name})"] = dropped
         if any(c.kind != "core" for c in chosen):
             for side in sides:
                 measure.check_package(ROOT, side)
         results = {}
         for n, c in enumerate(chosen, 1):
             say(f"case {n}/{len(chosen)}: {c.key}")
-            core_file = files.get(c.key) if c.kind == "core" else None
-            results[c.key] = measure_case(c, sides, core_file, args, work)
+            core_files = side_files.get(c.key, {}) if c.kind == "core" else {}
+            results[c.key] = measure_case(c, sides, core_files, args, work)
             if c.kind == "run":
                 results[c.key].simulated_s = scenarios.duration(files[c.key])
         run = report.Run(
@@ -150,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             load_after=machine.load(),
             elapsed_s=time.monotonic() - started,
             rss_floor_mib=child.floor_mib(),
+            left_out=left_out,
         )
         text = report.render(run)
         print(text)

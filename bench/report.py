@@ -5,7 +5,7 @@ benchmark's own figures per case, and the ratios issue 34's targets use."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench import ratios
 from bench.results import CaseResult, cpu, cpu_per_packet, extra, line, peak, wall
@@ -47,6 +47,8 @@ class Run:
     load_after: str
     elapsed_s: float
     rss_floor_mib: float  # ru_maxrss of a child that does nothing: the driver's own size
+    # Fields an older binary refused, left out of its copy of a case's scenario, by case.
+    left_out: dict[str, list[str]] = field(default_factory=dict)
 
 
 def num(x: float | None, digits: int = 3) -> str:
@@ -257,9 +259,23 @@ def header(run: Run) -> list[str]:
         "--print`); the reference's whole command is its own package (a wheel built from the "
         "commit) with this tree's .venv dependencies. A pack's CPU per run is the pack's CPU "
         "less that of its report alone (`--report-only`), divided by its runs; the core's, "
-        "the benchmark run on each run's `summary.json` scenario.",
+        "the benchmark run on each run's `summary.json` scenario." + left_out_note(run),
         "",
     ]
+
+
+def left_out_note(run: Run) -> str:
+    """The fields an older binary did not know, left out of its copy of the scenario."""
+    if not run.left_out:
+        return ""
+    cases_ = "; ".join(
+        f"{case}: {', '.join(f'`{k}`' for k in keys)}" for case, keys in run.left_out.items()
+    )
+    return (
+        " Fields a side's benchmark does not know (features added after it) are left out of "
+        f"its copy of the scenario — {cases_}; the `bottleneck packets` and loss lines show "
+        "whether the two sides still simulated the same thing."
+    )
 
 
 def render(run: Run) -> str:
