@@ -129,16 +129,21 @@ def test_no_qdisc_table_without_the_trace(tmp_path: Path):
     assert got["reverse"]["sent_packets"] > summary["reverse"]["departures"]
 
 
+def _stats_of(tmp_path: Path, queue: str, name: str) -> tuple[dict[str, dict], dict]:
+    """A run of NO_WARMUP with `queue` as its [queue] table: `aqmlab stats`' header lines
+    per direction, and the run's summary."""
+    out = _run(tmp_path, edit(NO_WARMUP, 'kind = "codel"\nlimit = 50', queue), name)
+    proc = cli("stats", out)
+    assert proc.returncode == 0, proc.stderr
+    return _parse(proc.stdout), json.loads((out / "summary.json").read_text())["summary"]
+
+
 def test_red_linux_is_tcs_red_line(tmp_path: Path):
     """`red_linux` prints as tc prints `red`: the options tc would echo (its defaults for
     min/max applied by the core: limit/4 and a third of it), the flags, probability; tc's
     xstats, with early = prob_drop + forced_drop and marked = prob_mark + forced_mark."""
     queue = 'kind = "red_linux"\nlimit = 200000\navpkt = 1000\necn = true'
-    out = _run(tmp_path, edit(NO_WARMUP, 'kind = "codel"\nlimit = 50', queue), "red")
-    proc = cli("stats", out)
-    assert proc.returncode == 0, proc.stderr
-    got = _parse(proc.stdout)
-    summary = json.loads((out / "summary.json").read_text())["summary"]
+    got, summary = _stats_of(tmp_path, queue, "red")
     for d, g in got.items():
         q = summary[f"qdisc_{d}"]
         assert g["kind"] == "red"
@@ -157,11 +162,7 @@ def test_pie_linux_is_tcs_pie_line(tmp_path: Path):
     offered was accepted (pkts_in) or dropped, and what was accepted either left or is queued;
     sch_pie never counts the qdisc's overlimits."""
     queue = 'kind = "pie_linux"\necn = true'
-    out = _run(tmp_path, edit(NO_WARMUP, 'kind = "codel"\nlimit = 50', queue), "pie")
-    proc = cli("stats", out)
-    assert proc.returncode == 0, proc.stderr
-    got = _parse(proc.stdout)
-    summary = json.loads((out / "summary.json").read_text())["summary"]
+    got, summary = _stats_of(tmp_path, queue, "pie")
     assert summary["queue_reverse"]["kind"] == "pie_linux"
     for d, g in got.items():
         q = summary[f"qdisc_{d}"]
