@@ -289,7 +289,7 @@ impl RtoEstimator {
     /// queue was last sent (`tcp_rto_delta_us`, at least 1 µs), rounded up to jiffies
     /// (`usecs_to_jiffies`), on the timer wheel.
     pub fn linux_rearm_deadline(&self, now: Time, head_sent: Time) -> Time {
-        let rto_us = (self.rxtcur_ticks.max(0) as u64 * self.tick) / 1_000;
+        let rto_us = self.rto_ticks() * self.tick / 1_000;
         let left_us = (head_sent / 1_000 + rto_us)
             .saturating_sub(now / 1_000)
             .max(1);
